@@ -1,0 +1,151 @@
+"""Binding a call's keyword arguments to a pipeline: images, parameters, domain boxes.
+
+Shared by the compiled pipeline and the interpreter, so both accept and reject the same calls.
+"""
+from __future__ import annotations
+
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from .dsl import expr as E
+from .graph.dag import StageGraph
+from .interp.evaluate import Evaluator
+
+
+@dataclass(frozen=True)
+class Binding:
+    """Checked arguments: parameter values, contiguous input arrays and every stage's box."""
+
+    params: dict
+    arrays: dict
+    origins: dict
+    shapes: dict
+
+    def describe_params(self, names=None) -> str:
+        names = sorted(self.params) if names is None else names
+        return ", ".join(f"{n}={self.params[n]}" for n in names)
+
+
+def evaluate_scalar(e: E.Expr, params: dict):
+    """The value of an expression of Parameters."""
+    return Evaluator({}, {}, params)(e, {}, 1).item()
+
+
+def bind_arguments(graph: StageGraph, kwargs: dict, constraints=()) -> Binding:
+    """Check a call's arguments against the pipeline and work out every domain box."""
+    images = {img.name: img for img in graph.images}
+    params = {p.name: p for p in graph.parameters}
+    unknown = sorted(set(kwargs) - set(images) - set(params))
+    if unknown:
+        raise TypeError(f"unknown argument {unknown[0]!r}: the pipeline takes images "
+                        f"{_names(images)} and parameters {_names(params)}")
+    arrays = {name: _check_image(img, kwargs.get(name)) for name, img in images.items()}
+    values = {name: _check_param(p, kwargs[name]) for name, p in params.items() if name in kwargs}
+    _infer_params(graph, arrays, values)
+    missing = [n for n in params if n not in values]
+    if missing:
+        raise TypeError(f"missing parameter {missing[0]} (it cannot be read off the shape "
+                        "of any input image)")
+    for img in graph.images:
+        _check_shape(img, arrays[img.name], values)
+    for cond in constraints:
+        if not Evaluator({}, {}, values)(cond, {}, 1).item():
+            raise ValueError(f"parameter values {_describe(cond, values)} violate the "
+                             f"constraint {cond}")
+    origins, shapes = {}, {}
+    for stage in graph.stages:
+        origins[stage.name], shapes[stage.name] = _box(stage.func, values)
+    return Binding(values, arrays, origins, shapes)
+
+
+def _names(d) -> str:
+    return ", ".join(sorted(d)) or "(none)"
+
+
+def _describe(e: E.Expr, values: dict) -> str:
+    used = sorted({p.name for p in E.free_symbols(e, E.Parameter)})
+    return ", ".join(f"{n}={values[n]}" for n in used)
+
+
+def _check_image(img, value) -> np.ndarray:
+    extents = "[" + ", ".join(map(str, img.extents)) + "]"
+    if value is None:
+        raise TypeError(f"missing input image {img.name} ({img.typ}, extents {extents})")
+    if not isinstance(value, np.ndarray):
+        raise TypeError(f"image {img.name} must be a NumPy array, got {type(value).__name__}")
+    if value.dtype != img.typ.dtype:
+        raise TypeError(f"image {img.name} must have dtype {img.typ.dtype} ({img.typ}), got "
+                        f"{value.dtype}")
+    if value.ndim != len(img.extents):
+        raise ValueError(f"image {img.name} must have {len(img.extents)} dimension(s) "
+                         f"{extents}, got shape {value.shape}")
+    return np.ascontiguousarray(value)
+
+
+def _check_param(p: E.Parameter, value):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"parameter {p.name} must be a number, got {value!r}")
+    if p.typ.is_int:
+        if not isinstance(value, numbers.Integral):
+            raise TypeError(f"parameter {p.name} is an integer ({p.typ}), got {value!r}")
+        value = int(value)
+        if not p.typ.min_value() <= value <= p.typ.max_value():
+            raise ValueError(f"parameter {p.name}={value} does not fit its type {p.typ}")
+        return value
+    return float(p.typ.dtype.type(value))
+
+
+def _linear_in_one_param(e: E.Expr):
+    """(parameter, coefficient, constant) when `e` is c*P + k, else None."""
+    if isinstance(e, E.Cast) and e.typ.is_int:
+        return _linear_in_one_param(e.a)
+    if isinstance(e, E.Parameter):
+        return (e, 1, 0)
+    if isinstance(e, E.BinOp) and e.op in ("+", "-") and isinstance(e.b, E.Const):
+        inner = _linear_in_one_param(e.a)
+        if inner:
+            sign = 1 if e.op == "+" else -1
+            return (inner[0], inner[1], inner[2] + sign * e.b.value)
+    if isinstance(e, E.BinOp) and e.op == "*":
+        const, other = (e.a, e.b) if isinstance(e.a, E.Const) else (e.b, e.a)
+        inner = _linear_in_one_param(other) if isinstance(const, E.Const) else None
+        if inner:
+            return (inner[0], inner[1] * const.value, inner[2] * const.value)
+    return None
+
+
+def _infer_params(graph, arrays, values):
+    for img in graph.images:
+        for extent, size in zip(img.extents, arrays[img.name].shape):
+            form = _linear_in_one_param(extent)
+            if form is None or form[0].name in values or form[1] == 0:
+                continue
+            param, coeff, const = form
+            if (size - const) % coeff == 0:
+                values[param.name] = _check_param(param, (size - const) // coeff)
+
+
+def _check_shape(img, array, values):
+    for dim, (extent, size) in enumerate(zip(img.extents, array.shape)):
+        expected = evaluate_scalar(extent, values)
+        if expected != size:
+            given = _describe(extent, values)
+            raise ValueError(f"image {img.name}: dimension {dim} must have extent {extent} = "
+                             f"{expected}" + (f" ({given})" if given else "")
+                             + f", got shape {array.shape}")
+
+
+def _box(func, values):
+    origin, shape = [], []
+    for var, iv in zip(func.variables, func.intervals):
+        lb, ub = evaluate_scalar(iv.lb, values), evaluate_scalar(iv.ub, values)
+        if ub < lb:
+            used = ", ".join(sorted(set(filter(None, [_describe(iv.lb, values),
+                                                       _describe(iv.ub, values)]))))
+            raise ValueError(f"parameter values {used} make the domain of {func.name} "
+                             f"empty: {var.name} in [{iv.lb}, {iv.ub}] = [{lb}, {ub}]")
+        origin.append(lb)
+        shape.append(ub - lb + 1)
+    return tuple(origin), tuple(shape)

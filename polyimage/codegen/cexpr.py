@@ -1,0 +1,178 @@
+"""C text of DSL expressions with exactly the interpreter's semantics.
+
+Integer arithmetic wraps (the build uses -fwrapv; narrow types are cast back), `//` and `%` are
+floor division and Python modulo through helpers that return 0 on division by zero, Min/Max
+propagate NaN, float-to-integer casts saturate. Helpers are emitted only when used.
+"""
+from __future__ import annotations
+
+import math
+
+from ..dsl import expr as E
+from ..dsl.types import ScalarType
+from ..poly.affine import is_affine
+from .names import PREFIX
+
+_NARROW = {"int8_t", "uint8_t", "int16_t", "uint16_t"}
+_FLOAT_FN = {"sqrt", "exp", "log", "sin", "cos", "floor", "pow"}
+_SUFFIX = {"int8_t": "i8", "uint8_t": "u8", "int16_t": "i16", "uint16_t": "u16",
+           "int32_t": "i32", "uint32_t": "u32", "int64_t": "i64", "uint64_t": "u64",
+           "float": "f32", "double": "f64"}
+
+
+def c_literal(value, typ: ScalarType) -> str:
+    """An exact C literal of `value` in type `typ` (hexadecimal for floating point)."""
+    if typ.is_float:
+        suffix = "f" if typ.c_name == "float" else ""
+        if math.isnan(value):
+            return f"(({typ.c_name})NAN)"
+        if math.isinf(value):
+            return f"(({typ.c_name}){'-' if value < 0 else ''}INFINITY)"
+        return f"{float(value).hex()}{suffix}"
+    if typ.c_name in ("int32_t", "int64_t") and value == typ.min_value():
+        return f"({typ.c_name.upper()[:-2]}_MIN)"
+    macro = {"int64_t": "INT64_C", "uint64_t": "UINT64_C", "uint32_t": "UINT32_C"}
+    if typ.c_name in macro:
+        return f"{macro[typ.c_name]}({value})"
+    return str(value) if typ.c_name == "int32_t" else f"(({typ.c_name}){value})"
+
+
+class CExprPrinter:
+    """Prints expressions; `names` maps Symbols to C names, `address(ref)` gives a subscript."""
+
+    def __init__(self, names, address, helpers: set):
+        self.names = names
+        self.address = address
+        self.helpers = helpers
+
+    def __call__(self, e: E.Expr) -> str:
+        return getattr(self, "_" + type(e).__name__)(e)
+
+    def helper(self, op: str, typ: ScalarType) -> str:
+        name = f"{PREFIX}{op}_{_SUFFIX[typ.c_name]}"
+        self.helpers.add((op, typ.c_name))
+        return name
+
+    def _Const(self, e):
+        return c_literal(e.value, e.typ)
+
+    def _Variable(self, e):
+        return self.names[e]
+
+    _Parameter = _Variable
+
+    def _BinOp(self, e):
+        a, b, c = self(e.a), self(e.b), e.typ.c_name
+        if e.op in ("//", "%", "min", "max"):
+            op = {"//": "floordiv", "%": "mod"}.get(e.op, e.op)
+            return f"{self.helper(op, e.typ)}({a}, {b})"
+        text = f"({a} {e.op} {b})"
+        return f"(({c}){text})" if c in _NARROW else text
+
+    def _Neg(self, e):
+        text = f"(-{self(e.a)})"
+        return f"(({e.typ.c_name}){text})" if e.typ.c_name in _NARROW else text
+
+    def _Call(self, e):
+        args = ", ".join(self(a) for a in e.args)
+        if e.fn == "floor" and e.typ.is_int:
+            return args
+        if e.fn == "abs":
+            if e.typ.is_float:
+                return f"fabs{'f' if e.typ.c_name == 'float' else ''}({args})"
+            return args if not e.typ.is_signed else f"{self.helper('abs', e.typ)}({args})"
+        return f"{e.fn}{'f' if e.typ.c_name == 'float' else ''}({args})"
+
+    def _Cast(self, e):
+        src, dst = e.a.typ, e.typ
+        if src.is_float and dst.is_int:
+            return f"{self.helper('cast_' + _SUFFIX[src.c_name], dst)}({self(e.a)})"
+        return f"(({dst.c_name}){self(e.a)})"
+
+    def _Select(self, e):
+        return f"({self(e.cond)} ? {self(e.a)} : {self(e.b)})"
+
+    def _Condition(self, e):
+        return f"({self(e.lhs)} {e.op} {self(e.rhs)})"
+
+    def _Logic(self, e):
+        return f"({self(e.a)} {e.op} {self(e.b)})"
+
+    def _Not(self, e):
+        return f"(!{self(e.a)})"
+
+    def _Reference(self, e):
+        return self.address(e, self)
+
+    def index(self, arg: E.Expr, lb: str, ub: str) -> str:
+        """An index as int64, clamped to [lb, ub] unless it is affine (checked statically)."""
+        text = f"(int64_t)({self(arg)})"
+        if is_affine(arg):
+            return text
+        self.helpers.add(("clamp", "int64_t"))
+        return f"{PREFIX}clamp_i64({text}, {lb}, {ub})"
+
+
+def helper_source(op: str, c_type: str) -> str:
+    """C source of one helper function."""
+    s = _SUFFIX[c_type]
+    head = f"static inline {c_type} {PREFIX}{op}_{s}"
+    if op.startswith("cast_"):
+        return _cast_source(op[5:], c_type)
+    if op == "clamp":
+        return (f"{head}({c_type} v, {c_type} lo, {c_type} hi) "
+                "{ return v < lo ? lo : (v > hi ? hi : v); }")
+    if op in ("min", "max"):
+        cmp = "<=" if op == "min" else ">="
+        nan = " || a != a" if c_type in ("float", "double") else ""
+        return f"{head}({c_type} a, {c_type} b) {{ return (a {cmp} b{nan}) ? a : b; }}"
+    if op == "abs":
+        return f"{head}({c_type} a) {{ return ({c_type})(a < 0 ? -a : a); }}"
+    if c_type in ("float", "double"):
+        return _float_divmod_source(op, c_type)
+    return _int_divmod_source(op, c_type)
+
+
+def _int_divmod_source(op: str, c: str) -> str:
+    head = f"static inline {c} {PREFIX}{op}_{_SUFFIX[c]}({c} a, {c} b)"
+    if c.startswith("u"):
+        body = f"return b == 0 ? 0 : ({c})(a {'/' if op == 'floordiv' else '%'} b);"
+    elif op == "floordiv":
+        body = (f"if (b == 0) return 0; if (b == -1) return ({c})(-a); "
+                f"{c} q = ({c})(a / b); if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1; "
+                "return q;")
+    else:
+        body = (f"if (b == 0 || b == -1) return 0; {c} r = ({c})(a % b); "
+                f"if (r != 0 && ((r < 0) != (b < 0))) r = ({c})(r + b); return r;")
+    return f"{head} {{ {body} }}"
+
+
+def _float_divmod_source(op: str, c: str) -> str:
+    f = "f" if c == "float" else ""
+    head = f"static inline {c} {PREFIX}{op}_{_SUFFIX[c]}({c} a, {c} b)"
+    if op == "mod":
+        body = (f"{c} m = fmod{f}(a, b); if (b == 0) return m; "
+                "if (m != 0) { if ((b < 0) != (m < 0)) m += b; } "
+                f"else m = copysign{f}(0, b); return m;")
+    else:
+        body = (f"if (b == 0) return a / b; {c} m = fmod{f}(a, b); {c} d = (a - m) / b; "
+                "if (m != 0 && ((b < 0) != (m < 0))) d -= 1; "
+                f"{c} q; if (d != 0) {{ q = floor{f}(d); if (d - q > 0.5{f}) q += 1; }} "
+                f"else q = copysign{f}(0, a / b); return q;")
+    return f"{head} {{ {body} }}"
+
+
+def _cast_source(src_suffix: str, c: str) -> str:
+    src = {v: k for k, v in _SUFFIX.items()}[src_suffix]
+    bits = int("".join(ch for ch in c if ch.isdigit()))
+    f = "f" if src == "float" else ""
+    if c.startswith("u"):
+        high, low, low_value = f"{float(2 ** bits).hex()}{f}", f"-0x1p+0{f}", "0"
+        cmp_low = "<="
+    else:
+        high, low = f"{float(2 ** (bits - 1)).hex()}{f}", f"-{float(2 ** (bits - 1)).hex()}{f}"
+        low_value, cmp_low = f"({c})({low})", "<"
+    max_value = f"({c})" + (f"UINT{bits}_MAX" if c.startswith("u") else f"INT{bits}_MAX")
+    return (f"static inline {c} {PREFIX}cast_{src_suffix}_{_SUFFIX[c]}({src} v) {{ "
+            f"return v != v ? 0 : (v >= {high} ? {max_value} : "
+            f"(v {cmp_low} {low} ? {low_value} : ({c})v)); }}")

@@ -1,0 +1,36 @@
+"""Deterministic, collision-free C identifiers for stages, parameters and loop variables."""
+from __future__ import annotations
+
+import re
+
+PREFIX = "pim_"
+_C_RESERVED = frozenset("""auto break case char const continue default do double else enum extern
+float for goto if inline int long register restrict return short signed sizeof static struct
+switch typedef union unsigned void volatile while main""".split())
+
+
+class NameRegistry:
+    """Maps DSL objects (by identity) to unique C names; never invents global counters."""
+
+    def __init__(self):
+        self._by_object = {}
+        self._taken = set()
+
+    def name(self, obj, wanted: str) -> str:
+        key = id(obj)
+        if key in self._by_object:
+            return self._by_object[key][1]
+        base = re.sub(r"[^A-Za-z0-9_]", "_", wanted) or "v"
+        if base[0].isdigit() or base in _C_RESERVED or base.startswith(PREFIX) \
+                or base.startswith("_"):
+            base = "u" + base
+        candidate, n = base, 1
+        while candidate in self._taken:
+            candidate = f"{base}_{n}"
+            n += 1
+        self._taken.add(candidate)
+        self._by_object[key] = (obj, candidate)
+        return candidate
+
+    def __getitem__(self, obj) -> str:
+        return self._by_object[id(obj)][1]

@@ -1,0 +1,480 @@
+"""Expression trees of the DSL, with NumPy-style typing fixed at construction.
+
+Python numbers are *weak* constants (NEP 50): `Float * 0.5` stays Float, `Int * 0.5` is Double.
+Every node carries `typ`, a ScalarType; weak constants carry `typ=None` until they meet a typed
+operand, at which point they are converted to that operand's type.
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+import numpy as np
+
+from .types import Bool, Double, Long, ScalarType, as_type, promote
+
+__all__ = ["Expr", "Const", "Symbol", "Variable", "Parameter", "BinOp", "Neg", "Call", "Cast",
+           "Select", "Condition", "Logic", "Not", "Reference", "to_expr", "Min", "Max", "Clamp",
+           "Abs", "Sqrt", "Exp", "Log", "Pow", "Sin", "Cos", "Floor", "walk", "free_symbols",
+           "references"]
+
+CMP_OPS = ("<", "<=", ">", ">=", "==", "!=")
+ARITH_OPS = ("+", "-", "*", "/", "//", "%", "min", "max")
+MATH_FUNCS = ("sqrt", "exp", "log", "pow", "sin", "cos", "floor", "abs")
+
+
+class Expr:
+    """Base class of every DSL expression; arithmetic operators build new nodes."""
+
+    __slots__ = ("typ",)
+
+    def children(self) -> tuple:
+        return ()
+
+    def __bool__(self):
+        raise TypeError(f"the DSL expression `{self}` has no truth value: use Condition, "
+                        "Select or Case instead of Python's `if`, `and`, `or` or chained "
+                        "comparisons")
+
+    def __add__(self, other):
+        return BinOp.make("+", self, other)
+
+    def __radd__(self, other):
+        return BinOp.make("+", other, self)
+
+    def __sub__(self, other):
+        return BinOp.make("-", self, other)
+
+    def __rsub__(self, other):
+        return BinOp.make("-", other, self)
+
+    def __mul__(self, other):
+        return BinOp.make("*", self, other)
+
+    def __rmul__(self, other):
+        return BinOp.make("*", other, self)
+
+    def __truediv__(self, other):
+        return BinOp.make("/", self, other)
+
+    def __rtruediv__(self, other):
+        return BinOp.make("/", other, self)
+
+    def __floordiv__(self, other):
+        return BinOp.make("//", self, other)
+
+    def __rfloordiv__(self, other):
+        return BinOp.make("//", other, self)
+
+    def __mod__(self, other):
+        return BinOp.make("%", self, other)
+
+    def __rmod__(self, other):
+        return BinOp.make("%", other, self)
+
+    def __neg__(self):
+        return Neg.make(self)
+
+    def __pos__(self):
+        return self
+
+    def __lt__(self, other):
+        return Condition(self, "<", other)
+
+    def __le__(self, other):
+        return Condition(self, "<=", other)
+
+    def __gt__(self, other):
+        return Condition(self, ">", other)
+
+    def __ge__(self, other):
+        return Condition(self, ">=", other)
+
+    __hash__ = object.__hash__
+
+    def __str__(self):
+        from .printer import format_expr
+        return format_expr(self)
+
+    def __repr__(self):
+        return f"<{type(self).__name__} {self}>"
+
+
+def to_expr(value) -> Expr:
+    """Turn a Python number into a weak constant; pass expressions through."""
+    if isinstance(value, Expr):
+        return value
+    if isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"a boolean {value!r} cannot be a DSL value; use a Condition")
+    if isinstance(value, numbers.Integral):
+        return Const(int(value))
+    if isinstance(value, numbers.Real):
+        return Const(float(value))
+    raise TypeError(f"cannot use {value!r} ({type(value).__name__}) in a DSL expression")
+
+
+class Const(Expr):
+    """A number. `typ=None` marks a weak Python literal whose type comes from context."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value, typ: ScalarType | None = None):
+        self.typ = typ
+        if typ is None:
+            self.value = value
+        elif typ.is_float:
+            self.value = float(typ.dtype.type(value))
+        else:
+            self.value = int(value)
+
+    @property
+    def is_weak(self) -> bool:
+        return self.typ is None
+
+
+def is_weak(e: Expr) -> bool:
+    return isinstance(e, Const) and e.typ is None
+
+
+def weak_kind_type(e: Const) -> ScalarType:
+    """The type a weak literal takes on its own (NumPy's defaults: int64 or float64)."""
+    return Double if isinstance(e.value, float) else Long
+
+
+def strong(e: Expr) -> Expr:
+    """A typed version of `e` (weak literals take NumPy's default types)."""
+    return Const(e.value, weak_kind_type(e)) if is_weak(e) else e
+
+
+def convert_weak(e: Expr, typ: ScalarType, context: str) -> Expr:
+    """Give weak literal `e` the type `typ`, refusing integer literals that do not fit."""
+    if not is_weak(e):
+        return e
+    if typ.is_int:
+        if isinstance(e.value, float):
+            raise TypeError(f"float literal {e.value!r} cannot take integer type {typ} "
+                            f"in `{context}`")
+        if not typ.min_value() <= e.value <= typ.max_value():
+            raise TypeError(f"literal {e.value} does not fit {typ} in `{context}`; Cast the "
+                            "other operand to a wider type first")
+    return Const(e.value, typ)
+
+
+def operand_type(a: Expr, b: Expr) -> ScalarType:
+    """The common type of two operands under NumPy 2 rules with weak Python scalars."""
+    if is_weak(a) and is_weak(b):
+        return promote(weak_kind_type(a), weak_kind_type(b))
+    if is_weak(a):
+        a, b = b, a
+    if not is_weak(b):
+        return promote(a.typ, b.typ)
+    if a.typ is Bool:
+        raise TypeError("a Condition cannot be used as a number; wrap it in Select or Cast")
+    if isinstance(b.value, float) and a.typ.is_int:
+        return Double
+    return a.typ
+
+
+class Symbol(Expr):
+    """A named scalar: a loop Variable or a pipeline Parameter."""
+
+    __slots__ = ("name",)
+
+    def __init__(self, typ, name: str):
+        self.typ = as_type(typ)
+        if not isinstance(name, str) or not name.isidentifier():
+            raise ValueError(f"{type(self).__name__} name must be an identifier, got {name!r}")
+        self.name = name
+
+
+class Variable(Symbol):
+    """A dimension variable of a Function (`Variable(Int, "x")`)."""
+
+    __slots__ = ()
+
+    def __init__(self, typ, name: str):
+        super().__init__(typ, name)
+        if not self.typ.is_int:
+            raise TypeError(f"Variable {name} must have an integer type, not {self.typ}")
+
+
+class Parameter(Symbol):
+    """A scalar argument of the pipeline: integer ones size images, float ones are weights."""
+
+    __slots__ = ()
+
+
+def _check_number(e: Expr, what: str, op: str):
+    if e.typ is Bool:
+        raise TypeError(f"{what} of `{op}` is a Condition; use Select(cond, 1, 0) for a number")
+
+
+def _fold(op: str, a, b):
+    if op == "/":
+        op = "//" if isinstance(a, int) and isinstance(b, int) else "/"
+    fns = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b,
+           "//": lambda: a // b, "%": lambda: a % b, "min": lambda: min(a, b),
+           "max": lambda: max(a, b)}
+    return fns[op]()
+
+
+class BinOp(Expr):
+    """Arithmetic on two operands of the same type `typ` (operands are converted on build)."""
+
+    __slots__ = ("op", "a", "b")
+
+    def __init__(self, op: str, a: Expr, b: Expr, typ: ScalarType):
+        self.op, self.a, self.b, self.typ = op, a, b, typ
+
+    def children(self):
+        return (self.a, self.b)
+
+    @staticmethod
+    def make(op: str, a, b) -> Expr:
+        a, b = to_expr(a), to_expr(b)
+        _check_number(a, "left operand", op)
+        _check_number(b, "right operand", op)
+        if is_weak(a) and is_weak(b) and not (op in "/%" and b.value == 0):
+            return Const(_fold(op, a.value, b.value))
+        typ = operand_type(a, b)
+        if op == "/" and typ.is_int:
+            op = "//"
+        context = f"{a} {op} {b}"
+        return BinOp(op, _as(a, typ, context), _as(b, typ, context), typ)
+
+
+def _as(e: Expr, typ: ScalarType, context: str) -> Expr:
+    """Convert operand `e` to `typ`: a weak literal takes the type, a typed one gets a Cast."""
+    if is_weak(e):
+        return convert_weak(e, typ, context)
+    return e if e.typ is typ else Cast(typ, e)
+
+
+class Neg(Expr):
+    __slots__ = ("a",)
+
+    def __init__(self, a: Expr):
+        self.a, self.typ = a, a.typ
+
+    def children(self):
+        return (self.a,)
+
+    @staticmethod
+    def make(a) -> Expr:
+        a = to_expr(a)
+        _check_number(a, "operand", "-")
+        return Const(-a.value) if is_weak(a) else Neg(a)
+
+
+class Call(Expr):
+    """A math function; results on integer arguments are Double (floor and abs keep the type)."""
+
+    __slots__ = ("fn", "args")
+
+    def __init__(self, fn: str, args: tuple, typ: ScalarType):
+        self.fn, self.args, self.typ = fn, args, typ
+
+    def children(self):
+        return self.args
+
+    @staticmethod
+    def make(fn: str, *args) -> Expr:
+        arity = 2 if fn == "pow" else 1
+        if len(args) != arity:
+            raise TypeError(f"{fn.capitalize()} takes {arity} argument(s), got {len(args)}")
+        args = [to_expr(a) for a in args]
+        if all(is_weak(a) for a in args):
+            value = _WEAK_MATH[fn](*(a.value for a in args))
+            return Const(value if fn in ("abs", "floor") else float(value))
+        for a in args:
+            _check_number(a, "argument", fn)
+        if len(args) == 2:
+            typ = operand_type(*args)
+            context = f"{fn}({args[0]}, {args[1]})"
+            args = [_as(a, typ, context) for a in args]
+        else:
+            args = [strong(args[0])]
+            typ = args[0].typ
+        if fn not in ("abs", "floor") and typ.is_int:
+            typ = Double
+            args = [_as(a, Double, fn) for a in args]
+        return Call(fn, tuple(args), typ)
+
+
+_WEAK_MATH = {"abs": abs, "sqrt": math.sqrt, "exp": math.exp, "log": math.log, "sin": math.sin,
+              "cos": math.cos, "floor": math.floor, "pow": math.pow}
+
+
+class Cast(Expr):
+    """Conversion to `typ`: float to int truncates toward zero, saturates, NaN gives 0."""
+
+    __slots__ = ("a",)
+
+    def __init__(self, typ, a):
+        self.typ = as_type(typ)
+        self.a = strong(to_expr(a))
+
+    def children(self):
+        return (self.a,)
+
+
+class Select(Expr):
+    """`cond ? a : b`; only the chosen operand is evaluated."""
+
+    __slots__ = ("cond", "a", "b")
+
+    def __init__(self, cond, a, b):
+        if not isinstance(cond, (Condition, Logic, Not)):
+            raise TypeError(f"Select needs a Condition as its first argument, got `{cond}`")
+        a, b = to_expr(a), to_expr(b)
+        _check_number(a, "second argument", "Select")
+        _check_number(b, "third argument", "Select")
+        self.typ = operand_type(a, b)
+        context = f"Select({cond}, {a}, {b})"
+        self.cond, self.a, self.b = cond, _as(a, self.typ, context), _as(b, self.typ, context)
+
+    def children(self):
+        return (self.cond, self.a, self.b)
+
+
+class BoolExpr(Expr):
+    """Base of conditions: combine with `&`, `|` and `~`."""
+
+    __slots__ = ()
+
+    def __and__(self, other):
+        return Logic("&&", self, other)
+
+    def __or__(self, other):
+        return Logic("||", self, other)
+
+    def __invert__(self):
+        return Not(self)
+
+
+class Condition(BoolExpr):
+    """`Condition(lhs, op, rhs)` with op in < <= > >= == !=; operands compared in a common type."""
+
+    __slots__ = ("lhs", "op", "rhs")
+
+    def __init__(self, lhs, op: str, rhs):
+        if op not in CMP_OPS:
+            raise ValueError(f"Condition operator must be one of {', '.join(CMP_OPS)}, "
+                             f"got {op!r}")
+        lhs, rhs = to_expr(lhs), to_expr(rhs)
+        _check_number(lhs, "left side", op)
+        _check_number(rhs, "right side", op)
+        typ = operand_type(lhs, rhs)
+        context = f"{lhs} {op} {rhs}"
+        self.lhs, self.op, self.rhs = _as(lhs, typ, context), op, _as(rhs, typ, context)
+        self.typ = Bool
+
+    def children(self):
+        return (self.lhs, self.rhs)
+
+
+class Logic(BoolExpr):
+    """`a && b` or `a || b`; the right side is evaluated only where it decides the result."""
+
+    __slots__ = ("op", "a", "b")
+
+    def __init__(self, op: str, a, b):
+        for side in (a, b):
+            if not isinstance(side, BoolExpr):
+                raise TypeError(f"`&` and `|` combine Conditions, got `{side}`")
+        self.op, self.a, self.b, self.typ = op, a, b, Bool
+
+    def children(self):
+        return (self.a, self.b)
+
+
+class Not(BoolExpr):
+    __slots__ = ("a",)
+
+    def __init__(self, a):
+        if not isinstance(a, BoolExpr):
+            raise TypeError(f"`~` negates a Condition, got `{a}`")
+        self.a, self.typ = a, Bool
+
+    def children(self):
+        return (self.a,)
+
+
+class Reference(Expr):
+    """`f(i, j)`: the value of stage `f` at a point; indices must be integer expressions."""
+
+    __slots__ = ("func", "args")
+
+    def __init__(self, func, args):
+        self.func = func
+        args = tuple(strong(to_expr(a)) for a in args)
+        if len(args) != func.ndim:
+            raise TypeError(f"{func.name} has {func.ndim} dimension(s) but is referenced with "
+                            f"{len(args)} index(es) in {func.name}({', '.join(map(str, args))})")
+        for a in args:
+            if not a.typ.is_int:
+                raise TypeError(f"index `{a}` of {func.name} has type {a.typ}; indices must be "
+                                "integers (use Cast(Int, ...))")
+        self.args = args
+        self.typ = func.typ
+
+    def children(self):
+        return self.args
+
+
+def Min(a, b) -> Expr:
+    """The smaller of two values (NaN if either is NaN, as numpy.minimum)."""
+    return BinOp.make("min", a, b)
+
+
+def Max(a, b) -> Expr:
+    """The larger of two values (NaN if either is NaN, as numpy.maximum)."""
+    return BinOp.make("max", a, b)
+
+
+def Clamp(e, lo, hi) -> Expr:
+    """`Min(Max(e, lo), hi)`."""
+    return Min(Max(e, lo), hi)
+
+
+def _math(fn, doc):
+    def build(*args):
+        return Call.make(fn, *args)
+    build.__name__ = fn.capitalize()
+    build.__doc__ = doc
+    return build
+
+
+Abs = _math("abs", "Absolute value (keeps the type; integers wrap as in NumPy).")
+Sqrt = _math("sqrt", "Square root.")
+Exp = _math("exp", "e to the power of the argument.")
+Log = _math("log", "Natural logarithm.")
+Sin = _math("sin", "Sine.")
+Cos = _math("cos", "Cosine.")
+Floor = _math("floor", "Round toward minus infinity (identity on integers).")
+Pow = _math("pow", "`a` to the power `b`, in floating point.")
+
+
+
+
+def walk(e: Expr):
+    """Yield every node of `e`, parents before children."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        yield node
+        stack.extend(reversed(node.children()))
+
+
+def free_symbols(e: Expr, kind=Symbol) -> list:
+    """Symbols of class `kind` used in `e`, in first-use order, without duplicates."""
+    seen = {}
+    for node in walk(e):
+        if isinstance(node, kind):
+            seen.setdefault(id(node), node)
+    return list(seen.values())
+
+
+def references(e: Expr) -> list:
+    """References in `e`, in first-use order."""
+    return [node for node in walk(e) if isinstance(node, Reference)]

@@ -1,0 +1,94 @@
+"""Scalar types of the DSL and their NumPy/C counterparts; the promotion rules live here."""
+from __future__ import annotations
+
+import numpy as np
+
+__all__ = ["ScalarType", "Int", "UInt", "Short", "UShort", "Char", "UChar", "Long", "ULong",
+           "Float", "Double", "Bool", "ALL_TYPES", "type_of_dtype", "promote"]
+
+
+class ScalarType:
+    """A DSL scalar type: wraps a NumPy dtype and knows its C spelling."""
+
+    __slots__ = ("name", "dtype", "c_name")
+
+    def __init__(self, name: str, dtype, c_name: str):
+        self.name = name
+        self.dtype = np.dtype(dtype)
+        self.c_name = c_name
+
+    @property
+    def is_float(self) -> bool:
+        return self.dtype.kind == "f"
+
+    @property
+    def is_int(self) -> bool:
+        return self.dtype.kind in "iu"
+
+    @property
+    def is_signed(self) -> bool:
+        return self.dtype.kind in "if"
+
+    @property
+    def bits(self) -> int:
+        return self.dtype.itemsize * 8
+
+    def min_value(self):
+        return np.iinfo(self.dtype).min if self.is_int else -np.inf
+
+    def max_value(self):
+        return np.iinfo(self.dtype).max if self.is_int else np.inf
+
+    def __repr__(self):
+        return self.name
+
+    def __reduce__(self):
+        return (type_of_dtype, (self.dtype.str,)) if self is not Bool else (_bool_type, ())
+
+
+Int = ScalarType("Int", np.int32, "int32_t")
+UInt = ScalarType("UInt", np.uint32, "uint32_t")
+Short = ScalarType("Short", np.int16, "int16_t")
+UShort = ScalarType("UShort", np.uint16, "uint16_t")
+Char = ScalarType("Char", np.int8, "int8_t")
+UChar = ScalarType("UChar", np.uint8, "uint8_t")
+Long = ScalarType("Long", np.int64, "int64_t")
+ULong = ScalarType("ULong", np.uint64, "uint64_t")
+Float = ScalarType("Float", np.float32, "float")
+Double = ScalarType("Double", np.float64, "double")
+Bool = ScalarType("Bool", np.bool_, "int")
+
+ALL_TYPES = (Int, UInt, Short, UShort, Char, UChar, Long, ULong, Float, Double)
+_BY_DTYPE = {t.dtype: t for t in ALL_TYPES}
+
+
+def _bool_type():
+    return Bool
+
+
+def type_of_dtype(dtype) -> ScalarType:
+    """The DSL type of a NumPy dtype (TypeError for dtypes the DSL has no type for)."""
+    dt = np.dtype(dtype)
+    if dt == np.bool_:
+        return Bool
+    try:
+        return _BY_DTYPE[dt]
+    except KeyError:
+        raise TypeError(f"polyimage has no scalar type for dtype {dt}") from None
+
+
+def as_type(typ) -> ScalarType:
+    """Accept a ScalarType or anything NumPy understands as a dtype."""
+    if isinstance(typ, ScalarType):
+        return typ
+    try:
+        return type_of_dtype(typ)
+    except TypeError:
+        raise TypeError(f"expected a polyimage type such as Int or Float, got {typ!r}") from None
+
+
+def promote(a: ScalarType, b: ScalarType) -> ScalarType:
+    """Type of a binary operation on two typed operands: NumPy's result_type."""
+    if a is Bool or b is Bool:
+        raise TypeError("a Condition cannot be used as a number; wrap it in Select or Cast")
+    return _BY_DTYPE[np.result_type(a.dtype, b.dtype)]

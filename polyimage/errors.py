@@ -1,0 +1,21 @@
+"""Exceptions raised to users; each message names the stage, image or parameter at fault."""
+
+
+class PolyimageError(Exception):
+    """Base class of polyimage's own errors."""
+
+
+class PipelineError(PolyimageError, ValueError):
+    """A malformed pipeline: a missing definition, a cycle, clashing names."""
+
+
+class BoundsError(PolyimageError, ValueError):
+    """A read or write outside the domain of the stage it refers to."""
+
+
+class CompileError(PolyimageError, RuntimeError):
+    """The C compiler failed; `log_path` holds its full output."""
+
+    def __init__(self, message, log_path=None):
+        super().__init__(message)
+        self.log_path = log_path

@@ -1,0 +1,159 @@
+"""The stage DAG: built by tracing references back from the outputs, then validated.
+
+build_graph(outputs) -> StageGraph, with stages in a deterministic topological order
+(depth-first from the outputs in the order given, producers in order of first use).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..dsl import expr as E
+from ..dsl.constructs import Function, Image, Reduction
+from ..errors import PipelineError
+
+
+@dataclass(frozen=True)
+class Stage:
+    """One node of the DAG: a DSL Function, Reduction or Image and its neighbours by name."""
+
+    func: Function
+    producers: tuple
+    consumers: tuple
+
+    @property
+    def name(self) -> str:
+        return self.func.name
+
+    @property
+    def kind(self) -> str:
+        return self.func.kind
+
+
+@dataclass(frozen=True)
+class StageGraph:
+    """Stages in topological order (inputs included), the outputs and the Parameters."""
+
+    stages: tuple
+    outputs: tuple
+    parameters: tuple
+
+    def stage(self, name: str) -> Stage:
+        for s in self.stages:
+            if s.name == name:
+                return s
+        raise KeyError(name)
+
+    @property
+    def images(self) -> tuple:
+        return tuple(s.func for s in self.stages if isinstance(s.func, Image))
+
+    @property
+    def computed(self) -> tuple:
+        """Stages that are computed (everything but the input Images)."""
+        return tuple(s for s in self.stages if not isinstance(s.func, Image))
+
+
+def definition_exprs(func: Function):
+    """Every expression tree of a stage: domain bounds, conditions, values, Reduce targets."""
+    for iv in func.intervals + getattr(func, "reduction_intervals", ()):
+        yield iv.lb
+        yield iv.ub
+    if isinstance(func, Reduction):
+        yield func.default
+    for case in func.defn or ():
+        if case.cond is not None:
+            yield case.cond
+        value = case.value
+        if isinstance(func, Reduction):
+            yield from value.target.args
+            value = value.value
+        yield value
+
+
+def direct_producers(func: Function) -> list:
+    """Functions referenced by `func`'s definition, in order of first use (itself excluded
+    for the Reduce target)."""
+    seen = {}
+    for e in definition_exprs(func):
+        for ref in E.references(e):
+            seen.setdefault(id(ref.func), ref.func)
+    return list(seen.values())
+
+
+def build_graph(outputs) -> StageGraph:
+    """Trace the pipeline from `outputs` and check it is well formed."""
+    outputs = _check_outputs(outputs)
+    order, state = [], {}
+
+    def visit(func, path):
+        mark = state.get(id(func))
+        if mark == "done":
+            return
+        if mark == "active":
+            cycle = path[path.index(func):] + [func]
+            raise PipelineError("the pipeline has a cycle: "
+                                + " -> ".join(f.name for f in cycle))
+        if not isinstance(func, Image) and func.defn is None:
+            raise PipelineError(f"{type(func).__name__} {func.name} has no definition "
+                                f"(set {func.name}.defn)")
+        state[id(func)] = "active"
+        for producer in direct_producers(func):
+            visit(producer, path + [func])
+        state[id(func)] = "done"
+        order.append(func)
+
+    for out in outputs:
+        visit(out, [])
+    _check_names(order)
+    producers = {f.name: [p.name for p in direct_producers(f)] for f in order}
+    consumers = {f.name: [] for f in order}
+    for f in order:
+        for p in producers[f.name]:
+            consumers[p].append(f.name)
+    stages = tuple(Stage(f, tuple(producers[f.name]), tuple(consumers[f.name])) for f in order)
+    return StageGraph(stages, tuple(o.name for o in outputs), _collect_parameters(order))
+
+
+def _check_outputs(outputs) -> tuple:
+    if isinstance(outputs, Function):
+        outputs = [outputs]
+    outputs = tuple(outputs)
+    if not outputs:
+        raise PipelineError("a pipeline needs at least one output")
+    for out in outputs:
+        if not isinstance(out, Function):
+            raise PipelineError(f"outputs must be Functions or Reductions, got {out!r}")
+        if isinstance(out, Image):
+            raise PipelineError(f"Image {out.name} is an input and cannot be an output")
+    names = [o.name for o in outputs]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise PipelineError(f"{dup[0]} is listed twice among the outputs")
+    return outputs
+
+
+def _check_names(funcs):
+    by_name = {}
+    for f in funcs:
+        other = by_name.setdefault(f.name, f)
+        if other is not f:
+            raise PipelineError(f"two different stages are named {f.name} "
+                                f"({type(other).__name__} and {type(f).__name__}); "
+                                "stage names must be unique")
+
+
+def _collect_parameters(funcs) -> tuple:
+    params = {}
+    for f in funcs:
+        exprs = list(definition_exprs(f))
+        if isinstance(f, Image):
+            exprs += list(f.extents)
+        for e in exprs:
+            for p in E.free_symbols(e, E.Parameter):
+                other = params.setdefault(p.name, p)
+                if other is not p:
+                    raise PipelineError(f"two different Parameters are named {p.name}")
+    for f in funcs:
+        if isinstance(f, Image) and f.name in params:
+            raise PipelineError(f"Image {f.name} and a Parameter share the name {f.name}")
+    return tuple(params[n] for n in sorted(params))

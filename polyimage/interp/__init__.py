@@ -1,0 +1,4 @@
+"""The NumPy reference interpreter (the oracle of every test)."""
+from .interpreter import interpret
+
+__all__ = ["interpret"]

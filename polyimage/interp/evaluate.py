@@ -1,0 +1,134 @@
+"""Vectorized NumPy evaluation of DSL expressions over a list of points.
+
+A point set is a dict from Variable to a 1-D coordinate array (all of one length). Select, `&`
+and `|` evaluate an operand only on the points where it is needed, exactly as the generated C
+does, so a guarded out-of-domain read is never made here either.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..dsl import expr as E
+from ..dsl.types import ScalarType
+from ..errors import BoundsError
+from ..poly.affine import is_affine
+
+_BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
+           "//": np.floor_divide, "%": np.remainder, "min": np.minimum, "max": np.maximum}
+_COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
+            "==": np.equal, "!=": np.not_equal}
+_MATH = {"sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos,
+         "floor": np.floor, "abs": np.abs, "pow": np.power}
+
+
+def cast_array(values, typ: ScalarType) -> np.ndarray:
+    """Convert to `typ`: floats to integers truncate toward zero and saturate, NaN gives 0;
+    integers wrap; everything else as NumPy's astype."""
+    values = np.asarray(values)
+    if not (typ.is_int and values.dtype.kind == "f"):
+        return values.astype(typ.dtype)
+    info = np.iinfo(typ.dtype)
+    truncated = np.trunc(values)
+    out = np.zeros(values.shape, typ.dtype)
+    high = truncated >= float(info.max) + 1.0
+    low = truncated < float(info.min)
+    inside = ~(high | low | np.isnan(values))
+    out[inside] = truncated[inside].astype(typ.dtype)
+    out[high] = info.max
+    out[low] = info.min
+    return out
+
+
+class Evaluator:
+    """Evaluates expressions given stage arrays, their domain origins and parameter values."""
+
+    def __init__(self, arrays: dict, origins: dict, params: dict, where: str = ""):
+        self.arrays = arrays
+        self.origins = origins
+        self.params = params
+        self.where = where
+
+    def __call__(self, e: E.Expr, points: dict, count: int) -> np.ndarray:
+        with np.errstate(all="ignore"):
+            return self._eval(e, points, count)
+
+    def full(self, e: E.Expr, points: dict, count: int) -> np.ndarray:
+        """Like calling, but always returns an array of shape (count,)."""
+        return np.broadcast_to(self(e, points, count), (count,))
+
+    def _eval(self, e, points, count):
+        method = getattr(self, "_" + type(e).__name__)
+        return method(e, points, count)
+
+    def _Const(self, e, points, count):
+        return np.asarray(e.value, e.typ.dtype)
+
+    def _Variable(self, e, points, count):
+        return points[e]
+
+    def _Parameter(self, e, points, count):
+        return np.asarray(self.params[e.name], e.typ.dtype)
+
+    def _BinOp(self, e, points, count):
+        a = self._eval(e.a, points, count)
+        b = self._eval(e.b, points, count)
+        return np.asarray(_BINARY[e.op](a, b)).astype(e.typ.dtype, copy=False)
+
+    def _Neg(self, e, points, count):
+        return np.negative(self._eval(e.a, points, count))
+
+    def _Call(self, e, points, count):
+        args = [self._eval(a, points, count) for a in e.args]
+        if e.fn == "floor" and e.typ.is_int:
+            return args[0]
+        return np.asarray(_MATH[e.fn](*args)).astype(e.typ.dtype, copy=False)
+
+    def _Cast(self, e, points, count):
+        return cast_array(self._eval(e.a, points, count), e.typ)
+
+    def _Condition(self, e, points, count):
+        return _COMPARE[e.op](self._eval(e.lhs, points, count), self._eval(e.rhs, points, count))
+
+    def _Not(self, e, points, count):
+        return np.logical_not(self._eval(e.a, points, count))
+
+    def _Logic(self, e, points, count):
+        first = np.broadcast_to(self._eval(e.a, points, count), (count,))
+        need = first if e.op == "&&" else ~first
+        result = first.copy()
+        if need.any():
+            result[need] = self.full(e.b, subset(points, need), int(need.sum()))
+        return result
+
+    def _Select(self, e, points, count):
+        mask = np.broadcast_to(self._eval(e.cond, points, count), (count,))
+        out = np.empty(count, e.typ.dtype)
+        for branch, chosen in ((e.a, mask), (e.b, ~mask)):
+            if chosen.any():
+                out[chosen] = self.full(branch, subset(points, chosen), int(chosen.sum()))
+        return out
+
+    def _Reference(self, e, points, count):
+        array = self.arrays[e.func.name]
+        return array[self.indices(e, points, count)]
+
+    def indices(self, ref: E.Reference, points: dict, count: int) -> tuple:
+        """Array indices of `ref` into its producer's storage, clamped or checked."""
+        origin = self.origins[ref.func.name]
+        shape = self.arrays[ref.func.name].shape
+        result = []
+        for dim, arg in enumerate(ref.args):
+            idx = np.broadcast_to(self._eval(arg, points, count), (count,)).astype(np.int64)
+            lo, hi = origin[dim], origin[dim] + shape[dim] - 1
+            if not is_affine(arg):
+                idx = np.clip(idx, lo, hi)
+            elif count and (idx.min() < lo or idx.max() > hi):
+                bad = int(idx[(idx < lo) | (idx > hi)][0])
+                raise BoundsError(f"{self.where}: {ref} reads index {bad} of dimension {dim} "
+                                  f"of {ref.func.name}, whose domain there is [{lo}, {hi}]")
+            result.append(idx - lo)
+        return tuple(result)
+
+
+def subset(points: dict, mask) -> dict:
+    return {var: coords[mask] for var, coords in points.items()}

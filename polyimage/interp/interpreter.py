@@ -1,0 +1,96 @@
+"""The reference interpreter: evaluates a pipeline stage by stage with NumPy.
+
+It defines the semantics every compiled schedule must reproduce, so it stays simple: each stage
+is evaluated over all points of its box, Case by Case, in topological order.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..arguments import bind_arguments
+from ..dsl.constructs import Image, Reduction
+from ..graph.dag import build_graph
+from .evaluate import Evaluator, subset
+
+__all__ = ["interpret"]
+
+
+def interpret(outputs, constraints=(), **arguments):
+    """Evaluate `outputs` on the given images and parameters; returns an array, or a tuple of
+    arrays in the order of `outputs` when there are several."""
+    graph = build_graph(outputs)
+    binding = bind_arguments(graph, arguments, constraints)
+    arrays = dict(binding.arrays)
+    for stage in graph.stages:
+        func = stage.func
+        if isinstance(func, Image):
+            continue
+        evaluator = Evaluator(arrays, binding.origins, binding.params, where=func.name)
+        origin, shape = binding.origins[func.name], binding.shapes[func.name]
+        points = box_points(func.variables, origin, shape)
+        if isinstance(func, Reduction):
+            arrays[func.name] = _reduce(func, evaluator, points, binding)
+        else:
+            arrays[func.name] = _evaluate_cases(func, evaluator, points).reshape(shape)
+    results = tuple(arrays[name] for name in graph.outputs)
+    return results[0] if len(results) == 1 else results
+
+
+def box_points(variables, origin, shape) -> dict:
+    """Every point of a box, in row-major order, as one coordinate array per variable."""
+    grids = np.indices(shape, dtype=np.int64).reshape(len(shape), -1)
+    return {var: (grids[d] + origin[d]).astype(var.typ.dtype)
+            for d, var in enumerate(variables)}
+
+
+def _case_masks(cases, evaluator, points):
+    """For each Case, the points (as indices) where it is the first whose condition holds."""
+    count = len(next(iter(points.values()))) if points else 1
+    pending = np.arange(count)
+    for case in cases:
+        if not len(pending):
+            break
+        if case.cond is None:
+            yield case, pending
+            return
+        holds = evaluator.full(case.cond, subset(points, pending), len(pending))
+        yield case, pending[holds]
+        pending = pending[~holds]
+
+
+def _evaluate_cases(func, evaluator, points):
+    count = len(next(iter(points.values())))
+    out = np.zeros(count, func.typ.dtype)
+    for case, chosen in _case_masks(func.defn, evaluator, points):
+        out[chosen] = evaluator.full(case.value, subset(points, chosen), len(chosen))
+    return out
+
+
+_UFUNCS = {"Sum": np.add, "Mul": np.multiply, "Min": np.minimum, "Max": np.maximum}
+
+
+def _reduce(func, evaluator, points, binding):
+    """Start from the default, then combine every reduction point into its target in the
+    order of the reduction domain (as the serial C loop does)."""
+    shape = binding.shapes[func.name]
+    out = evaluator.full(func.default, points, int(np.prod(shape))).copy()
+    evaluator.arrays[func.name] = out.reshape(shape)
+    red_origin, red_shape = [], []
+    for iv in func.reduction_intervals:
+        lb, ub = evaluator(iv.lb, {}, 1).item(), evaluator(iv.ub, {}, 1).item()
+        red_origin.append(lb)
+        red_shape.append(max(ub - lb + 1, 0))
+    red_points = box_points(func.reduction_variables, red_origin, red_shape)
+    total = int(np.prod(red_shape))
+    used = np.zeros(total, bool)
+    targets = np.zeros(total, np.int64)
+    values = np.zeros(total, func.typ.dtype)
+    for case, chosen in _case_masks(func.defn, evaluator, red_points):
+        sub = subset(red_points, chosen)
+        idx = evaluator.indices(case.value.target, sub, len(chosen))
+        targets[chosen] = np.ravel_multi_index(idx, shape) if idx else 0
+        values[chosen] = evaluator.full(case.value.value, sub, len(chosen))
+        used[chosen] = True
+    with np.errstate(all="ignore"):
+        _UFUNCS[func.op.name].at(out, targets[used], values[used])
+    return out.reshape(shape)

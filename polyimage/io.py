@@ -1,0 +1,232 @@
+"""Image loading and saving (PNG and JPEG via Pillow, 16-bit colour PNG via a small
+built-in codec) to and from NumPy arrays."""
+import os
+import struct
+import zlib
+from io import BytesIO
+from pathlib import Path
+
+import numpy as np
+from PIL import Image
+
+__all__ = ["load_image", "save_image"]
+
+_LAYOUTS = ("HWC", "CHW")
+_MODES = {"L": 1, "RGB": 3, "RGBA": 4}
+_PNG_SIG = b"\x89PNG\r\n\x1a\n"
+_PNG_CHANNELS = {0: 1, 2: 3, 4: 2, 6: 4}  # PNG colour type -> number of channels
+_PNG_COLOUR_TYPE = {c: t for t, c in _PNG_CHANNELS.items()}
+_FORMATS = {".png": "PNG", ".jpg": "JPEG", ".jpeg": "JPEG"}
+_LUMA = np.array([19595, 38470, 7471], dtype=np.int64)  # Pillow's ITU-R 601-2 weights / 2**16
+
+
+def _check_layout(layout):
+    if layout not in _LAYOUTS:
+        raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(_LAYOUTS)}")
+
+
+def _maxval(dtype):
+    return 65535 if dtype == np.uint16 else 255
+
+
+# -- minimal 16-bit PNG codec (Pillow reduces 16-bit colour PNGs to 8 bits) ----------------
+
+def _is_png16_colour(data):
+    # IHDR: bit depth at byte 24, colour type at byte 25 (2 RGB, 4 gray+alpha, 6 RGBA)
+    return (data[:8] == _PNG_SIG and data[12:16] == b"IHDR" and len(data) > 28
+            and data[24] == 16 and data[25] in (2, 4, 6))
+
+
+def _unfilter_row(ftype, line, prev, bpp):
+    if ftype == 0:
+        return line
+    if ftype == 1:  # Sub: running sum (mod 256) along each byte lane of a pixel
+        return np.cumsum(line.reshape(-1, bpp), axis=0, dtype=np.uint8).ravel()
+    if ftype == 2:  # Up
+        return line + prev
+    if ftype not in (3, 4):
+        raise ValueError(f"invalid PNG filter type {ftype}")
+    cur, up = bytearray(line.tobytes()), prev.tolist()
+    for i in range(len(cur)):  # Average and Paeth depend on the byte just decoded
+        a = cur[i - bpp] if i >= bpp else 0
+        b = up[i]
+        if ftype == 3:
+            p = (a + b) >> 1
+        else:
+            c = up[i - bpp] if i >= bpp else 0
+            pa, pb, pc = abs(b - c), abs(a - c), abs(a + b - 2 * c)
+            p = a if pa <= pb and pa <= pc else (b if pb <= pc else c)
+        cur[i] = (cur[i] + p) & 255
+    return np.frombuffer(bytes(cur), np.uint8)
+
+
+def _read_png16(data):
+    width, height, _, ctype, _, _, interlace = struct.unpack(">IIBBBBB", data[16:29])
+    if interlace:
+        raise ValueError("interlaced 16-bit colour PNGs are not supported")
+    idat, pos = [], 8
+    while pos + 12 <= len(data):
+        length, tag = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        if zlib.crc32(tag + body) != crc:
+            raise ValueError(f"CRC mismatch in PNG chunk {tag!r}")
+        if tag == b"IDAT":
+            idat.append(body)
+        elif tag == b"IEND":
+            break
+        pos += 12 + length
+    channels = _PNG_CHANNELS[ctype]
+    bpp, stride = 2 * channels, 2 * channels * width
+    raw = np.frombuffer(zlib.decompress(b"".join(idat)), np.uint8)
+    if raw.size != height * (stride + 1):
+        raise ValueError("PNG image data has the wrong size")
+    raw = raw.reshape(height, stride + 1)
+    out = np.empty((height, stride), np.uint8)
+    prev = np.zeros(stride, np.uint8)
+    for y in range(height):
+        prev = out[y] = _unfilter_row(raw[y, 0], raw[y, 1:], prev, bpp)
+    return out.view(">u2").reshape(height, width, channels).astype(np.uint16)
+
+
+def _chunk(tag, body):
+    return struct.pack(">I", len(body)) + tag + body + struct.pack(">I", zlib.crc32(tag + body))
+
+
+def _encode_png16(arr):
+    height, width, channels = arr.shape
+    rows = np.ascontiguousarray(arr, dtype=">u2").view(np.uint8).reshape(height, -1)
+    raw = np.hstack([np.zeros((height, 1), np.uint8), rows])  # filter type 0 on every row
+    ihdr = struct.pack(">IIBBBBB", width, height, 16, _PNG_COLOUR_TYPE[channels], 0, 0, 0)
+    return (_PNG_SIG + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", zlib.compress(raw.tobytes(), 6))
+            + _chunk(b"IEND", b""))
+
+
+# -- Pillow paths ----------------------------------------------------------------------------
+
+def _pil_array(data):
+    with Image.open(BytesIO(data)) as im:
+        im.load()
+        if im.mode.startswith("I"):  # 16-bit gray: "I;16", "I;16B" or "I" (older Pillow)
+            return np.array(im).astype(np.uint16)
+        if im.mode not in ("L", "LA", "RGB", "RGBA"):  # palette, bilevel, CMYK, ...
+            transparent = "transparency" in im.info or im.mode.endswith("A")
+            im = im.convert("RGBA" if transparent else "L" if im.mode == "1" else "RGB")
+        return np.array(im)
+
+
+def _convert(arr, mode):
+    """Convert an (H, W[, C]) integer array to the channels of a Pillow-style `mode`."""
+    channels = 1 if arr.ndim == 2 else arr.shape[2]
+    if channels == _MODES[mode]:
+        return arr
+    alpha = arr[..., -1] if channels in (2, 4) else None
+    if channels >= 3:
+        rgb = arr[..., :3]
+        gray = ((rgb.astype(np.int64) @ _LUMA + 32768) >> 16).astype(arr.dtype)
+    else:
+        gray = arr if channels == 1 else arr[..., 0]
+        rgb = np.stack([gray] * 3, axis=-1)
+    if mode == "L":
+        return gray
+    if mode == "RGB":
+        return rgb
+    if alpha is None:
+        alpha = np.full(arr.shape[:2], _maxval(arr.dtype), arr.dtype)
+    return np.concatenate([rgb, alpha[..., None]], axis=-1)
+
+
+def load_image(path, *, dtype=None, layout="HWC", mode=None):
+    """Read a PNG (8 or 16 bits per sample) or JPEG file into a NumPy array.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        File to read.
+    dtype : None or dtype-like, optional
+        None returns the native integer type (uint8 or uint16); float32 or float64
+        return values scaled to [0, 1] by the maximum of the file's bit depth.
+    layout : {"HWC", "CHW"}, optional
+        Axis order for images with channels; gray images are always (H, W).
+    mode : {None, "L", "RGB", "RGBA"}, optional
+        None keeps the file's channels; otherwise convert to gray, RGB or RGBA.
+
+    Returns
+    -------
+    numpy.ndarray
+        C-contiguous array of shape (H, W), (H, W, C) or (C, H, W).
+    """
+    _check_layout(layout)
+    if mode is not None and mode not in _MODES:
+        raise ValueError(f"unknown mode {mode!r}; expected None or one of {', '.join(_MODES)}")
+    if dtype is not None:
+        dtype = np.dtype(dtype)
+        if dtype not in (np.float32, np.float64):
+            raise TypeError(f"unsupported dtype {dtype}; expected None, float32 or float64")
+    data = Path(path).read_bytes()  # FileNotFoundError propagates with the path
+    try:
+        arr = _read_png16(data) if _is_png16_colour(data) else _pil_array(data)
+    except (OSError, SyntaxError, ValueError, KeyError, zlib.error, struct.error) as exc:
+        raise ValueError(f"cannot read image {os.fspath(path)!r}: {exc}") from exc
+    if mode is not None:
+        arr = _convert(arr, mode)
+    if dtype is not None:
+        arr = arr.astype(dtype) / dtype.type(_maxval(arr.dtype))
+    if arr.ndim == 3 and layout == "CHW":
+        arr = arr.transpose(2, 0, 1)
+    return np.ascontiguousarray(arr)
+
+
+def save_image(path, array, *, layout="HWC", bits=8):
+    """Write an array as PNG or JPEG, chosen by the file extension.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        Destination; ``.png``, ``.jpg`` or ``.jpeg``.
+    array : array_like
+        (H, W) gray, or 3-D with 1, 3 or 4 channels in `layout`. uint8 is written
+        as 8-bit, uint16 as 16-bit (PNG only); float values are clipped to [0, 1]
+        (NaN as 0) and scaled to `bits`.
+    layout : {"HWC", "CHW"}, optional
+        Axis order of a 3-D `array`.
+    bits : {8, 16}, optional
+        Bit depth used for float arrays.
+    """
+    _check_layout(layout)
+    if bits not in (8, 16):
+        raise ValueError(f"bits must be 8 or 16, got {bits!r}")
+    suffix = Path(path).suffix.lower()
+    if suffix not in _FORMATS:
+        raise ValueError(f"unknown image extension {suffix!r} for {os.fspath(path)!r}; "
+                         f"expected one of {', '.join(_FORMATS)}")
+    fmt = _FORMATS[suffix]
+    arr = np.asarray(array)
+    shape = arr.shape
+    if arr.ndim == 3 and layout == "CHW":
+        arr = arr.transpose(1, 2, 0)
+    if arr.ndim == 3 and arr.shape[2] == 1:
+        arr = arr[..., 0]
+    if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[2] not in (3, 4)):
+        raise ValueError(f"cannot save array of shape {shape}: expected (H, W) or 1, 3 "
+                         f"or 4 channels in {layout} layout")
+    if arr.dtype.kind == "f":
+        maxval = 2 ** bits - 1
+        arr = np.rint(np.clip(np.nan_to_num(arr, nan=0.0), 0, 1) * maxval)
+        arr = arr.astype(np.uint8 if bits == 8 else np.uint16)
+    elif arr.dtype not in (np.uint8, np.uint16):
+        raise TypeError(f"cannot save dtype {arr.dtype}; expected uint8, uint16, "
+                        "float32 or float64")
+    if fmt == "JPEG" and arr.dtype == np.uint16:
+        raise ValueError(f"JPEG is 8-bit only; cannot save 16-bit data to {os.fspath(path)!r}")
+    if fmt == "JPEG" and arr.ndim == 3 and arr.shape[2] == 4:
+        raise ValueError(f"JPEG has no alpha channel; cannot save RGBA to {os.fspath(path)!r}")
+    if arr.dtype == np.uint16 and arr.ndim == 3:
+        Path(path).write_bytes(_encode_png16(arr))
+        return
+    if arr.dtype == np.uint16:
+        height, width = arr.shape
+        im = Image.frombytes("I;16", (width, height), np.ascontiguousarray(arr, "<u2").tobytes())
+    else:
+        im = Image.fromarray(np.ascontiguousarray(arr))
+    im.save(path, format=fmt, **({"quality": 95} if fmt == "JPEG" else {}))

@@ -1,0 +1,152 @@
+"""The driver: `compile()` runs the passes in order, and a `Pipeline` is the callable result.
+
+Passes: build_graph -> check_bounds -> generate_module -> build (each timed and logged).
+"""
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+
+import numpy as np
+
+from .arguments import bind_arguments
+from .codegen.cmodule import generate_module
+from .config import Options
+from .dsl import expr as E
+from .errors import PipelineError
+from .graph.dag import build_graph
+from .jit.build import build
+from .poly.bounds import check_bounds
+
+log = logging.getLogger("polyimage")
+
+SCHEDULES = ("naive",)
+
+
+def compile(outputs, estimates=None, constraints=(), name=None, schedule="naive",
+            options=None) -> "Pipeline":
+    """Compile the pipeline computing `outputs` to a callable `Pipeline`.
+
+    estimates: typical parameter values, `{R: 2848, C: 4256}` (used by the optimizer).
+    constraints: Conditions on Parameters that every call satisfies, e.g. `[R >= 32]`.
+    name: the C entry is `pipeline_<name>` (default: the first output's name).
+    """
+    return Pipeline(outputs, estimates, constraints, name, schedule, options)
+
+
+class Pipeline:
+    """A compiled pipeline: call it with images and parameters as keyword arguments."""
+
+    def __init__(self, outputs, estimates=None, constraints=(), name=None, schedule="naive",
+                 options=None):
+        self.pass_seconds = {}
+        self.options = options or Options.from_env()
+        if schedule not in SCHEDULES:
+            raise ValueError(f"unknown schedule {schedule!r}; available: {', '.join(SCHEDULES)}")
+        self.schedule = schedule
+        with self._timed("build_graph"):
+            self.graph = build_graph(outputs)
+        self.name = name or self.graph.outputs[0]
+        if not self.name.isidentifier():
+            raise ValueError(f"pipeline name must be an identifier, got {self.name!r}")
+        self.estimates = _check_estimates(self.graph, estimates or {})
+        self.constraints = _check_constraints(self.graph, constraints)
+        with self._timed("check_bounds"):
+            self.warnings = check_bounds(self.graph, self.constraints)
+        with self._timed("generate_c"):
+            self.cmodule = generate_module(self.graph, self.name)
+        with self._timed("build"):
+            self.kernel = build(self.cmodule, self.options)
+
+    @contextlib.contextmanager
+    def _timed(self, pass_name: str):
+        start = time.perf_counter()
+        yield
+        self.pass_seconds[pass_name] = time.perf_counter() - start
+        log.debug("%s: %.3f s", pass_name, self.pass_seconds[pass_name])
+
+    @property
+    def c_source(self) -> str:
+        """The generated C translation unit."""
+        return self.cmodule.source
+
+    @property
+    def build_info(self):
+        """Cache key, module path and whether the build came from the cache."""
+        return self.kernel.info
+
+    def __call__(self, out=None, threads=None, **arguments):
+        """Run on the given images and parameters; returns the output array, or a tuple of
+        them for several outputs. `out` takes preallocated outputs, `threads` overrides
+        OMP_NUM_THREADS for this call."""
+        binding = bind_arguments(self.graph, arguments, self.constraints)
+        outputs = self._outputs(out, binding)
+        nthreads = _check_threads(threads)
+        params = [binding.params[p] for p in self.cmodule.params]
+        inputs = [binding.arrays[n] for n in self.cmodule.inputs]
+        self.kernel(nthreads, params, inputs, outputs)
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _outputs(self, out, binding) -> list:
+        names = self.graph.outputs
+        stages = {s.name: s.func for s in self.graph.stages}
+        if out is None:
+            return [np.empty(binding.shapes[n], stages[n].typ.dtype) for n in names]
+        given = [out] if isinstance(out, np.ndarray) else list(out)
+        if len(given) != len(names):
+            raise ValueError(f"out= must hold {len(names)} array(s) ({', '.join(names)}), "
+                             f"got {len(given)}")
+        for name, array in zip(names, given):
+            shape, dtype = binding.shapes[name], stages[name].typ.dtype
+            if not isinstance(array, np.ndarray) or array.dtype != dtype \
+                    or array.shape != shape:
+                got = (f"{array.dtype} {array.shape}" if isinstance(array, np.ndarray)
+                       else type(array).__name__)
+                raise ValueError(f"out for {name} must be a {dtype} array of shape {shape}, "
+                                 f"got {got}")
+            if not (array.flags.c_contiguous and array.flags.writeable):
+                raise ValueError(f"out for {name} must be C-contiguous and writeable")
+            for other_name, other in list(binding.arrays.items()) + list(zip(names, given)):
+                if other is not array and np.shares_memory(array, other):
+                    raise ValueError(f"out for {name} overlaps {other_name}")
+        return given
+
+
+def _check_threads(threads) -> int:
+    if threads is None:
+        return 0
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
+        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    return int(threads)
+
+
+def _param_by_name(graph, key, what: str):
+    name = key.name if isinstance(key, E.Parameter) else key
+    for p in graph.parameters:
+        if p.name == name:
+            return p
+    raise PipelineError(f"{what} names {name!r}, which is not a parameter of the pipeline "
+                        f"({', '.join(p.name for p in graph.parameters) or 'none'})")
+
+
+def _check_estimates(graph, estimates: dict) -> dict:
+    checked = {}
+    for key, value in estimates.items():
+        p = _param_by_name(graph, key, "estimates")
+        if p.typ.is_int and not isinstance(value, (int, np.integer)):
+            raise TypeError(f"estimate of {p.name} must be an integer, got {value!r}")
+        checked[p.name] = value
+    return checked
+
+
+def _check_constraints(graph, constraints) -> tuple:
+    for cond in constraints:
+        if not isinstance(cond, E.BoolExpr):
+            raise TypeError(f"constraints must be Conditions on Parameters, got {cond!r}")
+        for node in E.walk(cond):
+            if isinstance(node, (E.Variable, E.Reference)) and not isinstance(node, E.Parameter):
+                raise TypeError(f"constraint `{cond}` may only use Parameters, not `{node}`")
+            if isinstance(node, E.Parameter):
+                _param_by_name(graph, node, f"constraint `{cond}`")
+    return tuple(constraints)
