@@ -146,6 +146,20 @@ def _box(func, values):
                                                        _describe(iv.ub, values)]))))
             raise ValueError(f"parameter values {used} make the domain of {func.name} "
                              f"empty: {var.name} in [{iv.lb}, {iv.ub}] = [{lb}, {ub}]")
+        _check_fits(func, var, lb, ub, values)
         origin.append(lb)
         shape.append(ub - lb + 1)
+    for var, iv in zip(getattr(func, "reduction_variables", ()),
+                       getattr(func, "reduction_intervals", ())):
+        lb, ub = evaluate_scalar(iv.lb, values), evaluate_scalar(iv.ub, values)
+        if lb <= ub:
+            _check_fits(func, var, lb, ub, values)
     return tuple(origin), tuple(shape)
+
+
+def _check_fits(func, var, lb, ub, values):
+    """Loops run over the variable's own type; its whole range must fit (with one to spare)."""
+    if lb < var.typ.min_value() or ub >= var.typ.max_value():
+        raise ValueError(f"parameter values {', '.join(f'{k}={v}' for k, v in values.items())}"
+                         f" give {func.name} the range [{lb}, {ub}] for {var.name}, which does "
+                         f"not fit its type {var.typ}")

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
+
 from ..dsl import expr as E
 from ..dsl.types import ScalarType
 from ..poly.affine import is_affine
@@ -28,13 +30,23 @@ def c_literal(value, typ: ScalarType) -> str:
             return f"(({typ.c_name})NAN)"
         if math.isinf(value):
             return f"(({typ.c_name}){'-' if value < 0 else ''}INFINITY)"
-        return f"{float(value).hex()}{suffix}"
+        text = _shortest_float32(value) if suffix else repr(float(value))
+        if not any(ch in text for ch in ".en"):
+            text += ".0"
+        return f"{text}{suffix}"
     if typ.c_name in ("int32_t", "int64_t") and value == typ.min_value():
         return f"({typ.c_name.upper()[:-2]}_MIN)"
     macro = {"int64_t": "INT64_C", "uint64_t": "UINT64_C", "uint32_t": "UINT32_C"}
     if typ.c_name in macro:
         return f"{macro[typ.c_name]}({value})"
     return str(value) if typ.c_name == "int32_t" else f"(({typ.c_name}){value})"
+
+
+def _shortest_float32(value) -> str:
+    """The shortest decimal that reads back as this float32 (C rounds it correctly)."""
+    v = np.float32(value)
+    text = np.format_float_positional(v, unique=True, trim="0")
+    return text if len(text) <= 16 else np.format_float_scientific(v, unique=True, trim="0")
 
 
 class CExprPrinter:

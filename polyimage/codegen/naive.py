@@ -83,7 +83,7 @@ class NaiveEmitter:
             elif parallel and d == ndim - 1:
                 pragma = "#pragma omp simd"
             if pragma:
-                self.emit(pragma, depth + ndim)
+                self.emit(pragma, depth + ndim + d)
             self.emit(f"for ({var.typ.c_name} {it} = {PREFIX}lo_{it}; {it} <= {PREFIX}hi_{it};"
                       f" {it}++)", depth + ndim + d)
         inner = depth + 2 * ndim

@@ -10,6 +10,7 @@ import numpy as np
 from ..arguments import bind_arguments
 from ..dsl.constructs import Image, Reduction
 from ..graph.dag import build_graph
+from ..poly.bounds import check_bounds
 from .evaluate import Evaluator, subset
 
 __all__ = ["interpret"]
@@ -19,6 +20,7 @@ def interpret(outputs, constraints=(), **arguments):
     """Evaluate `outputs` on the given images and parameters; returns an array, or a tuple of
     arrays in the order of `outputs` when there are several."""
     graph = build_graph(outputs)
+    check_bounds(graph, constraints)
     binding = bind_arguments(graph, arguments, constraints)
     arrays = dict(binding.arrays)
     for stage in graph.stages:

@@ -1,0 +1,38 @@
+"""Run a pipeline compiled and interpreted, and compare the two (and a NumPy reference)."""
+import numpy as np
+
+import polyimage
+
+# float32 math functions of NumPy and of libm may differ in the last bit or two
+FLOAT_TOLERANCE = {np.dtype(np.float32): (1e-5, 1e-6), np.dtype(np.float64): (1e-12, 1e-14)}
+
+
+def assert_same(actual, expected, what="result"):
+    """Bit-exact for integers; within FLOAT_TOLERANCE (NaNs matching) for floating point."""
+    actual, expected = np.asarray(actual), np.asarray(expected)
+    assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
+    assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
+    if actual.dtype.kind == "f":
+        rtol, atol = FLOAT_TOLERANCE[actual.dtype]
+        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True,
+                                   err_msg=what)
+    else:
+        np.testing.assert_array_equal(actual, expected, err_msg=what)
+
+
+def run_both(outputs, reference=None, threads=None, **arguments):
+    """Compile and interpret `outputs`; check they agree (and agree with `reference`, a
+    NumPy result or tuple of them, when given). Returns the compiled result."""
+    pipe = polyimage.compile(outputs)
+    compiled = pipe(threads=threads, **arguments)
+    interpreted = polyimage.interpret(outputs, **arguments)
+    pairs = zip(compiled, interpreted) if isinstance(compiled, tuple) else \
+        [(compiled, interpreted)]
+    for i, (c, r) in enumerate(pairs):
+        assert_same(c, r, f"compiled vs interpreter, output {i}")
+    if reference is not None:
+        refs = reference if isinstance(reference, tuple) else (reference,)
+        outs = compiled if isinstance(compiled, tuple) else (compiled,)
+        for i, (c, r) in enumerate(zip(outs, refs)):
+            assert_same(c, np.asarray(r), f"compiled vs NumPy reference, output {i}")
+    return compiled
