@@ -1,0 +1,65 @@
+"""Running an app from the command line: inputs, compile, time, check, save. Shared by all apps."""
+from __future__ import annotations
+
+import statistics
+import time
+
+import numpy as np
+
+import polyimage
+from polyimage.io import load_image, save_image
+
+from . import load_app
+from .inputs import bundled
+
+
+def parse_params(app, pairs) -> dict:
+    """`["weight=2.5", ...]` -> {"weight": 2.5} with values typed as the parameters."""
+    _, params = app.build()
+    values = dict(app.DEFAULTS)
+    for pair in pairs or ():
+        name, sep, text = pair.partition("=")
+        if not sep or name not in params:
+            raise ValueError(f"--param {pair!r}: expected NAME=VALUE with NAME one of "
+                             f"{', '.join(sorted(params))}")
+        try:
+            values[name] = int(text) if params[name].typ.is_int else float(text)
+        except ValueError:
+            raise ValueError(f"--param {name}: {text!r} is not a valid {params[name].typ} "
+                             "value") from None
+    return values
+
+
+def run_app(name: str, inputs=(), output=None, params=(), threads=None, runs=3, check=False,
+            report=print) -> dict:
+    """Compile app `name`, run it on photos (the bundled ones by default), save the result.
+    Returns the timings in seconds."""
+    app = load_app(name)
+    values = parse_params(app, params)
+    photos = [load_image(p) for p in inputs] or [load_image(bundled(p))
+                                                 for p in getattr(app, "PHOTOS", [None])
+                                                 if p is not None] or [load_image(bundled())]
+    arrays = app.prepare(*photos)
+    outputs, _ = app.build()
+    start = time.perf_counter()
+    pipe = polyimage.compile(outputs, name=name)
+    compile_seconds = time.perf_counter() - start
+    source = "cache" if pipe.build_info.cache_hit else "compiled"
+    report(f"{name}: built in {compile_seconds:.2f} s ({source})")
+    result = pipe(threads=threads, **arrays, **values)
+    times = []
+    for _ in range(max(runs, 1)):
+        start = time.perf_counter()
+        result = pipe(threads=threads, **arrays, **values)
+        times.append(time.perf_counter() - start)
+    shape = "x".join(map(str, result.shape))
+    report(f"{name}: {shape} in {statistics.median(times) * 1e3:.2f} ms "
+           f"(median of {len(times)} runs, min {min(times) * 1e3:.2f} ms)")
+    if check:
+        expected = app.reference(**arrays, **values)
+        err = float(np.max(np.abs(result.astype(np.float64) - expected)))
+        report(f"{name}: max abs difference from the NumPy reference {err:.3g}")
+    if output:
+        save_image(output, app.to_photo(result))
+        report(f"{name}: wrote {output}")
+    return {"compile": compile_seconds, "run": statistics.median(times)}

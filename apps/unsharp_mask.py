@@ -1,0 +1,67 @@
+"""Unsharp mask (PolyMage's benchmark): blur along x then y with the 5-tap [1 4 6 4 1]/16
+kernel, sharpen, and keep the original where the detail is under a threshold. 4 stages.
+
+The image is channel-first (3, R+4, C+4) with a 2-pixel border, so that the innermost loop runs
+along image rows; the output is (3, R, C).
+"""
+import numpy as np
+
+from polyimage import (Abs, Case, Float, Function, Image, Int, Interval, Parameter, Select,
+                       Variable)
+
+NAME = "unsharp_mask"
+PAPER_SIZE = {"R": 2848, "C": 4256}
+SMALL_SIZE = {"R": 67, "C": 93}
+DEFAULTS = {"weight": 3.0, "threshold": 0.001}
+BORDER = 2
+KERNEL = (1, 4, 6, 4, 1)
+
+
+def build():
+    """(outputs, parameters) of the pipeline."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    weight, threshold = Parameter(Float, "weight"), Parameter(Float, "threshold")
+    c, x, y = Variable(Int, "c"), Variable(Int, "x"), Variable(Int, "y")
+    img = Image(Float, "img", [3, R + 4, C + 4])
+    channels = Interval(Int, 0, 2)
+    rows, cols = Interval(Int, 2, R + 1), Interval(Int, 2, C + 1)
+
+    blurx = Function(([c, x, y], [channels, rows, Interval(Int, 0, C + 3)]), Float, "blurx")
+    blurx.defn = [sum(k * img(c, x + i - 2, y) for i, k in enumerate(KERNEL)) * (1.0 / 16)]
+    blury = Function(([c, x, y], [channels, rows, cols]), Float, "blury")
+    blury.defn = [sum(k * blurx(c, x, y + i - 2) for i, k in enumerate(KERNEL)) * (1.0 / 16)]
+    sharpen = Function(([c, x, y], [channels, rows, cols]), Float, "sharpen")
+    sharpen.defn = [img(c, x, y) * (1 + weight) - blury(c, x, y) * weight]
+    mask = Function(([c, x, y], [channels, rows, cols]), Float, "mask")
+    mask.defn = [Case(Abs(img(c, x, y) - blury(c, x, y)) < threshold, img(c, x, y)),
+                 sharpen(c, x, y)]
+    return [mask], {"R": R, "C": C, "weight": weight, "threshold": threshold}
+
+
+def prepare(photo, size=None):
+    """Inputs from an HWC photo (any dtype): float32 in [0, 1], channel first, border added,
+    resized by tiling/cropping to `size` = {"R": rows, "C": cols} when given."""
+    from apps.inputs import fit, to_float
+    rgb = to_float(photo, channels=3)
+    if size:
+        rgb = fit(rgb, size["R"], size["C"])
+    chw = np.ascontiguousarray(rgb.transpose(2, 0, 1))
+    return {"img": np.pad(chw, ((0, 0), (BORDER, BORDER), (BORDER, BORDER)), mode="edge")}
+
+
+def reference(img, weight, threshold, **_):
+    """NumPy version written from the algorithm, independently of the interpreter."""
+    weight, threshold = np.float32(weight), np.float32(threshold)
+    k = np.array(KERNEL, np.float32)
+    rows = img.shape[1] - 2 * BORDER
+    blurx = sum(k[i] * img[:, i:i + rows, :] for i in range(5)) * np.float32(1 / 16)
+    cols = img.shape[2] - 2 * BORDER
+    blury = sum(k[i] * blurx[:, :, i:i + cols] for i in range(5)) * np.float32(1 / 16)
+    inner = img[:, BORDER:BORDER + rows, BORDER:BORDER + cols]
+    sharpen = inner * (np.float32(1) + weight) - blury * weight
+    return np.where(np.abs(inner - blury) < threshold, inner, sharpen)
+
+
+def to_photo(output):
+    """The output as an HWC float image for saving."""
+    return np.clip(output.transpose(1, 2, 0), 0, 1)
