@@ -1,5 +1,19 @@
-"""Benchmark pipelines. Each app module is the algorithm only: build(), prepare(),
-reference(), to_photo() and its default parameters; apps.runner does the rest."""
+"""Benchmark pipelines: one module per app, holding the algorithm only.
+
+Every app module defines:
+  NAME        its name, as on the command line
+  PAPER_SIZE  the size parameters of the TOPLAS 2020 paper's Table 1, e.g. {"R": 2848, "C": 4256}
+  SMALL_SIZE  odd small sizes for tests, e.g. {"R": 67, "C": 93}
+  DEFAULTS    values of the other (non-size) parameters
+  PHOTOS      bundled photos (in images/) used when the user gives none
+  build()                -> (outputs, {name: Parameter})
+  prepare(photos, size)  -> {image name: array} from loaded photos (HWC arrays, any dtype),
+                            cropped or mirror-tiled to `size` when given, else the photo's size
+  reference(**inputs, **params) -> the output array(s), computed with NumPy independently of
+                            polyimage.interpret
+  to_photo(output)       -> a viewable HWC or HW array (float in [0, 1] or uint8) to save
+apps.runner runs, times and checks any of them; nothing of that is repeated per app.
+"""
 import importlib
 
 APP_NAMES = ("unsharp_mask",)

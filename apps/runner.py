@@ -36,10 +36,10 @@ def run_app(name: str, inputs=(), output=None, params=(), threads=None, runs=3, 
     Returns the timings in seconds."""
     app = load_app(name)
     values = parse_params(app, params)
-    photos = [load_image(p) for p in inputs] or [load_image(bundled(p))
-                                                 for p in getattr(app, "PHOTOS", [None])
-                                                 if p is not None] or [load_image(bundled())]
-    arrays = app.prepare(*photos)
+    photos = [load_image(p) for p in inputs] or [load_image(bundled(p)) for p in app.PHOTOS]
+    if len(photos) != len(app.PHOTOS):
+        raise ValueError(f"{name} takes {len(app.PHOTOS)} input photo(s), got {len(photos)}")
+    arrays = app.prepare(photos)
     outputs, _ = app.build()
     start = time.perf_counter()
     pipe = polyimage.compile(outputs, name=name)

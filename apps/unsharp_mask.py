@@ -6,6 +6,7 @@ along image rows; the output is (3, R, C).
 """
 import numpy as np
 
+from apps.inputs import fit, to_float
 from polyimage import (Abs, Case, Float, Function, Image, Int, Interval, Parameter, Select,
                        Variable)
 
@@ -13,6 +14,7 @@ NAME = "unsharp_mask"
 PAPER_SIZE = {"R": 2848, "C": 4256}
 SMALL_SIZE = {"R": 67, "C": 93}
 DEFAULTS = {"weight": 3.0, "threshold": 0.001}
+PHOTOS = ("astronaut.png",)
 BORDER = 2
 KERNEL = (1, 4, 6, 4, 1)
 
@@ -38,11 +40,10 @@ def build():
     return [mask], {"R": R, "C": C, "weight": weight, "threshold": threshold}
 
 
-def prepare(photo, size=None):
-    """Inputs from an HWC photo (any dtype): float32 in [0, 1], channel first, border added,
-    resized by tiling/cropping to `size` = {"R": rows, "C": cols} when given."""
-    from apps.inputs import fit, to_float
-    rgb = to_float(photo, channels=3)
+def prepare(photos, size=None):
+    """Inputs from one HWC photo (any dtype): float32 in [0, 1], channel first, border added,
+    cropped or mirror-tiled to `size` = {"R": rows, "C": cols} when given."""
+    rgb = to_float(photos[0], channels=3)
     if size:
         rgb = fit(rgb, size["R"], size["C"])
     chw = np.ascontiguousarray(rgb.transpose(2, 0, 1))

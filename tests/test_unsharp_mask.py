@@ -18,7 +18,7 @@ ROOT = Path(__file__).resolve().parent.parent
 @pytest.mark.parametrize("rows, cols", [(67, 93), (1, 1), (5, 130)])
 def test_matches_reference_on_odd_sizes(rows, cols):
     photo = load_image(bundled("coffee.png"))
-    arrays = unsharp_mask.prepare(photo, {"R": rows, "C": cols})
+    arrays = unsharp_mask.prepare([photo], {"R": rows, "C": cols})
     outputs, _ = unsharp_mask.build()
     params = dict(unsharp_mask.DEFAULTS)
     expected = unsharp_mask.reference(**arrays, **params)

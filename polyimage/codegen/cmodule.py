@@ -14,6 +14,9 @@ from .names import PREFIX, NameRegistry
 from .naive import naive_body
 
 _PRELUDE = """\
+#ifndef _POSIX_C_SOURCE
+#define _POSIX_C_SOURCE 200112L
+#endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <math.h>
