@@ -63,3 +63,27 @@ def run_app(name: str, inputs=(), output=None, params=(), threads=None, runs=3, 
         save_image(output, app.to_photo(result))
         report(f"{name}: wrote {output}")
     return {"compile": compile_seconds, "run": statistics.median(times)}
+
+
+def draw_graph(name: str, output: str, report=print) -> None:
+    """Write the stage graph of app `name` as Graphviz text, or render it with `dot`."""
+    import shutil
+    import subprocess
+    from pathlib import Path
+
+    from polyimage.graph import build_graph
+    from polyimage.graph.dot import to_dot
+
+    outputs, _ = load_app(name).build()
+    text = to_dot(build_graph(outputs), name)
+    path = Path(output)
+    if path.suffix == ".dot":
+        path.write_text(text)
+    else:
+        dot = shutil.which("dot")
+        if dot is None:
+            raise RuntimeError(f"rendering {path.suffix} needs Graphviz's `dot`; install it, or "
+                               "write a .dot file")
+        subprocess.run([dot, f"-T{path.suffix[1:]}", "-o", str(path)], input=text, text=True,
+                       check=True)
+    report(f"{name}: wrote {path}")

@@ -117,14 +117,18 @@ def _linear_in_one_param(e: E.Expr):
 
 
 def _infer_params(graph, arrays, values):
+    """Solve extents of the form c*P + k for P; an extent no integer P gives is an error."""
     for img in graph.images:
-        for extent, size in zip(img.extents, arrays[img.name].shape):
+        for dim, (extent, size) in enumerate(zip(img.extents, arrays[img.name].shape)):
             form = _linear_in_one_param(extent)
             if form is None or form[0].name in values or form[1] == 0:
                 continue
             param, coeff, const = form
-            if (size - const) % coeff == 0:
-                values[param.name] = _check_param(param, (size - const) // coeff)
+            if (size - const) % coeff != 0:
+                raise ValueError(f"image {img.name}: dimension {dim} must have extent {extent}, "
+                                 f"which no integer {param.name} makes {size} (shape "
+                                 f"{arrays[img.name].shape})")
+            values[param.name] = _check_param(param, (size - const) // coeff)
 
 
 def _check_shape(img, array, values):

@@ -1,4 +1,9 @@
-"""The `polyimage` command: `polyimage run APP [INPUT...] -o OUTPUT [--param NAME=VALUE]`."""
+"""The `polyimage` command.
+
+polyimage run APP [INPUT...] -o OUTPUT [--param NAME=VALUE]   run an app on photos
+polyimage bench [APP...] [--size paper|small] [--threads N]   time the apps
+polyimage graph APP -o graph.svg|graph.dot                    draw an app's stage graph
+"""
 from __future__ import annotations
 
 import argparse
@@ -20,6 +25,19 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--threads", type=int, default=None, help="OpenMP threads for the run")
     run.add_argument("--runs", type=int, default=3, help="timed runs after one warm-up")
     run.add_argument("--check", action="store_true", help="compare with the NumPy reference")
+
+    bench = commands.add_parser("bench", help="time the apps against NumPy, OpenCV, Halide")
+    bench.add_argument("apps", nargs="*", help="apps to time (default: all)")
+    bench.add_argument("--size", choices=("paper", "small"), default="paper",
+                       help="the paper's image sizes or small ones (default: paper)")
+    bench.add_argument("--threads", type=int, default=None, help="threads for every variant")
+    bench.add_argument("--runs", type=int, default=5, help="timed runs after one warm-up")
+    bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+
+    graph = commands.add_parser("graph", help="draw an app's stage graph")
+    graph.add_argument("app", help="app name")
+    graph.add_argument("-o", "--output", required=True, help="FILE.dot, or FILE.svg/.png "
+                       "(needs Graphviz's dot)")
     return parser
 
 
@@ -27,11 +45,19 @@ def main(argv=None) -> int:
     args = _parser().parse_args(argv)
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(name)s: %(message)s")
-    from apps.runner import run_app
     try:
-        run_app(args.app, args.inputs, args.output, args.param, args.threads, args.runs,
-                args.check)
-    except (ValueError, TypeError, FileNotFoundError) as exc:
+        if args.command == "run":
+            from apps.runner import run_app
+            run_app(args.app, args.inputs, args.output, args.param, args.threads, args.runs,
+                    args.check)
+        elif args.command == "bench":
+            from apps.bench import run_bench
+            run_bench(args.apps, args.size, args.threads, args.runs, args.json,
+                      report=lambda text: print(text, flush=True))
+        else:
+            from apps.runner import draw_graph
+            draw_graph(args.app, args.output)
+    except (ValueError, TypeError, FileNotFoundError, RuntimeError) as exc:
         print(f"polyimage: error: {exc}", file=sys.stderr)
         return 2
     return 0

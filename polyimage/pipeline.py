@@ -16,6 +16,7 @@ from .config import Options
 from .dsl import expr as E
 from .errors import PipelineError
 from .graph.dag import build_graph
+from .graph.dot import to_dot
 from .jit.build import build
 from .poly.bounds import check_bounds
 
@@ -71,6 +72,10 @@ class Pipeline:
         """The generated C translation unit."""
         return self.cmodule.source
 
+    def to_dot(self) -> str:
+        """The stage DAG as Graphviz text."""
+        return to_dot(self.graph, self.name)
+
     @property
     def build_info(self):
         """Cache key, module path and whether the build came from the cache."""
@@ -107,8 +112,10 @@ class Pipeline:
                                  f"got {got}")
             if not (array.flags.c_contiguous and array.flags.writeable):
                 raise ValueError(f"out for {name} must be C-contiguous and writeable")
-            for other_name, other in list(binding.arrays.items()) + list(zip(names, given)):
-                if other is not array and np.shares_memory(array, other):
+        others = list(binding.arrays.items()) + list(zip(names, given))
+        for i, (name, array) in enumerate(zip(names, given)):
+            for j, (other_name, other) in enumerate(others):
+                if j != len(binding.arrays) + i and np.shares_memory(array, other):
                     raise ValueError(f"out for {name} overlaps {other_name}")
         return given
 

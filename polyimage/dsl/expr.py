@@ -90,6 +90,12 @@ class Expr:
     def __ge__(self, other):
         return Condition(self, ">=", other)
 
+    def __eq__(self, other):
+        return Condition(self, "==", other)
+
+    def __ne__(self, other):
+        return Condition(self, "!=", other)
+
     __hash__ = object.__hash__
 
     def __str__(self):

@@ -69,16 +69,19 @@ def build(cmodule: CModule, options: Options) -> Kernel:
     root = Path(options.cache_dir) if options.use_cache else Path(tempfile.mkdtemp())
     entry = cache.lookup(root, key) if options.use_cache else None
     hit = entry is not None
-    if not hit:
-        staging = cache.staging_dir(root)
-        _compile(cmodule, module_name, staging, options.cflags)
-        entry = cache.install(staging, root, key, {
-            "pipeline": cmodule.function, "compiler": compiler, "flags": list(options.cflags),
-            "module": module_name, "seconds": round(time.perf_counter() - start, 3)})
-    module = _load(module_name, entry)
+    try:
+        if not hit:
+            staging = cache.staging_dir(root)
+            _compile(cmodule, module_name, staging, options.cflags)
+            entry = cache.install(staging, root, key, {
+                "pipeline": cmodule.function, "compiler": compiler,
+                "flags": list(options.cflags), "module": module_name,
+                "seconds": round(time.perf_counter() - start, 3)})
+        module = _load(module_name, entry)
+    finally:
+        if not options.use_cache:
+            shutil.rmtree(root, ignore_errors=True)
     seconds = time.perf_counter() - start
-    if not options.use_cache:
-        shutil.rmtree(root, ignore_errors=True)
     info = BuildInfo(key=key, path=entry, cache_hit=hit, seconds=seconds)
     if hit:
         log.info("%s: loaded from the cache in %.3f s (%s)", cmodule.function, seconds, entry)

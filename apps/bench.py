@@ -1,0 +1,133 @@
+"""`polyimage bench`: every polyimage schedule of each app against NumPy, OpenCV, Halide's
+autoschedulers (when installed) and a plain memory copy, as medians over repeated runs."""
+from __future__ import annotations
+
+import json
+import os
+import platform
+import statistics
+import tempfile
+import time
+
+import numpy as np
+
+import polyimage
+from polyimage.config import Options
+from polyimage.io import load_image
+from polyimage.pipeline import SCHEDULES
+
+from . import APP_NAMES, load_app
+from .baselines import halide_variants, opencv_variants
+from .inputs import bundled
+
+
+def measure(fn, runs: int) -> dict:
+    """Median, min and max wall time in seconds of `runs` calls after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(max(runs, 1)):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return {"median": statistics.median(times), "min": min(times), "max": max(times),
+            "runs": times}
+
+
+def copy_floor(inputs: dict, outputs) -> callable:
+    """A memory copy that reads as many bytes as the inputs hold and writes as many as the
+    outputs: the bandwidth floor of any pipeline."""
+    in_bytes = sum(a.nbytes for a in inputs.values())
+    out_bytes = sum(o.nbytes for o in outputs)
+    src = np.ones(in_bytes, np.uint8)
+    dst = np.empty(out_bytes, np.uint8)
+
+    def run():
+        done = 0
+        while done < out_bytes:
+            n = min(in_bytes, out_bytes - done)
+            np.copyto(dst[done:done + n], src[:n])
+            done += n
+    return run
+
+
+def compile_times(outputs, name: str) -> dict:
+    """Seconds to compile from scratch (fresh cache) and again from the cache."""
+    with tempfile.TemporaryDirectory() as cache_dir:
+        options = Options(cache_dir=cache_dir)
+        start = time.perf_counter()
+        pipe = polyimage.compile(outputs, name=name, options=options)
+        cold = time.perf_counter() - start
+        start = time.perf_counter()
+        polyimage.compile(outputs, name=name, options=options)
+        cached = time.perf_counter() - start
+    return {"cold": cold, "cached": cached, "passes": dict(pipe.pass_seconds)}
+
+
+def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
+    """Time every variant of one app; returns {variant: timing} plus compile times."""
+    app = load_app(name)
+    photos = [load_image(bundled(p)) for p in app.PHOTOS]
+    dims = app.PAPER_SIZE if size == "paper" else app.SMALL_SIZE
+    inputs = app.prepare(photos, dims)
+    params = dict(app.DEFAULTS)
+    outputs, _ = app.build()
+    variants = {}
+    result = None
+    for schedule in SCHEDULES:
+        pipe = polyimage.compile(outputs, name=name, schedule=schedule)
+        result = pipe(threads=threads, **inputs, **params)
+        variants[f"polyimage:{schedule}"] = lambda p=pipe: p(threads=threads, **inputs, **params)
+    variants["numpy"] = lambda: app.reference(**inputs, **params)
+    variants.update(opencv_variants(name, inputs, params, threads))
+    variants.update(halide_variants(name, inputs, params, threads, report))
+    results = result if isinstance(result, tuple) else (result,)
+    variants["copy floor"] = copy_floor(inputs, results)
+    timings = {}
+    for variant, fn in variants.items():
+        report(f"  {name}: timing {variant} ...")
+        timings[variant] = measure(fn, runs)
+    return {"size": {k: int(v) for k, v in dims.items()}, "timings": timings,
+            "compile": compile_times(outputs, name)}
+
+
+def format_table(results: dict) -> str:
+    """One block per app: median, min, max in ms and the ratio to the best polyimage schedule."""
+    lines = []
+    for name, res in results.items():
+        timings = res["timings"]
+        best = min(t["median"] for v, t in timings.items() if v.startswith("polyimage:"))
+        size = "x".join(str(v) for v in res["size"].values())
+        lines.append(f"{name} ({size})")
+        lines.append(f"  {'variant':<28}{'median ms':>11}{'min ms':>10}{'max ms':>10}"
+                     f"{'vs best polyimage':>19}")
+        for variant, t in sorted(timings.items(), key=lambda kv: kv[1]["median"]):
+            lines.append(f"  {variant:<28}{t['median'] * 1e3:>11.2f}{t['min'] * 1e3:>10.2f}"
+                         f"{t['max'] * 1e3:>10.2f}{t['median'] / best:>18.2f}x")
+        comp = res["compile"]
+        lines.append(f"  compile: {comp['cold']:.2f} s cold, {comp['cached'] * 1e3:.0f} ms "
+                     "cached")
+        lines.append("")
+    return "\n".join(lines)
+
+
+def run_bench(apps=(), size="paper", threads=None, runs=5, json_path=None, report=print):
+    """Benchmark `apps` (all by default); print the table and write JSON when asked."""
+    if threads is not None:
+        os.environ.setdefault("HL_NUM_THREADS", str(threads))
+    names = list(apps) or list(APP_NAMES)
+    for name in names:
+        load_app(name)
+    results = {}
+    for name in names:
+        report(f"{name}: preparing {size} inputs and compiling")
+        results[name] = bench_app(name, size, threads, runs, report)
+    report(format_table(results))
+    if json_path:
+        machine = {"platform": platform.platform(), "processor": platform.processor(),
+                   "cpus": os.cpu_count(), "threads": threads,
+                   "polyimage": polyimage.__version__}
+        with open(json_path, "w") as fh:
+            json.dump({"machine": machine, "size": size, "runs": runs, "apps": results}, fh,
+                      indent=1)
+        report(f"wrote {json_path}")
+    return results

@@ -1,0 +1,75 @@
+"""`polyimage bench` and `polyimage graph`: the table, the JSON and the Graphviz text."""
+import json
+import shutil
+
+import pytest
+
+import polyimage
+from apps import unsharp_mask
+from apps.bench import copy_floor, format_table, measure, run_bench
+from polyimage.cli import main
+
+
+def test_bench_small_writes_table_and_json(tmp_path):
+    lines = []
+    path = tmp_path / "bench.json"
+    results = run_bench(["unsharp_mask"], size="small", threads=1, runs=2, json_path=path,
+                        report=lines.append)
+    timings = results["unsharp_mask"]["timings"]
+    assert {"polyimage:naive", "numpy", "copy floor"} <= set(timings)
+    for t in timings.values():
+        assert 0 < t["min"] <= t["median"] <= t["max"] and len(t["runs"]) == 2
+    compile_info = results["unsharp_mask"]["compile"]
+    assert compile_info["cached"] < compile_info["cold"]
+    saved = json.loads(path.read_text())
+    assert saved["apps"]["unsharp_mask"]["size"] == unsharp_mask.SMALL_SIZE
+    table = "\n".join(lines)
+    assert "polyimage:naive" in table and "1.00x" in table and "compile:" in table
+
+
+def test_format_table_ratios():
+    fake = {"app": {"size": {"R": 4, "C": 5}, "compile": {"cold": 1.0, "cached": 0.01},
+                    "timings": {"polyimage:naive": {"median": 0.002, "min": 0.001,
+                                                    "max": 0.003},
+                                "numpy": {"median": 0.008, "min": 0.008, "max": 0.009}}}}
+    table = format_table(fake)
+    assert "app (4x5)" in table
+    assert "4.00x" in table and "1.00x" in table
+    assert table.index("polyimage:naive") < table.index("numpy"), "sorted fastest first"
+
+
+def test_measure_counts_runs():
+    calls = []
+    timing = measure(lambda: calls.append(1), runs=4)
+    assert len(calls) == 5, "one warm-up and four timed runs"
+    assert len(timing["runs"]) == 4
+
+
+def test_copy_floor_copies_output_bytes():
+    import numpy as np
+    run = copy_floor({"a": np.ones(10, np.uint8)}, [np.empty(25, np.uint8)])
+    run()  # writes 25 bytes from a 10-byte source without error
+
+
+def test_graph_dot(tmp_path):
+    target = tmp_path / "g.dot"
+    assert main(["graph", "unsharp_mask", "-o", str(target)]) == 0
+    text = target.read_text()
+    assert text.startswith('digraph "unsharp_mask"')
+    assert '"blurx" -> "blury";' in text and '"mask" [shape=ellipse, label="mask", ' \
+        'peripheries=2];' in text
+
+
+def test_graph_svg_needs_dot(tmp_path, capsys):
+    target = tmp_path / "g.svg"
+    code = main(["graph", "unsharp_mask", "-o", str(target)])
+    if shutil.which("dot"):
+        assert code == 0 and target.read_text().lstrip().startswith("<?xml")
+    else:
+        assert code == 2 and "needs Graphviz" in capsys.readouterr().err
+
+
+def test_pipeline_to_dot_matches_graph():
+    outputs, _ = unsharp_mask.build()
+    text = polyimage.compile(outputs).to_dot()
+    assert text.count("->") == 7
