@@ -79,7 +79,7 @@ def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
         variants[f"polyimage:{schedule}"] = lambda p=pipe: p(threads=threads, **inputs, **params)
     variants["numpy"] = lambda: app.reference(**inputs, **params)
     variants.update(opencv_variants(name, inputs, params, threads))
-    variants.update(halide_variants(name, inputs, params, threads, report))
+    variants.update(halide_variants(name, inputs, params, threads, report, expected=result))
     results = result if isinstance(result, tuple) else (result,)
     variants["copy floor"] = copy_floor(inputs, results)
     timings = {}

@@ -1,9 +1,70 @@
-"""Halide versions of the apps under Halide's autoschedulers (used only when halide imports)."""
+"""Halide versions of the apps under Halide's autoschedulers (used only when halide imports).
+
+A Halide version lives in `apps/baselines/halide_<app>.py` and defines
+`build(hl, inputs, params) -> (output Funcs with estimates set, output Buffers)`, building fresh
+Funcs on every call (an autoscheduler schedules the Funcs it is given). Halide's x is NumPy's
+last axis: a NumPy array (c, rows, cols) is the Halide buffer (cols, rows, c).
+"""
 from __future__ import annotations
+
+import importlib
+import os
+
+import numpy as np
 
 AUTOSCHEDULERS = ("Mullapudi2016", "Adams2019", "Li2018")
 
 
-def halide_variants(name: str, inputs: dict, params: dict, threads, report=print) -> dict:
-    """{"halide:<autoscheduler>": callable} for each autoscheduler that schedules the app."""
-    return {}
+def _load_plugins(hl) -> None:
+    lib = os.path.join(os.path.dirname(hl.__file__), "lib64")
+    for name in ("mullapudi2016", "adams2019", "li2018"):
+        path = os.path.join(lib, f"libautoschedule_{name}.so")
+        if os.path.exists(path):
+            hl.load_plugin(path)
+
+
+def halide_version(name: str):
+    """The module of the Halide version of app `name`, or None."""
+    try:
+        return importlib.import_module(f"apps.baselines.halide_{name}")
+    except ModuleNotFoundError:
+        return None
+
+
+def halide_variants(name: str, inputs: dict, params: dict, threads, report=print,
+                    expected=None) -> dict:
+    """{"halide:<autoscheduler>": callable} for each autoscheduler that schedules the app; when
+    `expected` (the polyimage outputs) is given, each schedule's result is compared with it."""
+    try:
+        import halide as hl
+    except ImportError:
+        return {}
+    version = halide_version(name)
+    if version is None:
+        return {}
+    _load_plugins(hl)
+    target = hl.get_jit_target_from_environment()
+    parallelism = str(threads or os.cpu_count())
+    variants = {}
+    for scheduler in AUTOSCHEDULERS:
+        try:
+            funcs, buffers = version.build(hl, inputs, params)
+            pipeline = hl.Pipeline(funcs)
+            pipeline.apply_autoscheduler(target, hl.AutoschedulerParams(
+                scheduler, {"parallelism": parallelism}))
+            pipeline.compile_jit(target)
+            pipeline.realize(buffers)
+        except Exception as exc:  # an autoscheduler may reject a pipeline; report, go on
+            report(f"  {name}: halide {scheduler} failed: {str(exc).strip()[:200]}")
+            continue
+        if expected is not None:
+            _report_difference(name, scheduler, buffers, expected, report)
+        variants[f"halide:{scheduler}"] = lambda p=pipeline, b=buffers: p.realize(b)
+    return variants
+
+
+def _report_difference(name, scheduler, buffers, expected, report):
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    worst = max(float(np.max(np.abs(np.asarray(b, np.float64) - e.astype(np.float64))))
+                for b, e in zip(buffers, expected))
+    report(f"  {name}: halide {scheduler} max abs difference from polyimage {worst:.3g}")
