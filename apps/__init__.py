@@ -16,7 +16,7 @@ apps.runner runs, times and checks any of them; nothing of that is repeated per 
 """
 import importlib
 
-APP_NAMES = ("unsharp_mask", "harris", "bilateral_grid")
+APP_NAMES = ("unsharp_mask", "harris", "bilateral_grid", "pyramid_blend", "interpolate")
 
 
 def load_app(name: str):
