@@ -16,7 +16,8 @@ apps.runner runs, times and checks any of them; nothing of that is repeated per 
 """
 import importlib
 
-APP_NAMES = ("unsharp_mask", "harris", "bilateral_grid", "pyramid_blend", "interpolate")
+APP_NAMES = ("unsharp_mask", "harris", "bilateral_grid", "pyramid_blend", "interpolate",
+             "camera_pipe")
 
 
 def load_app(name: str):
