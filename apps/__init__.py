@@ -17,7 +17,7 @@ apps.runner runs, times and checks any of them; nothing of that is repeated per 
 import importlib
 
 APP_NAMES = ("unsharp_mask", "harris", "bilateral_grid", "pyramid_blend", "interpolate",
-             "camera_pipe")
+             "camera_pipe", "local_laplacian")
 
 
 def load_app(name: str):
