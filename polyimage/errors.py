@@ -19,3 +19,7 @@ class CompileError(PolyimageError, RuntimeError):
     def __init__(self, message, log_path=None):
         super().__init__(message)
         self.log_path = log_path
+
+
+class UncoveredReadWarning(UserWarning):
+    """A stage reads producer points that no Case of the producer defines (they hold 0)."""

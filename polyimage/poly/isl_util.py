@@ -18,12 +18,15 @@ class NotAffine(Exception):
 class StageSpace:
     """isl helpers over the space `[params] -> { [variables] }`."""
 
-    def __init__(self, ctx: isl.Context, params, variables):
+    def __init__(self, ctx: isl.Context, params, variables, name: str = None):
         self.ctx = ctx
         self.params = tuple(params)
         self.variables = tuple(variables)
+        self.name = name
         space = isl.Space.create_from_names(ctx, set=[f"i{d}" for d in range(len(variables))],
                                             params=[p.name for p in self.params])
+        if name is not None:
+            space = space.set_tuple_name(isl.dim_type.set, name)
         self.local_space = isl.LocalSpace.from_space(space)
         self.universe_set = isl.Set.universe(space)
         self._param_pos = {p.name: i for i, p in enumerate(self.params)}
@@ -93,6 +96,22 @@ class StageSpace:
             v = self._var(isl.dim_type.set, d)
             box = box.intersect(v.ge_set(self.pw_aff(iv.lb))).intersect(v.le_set(self.pw_aff(iv.ub)))
         return box
+
+    def access_map(self, ref: E.Reference, producer: "StageSpace", producer_intervals):
+        """`consumer[v] -> producer[d]` of a reference: exact along affine indices, the whole
+        interval along the others (which are clamped there at run time)."""
+        result = None
+        for d, arg in enumerate(ref.args):
+            try:
+                part = isl.Map.from_pw_aff(self.pw_aff(arg))
+            except NotAffine:
+                column = StageSpace(self.ctx, self.params, producer.variables[d:d + 1])
+                part = isl.Map.from_domain_and_range(
+                    self.universe_set, column.box_set(producer_intervals[d:d + 1]))
+            result = part if result is None else result.flat_range_product(part)
+        if result is None:
+            result = isl.Map.from_domain_and_range(self.universe_set, producer.universe_set)
+        return result.set_tuple_name(isl.dim_type.out, producer.name)
 
     def describe_point(self, point: isl.Point) -> tuple:
         """(variable values, parameter values) of an isl point, as dicts by name."""
