@@ -121,6 +121,9 @@ class CExprPrinter:
         text = f"(int64_t)({self(arg)})"
         if is_affine(arg):
             return text
+        if arg.typ.c_name == "uint64_t":
+            self.helpers.add(("saturate", "uint64_t"))
+            text = f"{PREFIX}saturate_u64({self(arg)})"
         self.helpers.add(("clamp", "int64_t"))
         return f"{PREFIX}clamp_i64({text}, {lb}, {ub})"
 
@@ -131,6 +134,9 @@ def helper_source(op: str, c_type: str) -> str:
     head = f"static inline {c_type} {PREFIX}{op}_{s}"
     if op.startswith("cast_"):
         return _cast_source(op[5:], c_type)
+    if op == "saturate":
+        return (f"static inline int64_t {PREFIX}saturate_{s}({c_type} v) "
+                "{ return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v; }")
     if op == "clamp":
         return (f"{head}({c_type} v, {c_type} lo, {c_type} hi) "
                 "{ return v < lo ? lo : (v > hi ? hi : v); }")

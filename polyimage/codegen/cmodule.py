@@ -11,7 +11,7 @@ from ..dsl.constructs import Image
 from ..graph.dag import StageGraph
 from .cexpr import CExprPrinter, helper_source
 from .names import PREFIX, NameRegistry
-from .naive import naive_body
+from .naive import StageStorage, naive_body
 
 _PRELUDE = """\
 #ifndef _POSIX_C_SOURCE
@@ -69,17 +69,18 @@ def generate_module(graph: StageGraph, name: str) -> CModule:
     temporaries = []
     for s in graph.stages:
         func, buf = s.func, names[s.func]
+        store = StageStorage(buf, func.ndim)
         for d, iv in enumerate(func.intervals):
             lb = "0" if isinstance(func, Image) else f"(int64_t)({printer(iv.lb)})"
             ub = f"(int64_t)({printer(iv.ub)})"
-            body.append(f"    const int64_t {buf}_lb{d} = {lb}, {buf}_n{d} = {ub} - {buf}_lb{d}"
-                        " + 1;")
+            body.append(f"    const int64_t {store.lb[d]} = {lb}, {store.n[d]} = {ub} - "
+                        f"{store.lb[d]} + 1;")
         if not isinstance(func, Image) and s.name not in graph.outputs:
             temporaries.append(func)
             body.append(f"    {func.typ.c_name} *restrict {buf} = NULL;")
     for func in temporaries:
         buf = names[func]
-        size = " * ".join(f"{buf}_n{d}" for d in range(func.ndim))
+        size = " * ".join(StageStorage(buf, func.ndim).n)
         body.append(f"    {buf} = ({func.typ.c_name} *){PREFIX}alloc(sizeof({func.typ.c_name})"
                     f" * (size_t)({size}));")
         body.append(f"    if (!{buf}) goto {PREFIX}fail;")

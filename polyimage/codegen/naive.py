@@ -17,8 +17,8 @@ class StageStorage:
 
     def __init__(self, buffer: str, ndim: int):
         self.buffer = buffer
-        self.lb = [f"{buffer}_lb{d}" for d in range(ndim)]
-        self.n = [f"{buffer}_n{d}" for d in range(ndim)]
+        self.lb = [f"{PREFIX}lb_{buffer}_{d}" for d in range(ndim)]
+        self.n = [f"{PREFIX}n_{buffer}_{d}" for d in range(ndim)]
 
     def offset(self, indices) -> str:
         """Row-major element offset of the given (int64) index texts."""

@@ -9,6 +9,19 @@ float for goto if inline int long register restrict return short signed sizeof s
 switch typedef union unsigned void volatile while main""".split())
 
 
+_C_LIBRARY = frozenset("""abs free malloc posix_memalign size_t sqrt sqrtf exp expf log logf sin
+sinf cos cosf floor floorf pow powf fabs fabsf fmod fmodf copysign copysignf INFINITY NAN NULL
+omp_get_max_threads""".split())
+_LIBRARY_PATTERN = re.compile(r"^(u?int\w*_t|U?INT\d+_(MIN|MAX|C)|omp_\w*|_\w*)$")
+
+
+def _reserved(name: str) -> bool:
+    """C keywords, the library names generated code uses, and every name polyimage derives
+    (those all start with PREFIX)."""
+    return (name in _C_RESERVED or name in _C_LIBRARY or name.startswith(PREFIX)
+            or bool(_LIBRARY_PATTERN.match(name)))
+
+
 class NameRegistry:
     """Maps DSL objects (by identity) to unique C names; never invents global counters."""
 
@@ -21,8 +34,7 @@ class NameRegistry:
         if key in self._by_object:
             return self._by_object[key][1]
         base = re.sub(r"[^A-Za-z0-9_]", "_", wanted) or "v"
-        if base[0].isdigit() or base in _C_RESERVED or base.startswith(PREFIX) \
-                or base.startswith("_"):
+        if base[0].isdigit() or _reserved(base):
             base = "u" + base
         candidate, n = base, 1
         while candidate in self._taken:

@@ -118,7 +118,10 @@ class Evaluator:
         shape = self.arrays[ref.func.name].shape
         result = []
         for dim, arg in enumerate(ref.args):
-            idx = np.broadcast_to(self._eval(arg, points, count), (count,)).astype(np.int64)
+            idx = np.broadcast_to(self._eval(arg, points, count), (count,))
+            if idx.dtype == np.uint64:
+                idx = np.minimum(idx, np.uint64(np.iinfo(np.int64).max))
+            idx = idx.astype(np.int64)
             lo, hi = origin[dim], origin[dim] + shape[dim] - 1
             if not is_affine(arg):
                 idx = np.clip(idx, lo, hi)

@@ -52,6 +52,7 @@ class PolyAnalysis:
     context_set: isl.Set
     spaces: dict
     domain_sets: dict
+    reduction_sets: dict
     covered_sets: dict
     accesses: list
 
@@ -67,7 +68,7 @@ def analyze(graph: StageGraph, constraints=()) -> PolyAnalysis:
     ctx = isl.Context()
     params = tuple(p for p in graph.parameters if p.typ.is_int)
     context_set = parameter_context(graph, constraints, ctx, params)
-    spaces, domains, covered, accesses = {}, {}, {}, []
+    spaces, domains, reductions, covered, accesses = {}, {}, {}, {}, []
     for stage in graph.stages:
         func = stage.func
         space = StageSpace(ctx, params, func.variables, func.name)
@@ -85,12 +86,13 @@ def analyze(graph: StageGraph, constraints=()) -> PolyAnalysis:
             red_space = StageSpace(ctx, params, func.reduction_variables,
                                    func.name + REDUCTION_SUFFIX)
             red_set = _box(red_space, func.reduction_intervals, func.name)
-            accesses += _case_accesses(spaces, func, red_space,
-                                       red_set.intersect_params(context_set))
+            reductions[func.name] = red_set.intersect_params(context_set)
+            accesses += _case_accesses(spaces, func, red_space, reductions[func.name])
         else:
             covered[func.name] = _covered(spaces[func.name], func, domains[func.name])
             accesses += _case_accesses(spaces, func, spaces[func.name], domains[func.name])
-    return PolyAnalysis(graph, ctx, params, context_set, spaces, domains, covered, accesses)
+    return PolyAnalysis(graph, ctx, params, context_set, spaces, domains, reductions, covered,
+                        accesses)
 
 
 def parameter_context(graph, constraints, ctx, params) -> isl.Set:
