@@ -16,7 +16,25 @@ def _unsharp_mask(cv2, img, weight, threshold, **_):
     return np.stack(channels)
 
 
-_APPS = {"unsharp_mask": _unsharp_mask}
+def _harris(cv2, img, **_):
+    """apps/harris.py on its padded (R+4, C+4) input: the derivatives as 3x3 Sobel filters
+    scaled by 1/12 (the app's weights; Iy is the derivative along the columns), the products,
+    unnormalised 3x3 box sums and det - k * trace^2, computed over the whole padded image (the
+    border pixels use OpenCV's border mode) and cropped to the R x C photo, where only real
+    input pixels are read."""
+    from apps.harris import BORDER, K
+    iy = cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3, scale=1.0 / 12)
+    ix = cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3, scale=1.0 / 12)
+    sums = [cv2.boxFilter(cv2.multiply(a, b), -1, (3, 3), normalize=False)
+            for a, b in ((ix, ix), (iy, iy), (ix, iy))]
+    sxx, syy, sxy = sums
+    det = cv2.subtract(cv2.multiply(sxx, syy), cv2.multiply(sxy, sxy))
+    trace = cv2.add(sxx, syy)
+    response = cv2.scaleAdd(cv2.multiply(trace, trace), -K, det)
+    return response[BORDER:-BORDER, BORDER:-BORDER]
+
+
+_APPS = {"unsharp_mask": _unsharp_mask, "harris": _harris}
 
 
 def opencv_variants(name: str, inputs: dict, params: dict, threads) -> dict:
