@@ -9,6 +9,7 @@ independently of the image size (the condition for overlapped tiling).
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 import time
 from dataclasses import dataclass
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 import islpy as isl
 
 from ..dsl import expr as E
+from ..arguments import evaluate_scalar
 from .analysis import PolyAnalysis
 from .isl_util import StageSpace
 
@@ -65,12 +67,25 @@ class GroupFootprint:
 
 
 class FootprintAnalyzer:
-    """Answers footprint queries on one analysis; results are cached by (group, live-outs,
-    tile sizes). `estimates` (parameter values) size the volumes."""
+    """Answers footprint queries at the estimated parameter values (symbolic in the tile
+    coordinates); results are cached by (group, live-outs, tile sizes).
 
-    def __init__(self, analysis: PolyAnalysis, estimates=None):
-        self.analysis = analysis
-        self.estimates = dict(estimates or {})
+    Fixing the parameters keeps the composition exact and fast: the pieces that clamped reads
+    create at image borders stay concrete instead of multiplying symbolically. Whether a
+    footprint is bounded independently of the image size is decided by comparing its extents
+    at the estimates and at larger ones.
+    """
+
+    def __init__(self, analysis: PolyAnalysis, estimates, _scaled=False):
+        self.estimates = {p.name: int(estimates[p.name]) for p in analysis.params
+                          if p.name in estimates}
+        missing = [p.name for p in analysis.params if p.name not in self.estimates]
+        if missing:
+            raise ValueError(f"footprints need estimates of every integer parameter; missing "
+                             f"{', '.join(missing)}")
+        self.analysis = _specialize(analysis, self.estimates)
+        self._larger = None if _scaled else (analysis, {k: 2 * v for k, v in
+                                                         self.estimates.items()})
         self._cache = {}
         self.calls = 0
         self.seconds = 0.0
@@ -110,9 +125,23 @@ class FootprintAnalyzer:
                  for n in group if n in needed}
         inputs = {n: self._box(m.intersect_range(analysis.domain_sets[n]))
                   for n, m in live_ins.items()}
+        if self._larger is not None:
+            boxes = self._mark_unbounded(boxes, group, liveouts, tile_sizes)
         return GroupFootprint(group, liveouts, tile_sizes, boxes, inputs,
                               self._redundant(boxes, liveouts, tile_sizes),
                               _total(inputs.values()), time.perf_counter() - start)
+
+    def _mark_unbounded(self, boxes, group, liveouts, tile_sizes) -> dict:
+        """Extents that differ at larger image sizes grow with the image: set them to None."""
+        if not isinstance(self._larger, FootprintAnalyzer):
+            self._larger = FootprintAnalyzer(*self._larger, _scaled=True)
+        larger = self._larger.query(group, liveouts, tile_sizes).members
+        marked = {}
+        for name, box in boxes.items():
+            extent = tuple(e if e == big else None
+                           for e, big in zip(box.extent, larger[name].extent))
+            marked[name] = StageBox(box.footprint_map, box.origin, extent)
+        return marked
 
     def _reads(self, func, tiles):
         """(producer, T[o] -> producer points) for every read of `func` needed by `tiles`; a
@@ -165,25 +194,37 @@ class FootprintAnalyzer:
         """Points computed per interior tile beyond each stage's fair share (domain size over
         number of tiles), at the estimates; NaN when some size is unknown or unbounded."""
         sizes = {n: self.domain_volume(n) for n in boxes}
-        if any(v is None for v in sizes.values()) or any(not b.bounded for b in boxes.values()):
+        if any(not b.bounded for b in boxes.values()):
             return math.nan
         extents = self.domain_extents(liveouts[0])
         tiles = math.prod(-(-e // t) for e, t in zip(extents, tile_sizes))
         return float(sum(max(box.volume - sizes[n] / tiles, 0.0) for n, box in boxes.items()))
 
     def domain_extents(self, name: str):
-        """Extents of a stage's box at the estimates (None when a parameter is not estimated)."""
+        """Extents of a stage's box at the estimates."""
         func = self.analysis.graph.stage(name).func
-        from ..arguments import evaluate_scalar
-        try:
-            return [evaluate_scalar(iv.ub, self.estimates) - evaluate_scalar(iv.lb, self.estimates)
-                    + 1 for iv in func.intervals]
-        except KeyError:
-            return None
+        return [evaluate_scalar(iv.ub, self.estimates) - evaluate_scalar(iv.lb, self.estimates)
+                + 1 for iv in func.intervals]
 
-    def domain_volume(self, name: str):
-        extents = self.domain_extents(name)
-        return None if extents is None else math.prod(max(e, 0) for e in extents)
+    def domain_volume(self, name: str) -> int:
+        return math.prod(max(e, 0) for e in self.domain_extents(name))
+
+
+def _specialize(analysis: PolyAnalysis, values: dict) -> PolyAnalysis:
+    """The analysis with every integer parameter fixed to `values`."""
+    fixed = analysis.context_set
+    for i, p in enumerate(analysis.params):
+        fixed = fixed.fix_val(isl.dim_type.param, i, isl.Val.int_from_si(analysis.ctx,
+                                                                         values[p.name]))
+    return dataclasses.replace(
+        analysis,
+        context_set=fixed,
+        domain_sets={k: v.intersect_params(fixed) for k, v in analysis.domain_sets.items()},
+        reduction_sets={k: v.intersect_params(fixed)
+                        for k, v in analysis.reduction_sets.items()},
+        accesses=[dataclasses.replace(a, access_map=a.access_map.intersect_params(fixed),
+                                      guard_set=a.guard_set.intersect_params(fixed))
+                  for a in analysis.accesses])
 
 
 def _total(boxes) -> float:

@@ -120,3 +120,4 @@ class StageSpace:
         param_values = {p.name: point.get_coordinate_val(isl.dim_type.param, i).to_python()
                         for i, p in enumerate(self.params)}
         return var_values, param_values
+
