@@ -84,8 +84,8 @@ class FootprintAnalyzer:
             raise ValueError(f"footprints need estimates of every integer parameter; missing "
                              f"{', '.join(missing)}")
         self.analysis = _specialize(analysis, self.estimates)
-        self._larger = None if _scaled else (analysis, {k: 2 * v for k, v in
-                                                         self.estimates.items()})
+        self._original = None if _scaled else analysis
+        self._scaled = {}
         self._cache = {}
         self.calls = 0
         self.seconds = 0.0
@@ -125,21 +125,29 @@ class FootprintAnalyzer:
                  for n in group if n in needed}
         inputs = {n: self._box(m.intersect_range(analysis.domain_sets[n]))
                   for n, m in live_ins.items()}
-        if self._larger is not None:
+        if self._original is not None:
             boxes = self._mark_unbounded(boxes, group, liveouts, tile_sizes)
         return GroupFootprint(group, liveouts, tile_sizes, boxes, inputs,
                               self._redundant(boxes, liveouts, tile_sizes),
                               _total(inputs.values()), time.perf_counter() - start)
 
     def _mark_unbounded(self, boxes, group, liveouts, tile_sizes) -> dict:
-        """Extents that differ at larger image sizes grow with the image: set them to None."""
-        if not isinstance(self._larger, FootprintAnalyzer):
-            self._larger = FootprintAnalyzer(*self._larger, _scaled=True)
-        larger = self._larger.query(group, liveouts, tile_sizes).members
+        """Extents that differ between two image sizes, both much larger than a tile, grow
+        with the image: set them to None."""
+        smallest = max(1, min(v for v in self.estimates.values() if v > 0) if any(
+            v > 0 for v in self.estimates.values()) else 1)
+        factor = max(2, -(-8 * max(tile_sizes) // smallest))
+        extents = []
+        for k in (factor, 2 * factor):
+            if k not in self._scaled:
+                self._scaled[k] = FootprintAnalyzer(
+                    self._original, {n: k * v for n, v in self.estimates.items()}, _scaled=True)
+            members = self._scaled[k].query(group, liveouts, tile_sizes).members
+            extents.append({n: b.extent for n, b in members.items()})
         marked = {}
         for name, box in boxes.items():
-            extent = tuple(e if e == big else None
-                           for e, big in zip(box.extent, larger[name].extent))
+            grows = [a != b for a, b in zip(extents[0][name], extents[1][name])]
+            extent = tuple(None if g else e for e, g in zip(box.extent, grows))
             marked[name] = StageBox(box.footprint_map, box.origin, extent)
         return marked
 
@@ -191,14 +199,13 @@ class FootprintAnalyzer:
         return StageBox(footprint_map, tuple(origin), tuple(extent))
 
     def _redundant(self, boxes, liveouts, tile_sizes) -> float:
-        """Points computed per interior tile beyond each stage's fair share (domain size over
-        number of tiles), at the estimates; NaN when some size is unknown or unbounded."""
-        sizes = {n: self.domain_volume(n) for n in boxes}
+        """Points computed per tile beyond each stage's fair share (its domain volume times the
+        fraction of the live-out a tile covers), at the estimates; NaN when unbounded."""
         if any(not b.bounded for b in boxes.values()):
             return math.nan
-        extents = self.domain_extents(liveouts[0])
-        tiles = math.prod(-(-e // t) for e, t in zip(extents, tile_sizes))
-        return float(sum(max(box.volume - sizes[n] / tiles, 0.0) for n, box in boxes.items()))
+        share = math.prod(tile_sizes) / max(self.domain_volume(liveouts[0]), 1)
+        return float(sum(max(box.volume - self.domain_volume(n) * share, 0.0)
+                         for n, box in boxes.items()))
 
     def domain_extents(self, name: str):
         """Extents of a stage's box at the estimates."""
