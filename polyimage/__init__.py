@@ -5,9 +5,11 @@ pipeline, and `polyimage.interpret(outputs, ...)` evaluates one with NumPy (the 
 """
 from .dsl import *  # noqa: F401,F403  (the DSL is the public surface)
 from .dsl import __all__ as _dsl_all
-from .errors import BoundsError, CompileError, PipelineError, PolyimageError
+from .errors import (BoundsError, CompileError, PipelineError, PolyimageError,
+                     UncoveredReadWarning)
 from .interp import interpret
 from .pipeline import Pipeline, compile
 from .version import __version__
 
-__all__ = list(_dsl_all) + ["BoundsError", "CompileError", "PipelineError", "PolyimageError"]
+__all__ = list(_dsl_all) + ["BoundsError", "CompileError", "PipelineError", "PolyimageError",
+                            "UncoveredReadWarning"]

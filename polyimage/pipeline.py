@@ -1,6 +1,8 @@
 """The driver: `compile()` runs the passes in order, and a `Pipeline` is the callable result.
 
-Passes: build_graph -> check_bounds -> generate_module -> build (each timed and logged).
+Passes: build_graph -> analyze -> check_bounds -> inline -> generate_c -> build, each timed and
+logged. `graph` is the pipeline as written (calls are checked against it); `stage_graph` is what
+code is generated from, after inlining.
 """
 from __future__ import annotations
 
@@ -18,7 +20,9 @@ from .errors import PipelineError
 from .graph.dag import build_graph
 from .graph.dot import to_dot
 from .jit.build import build
-from .poly.bounds import check_bounds
+from .graph.inline import inline_stages
+from .poly.analysis import analyze
+from .poly.bounds import check_analysis
 
 log = logging.getLogger("polyimage")
 
@@ -26,21 +30,22 @@ SCHEDULES = ("naive",)
 
 
 def compile(outputs, estimates=None, constraints=(), name=None, schedule="naive",
-            options=None) -> "Pipeline":
+            inline=True, options=None) -> "Pipeline":
     """Compile the pipeline computing `outputs` to a callable `Pipeline`.
 
     estimates: typical parameter values, `{R: 2848, C: 4256}` (used by the optimizer).
     constraints: Conditions on Parameters that every call satisfies, e.g. `[R >= 32]`.
     name: the C entry is `pipeline_<name>` (default: the first output's name).
+    inline: substitute pointwise and non-overlapping producers into their consumers.
     """
-    return Pipeline(outputs, estimates, constraints, name, schedule, options)
+    return Pipeline(outputs, estimates, constraints, name, schedule, inline, options)
 
 
 class Pipeline:
     """A compiled pipeline: call it with images and parameters as keyword arguments."""
 
     def __init__(self, outputs, estimates=None, constraints=(), name=None, schedule="naive",
-                 options=None):
+                 inline=True, options=None):
         self.pass_seconds = {}
         self.options = options or Options.from_env()
         if schedule not in SCHEDULES:
@@ -53,10 +58,19 @@ class Pipeline:
             raise ValueError(f"pipeline name must be an identifier, got {self.name!r}")
         self.estimates = _check_estimates(self.graph, estimates or {})
         self.constraints = _check_constraints(self.graph, constraints)
+        with self._timed("analyze"):
+            analysis = analyze(self.graph, self.constraints)
         with self._timed("check_bounds"):
-            self.warnings = check_bounds(self.graph, self.constraints)
+            self.warnings = check_analysis(analysis)
+        self.stage_graph, self.inlined = self.graph, []
+        if inline:
+            with self._timed("inline"):
+                self.stage_graph, self.inlined = inline_stages(
+                    self.graph, lambda g: analyze(g, self.constraints))
+            for producer, consumers, rule in self.inlined:
+                log.debug("inlined %s into %s (%s)", producer, ", ".join(consumers), rule)
         with self._timed("generate_c"):
-            self.cmodule = generate_module(self.graph, self.name)
+            self.cmodule = generate_module(self.stage_graph, self.name)
         with self._timed("build"):
             self.kernel = build(self.cmodule, self.options)
 
@@ -73,8 +87,8 @@ class Pipeline:
         return self.cmodule.source
 
     def to_dot(self) -> str:
-        """The stage DAG as Graphviz text."""
-        return to_dot(self.graph, self.name)
+        """The stage DAG as compiled (after inlining) as Graphviz text."""
+        return to_dot(self.stage_graph, self.name)
 
     @property
     def build_info(self):

@@ -71,5 +71,5 @@ def test_graph_svg_needs_dot(tmp_path, capsys):
 
 def test_pipeline_to_dot_matches_graph():
     outputs, _ = unsharp_mask.build()
-    text = polyimage.compile(outputs).to_dot()
-    assert text.count("->") == 7
+    assert polyimage.compile(outputs, inline=False).to_dot().count("->") == 7
+    assert polyimage.compile(outputs).to_dot().count("->") == 3, "img->blurx->mask, img->mask"

@@ -1,0 +1,185 @@
+"""Expression inlining (TOPLAS 2020, Algorithm 3): StageGraph -> StageGraph.
+
+A producer is substituted into its consumers when (i) its only consumer is pointwise, (ii) it is
+pointwise itself, or (iii) the references to it never overlap (each of its points is read once),
+so inlining adds no redundant work beyond recomputing pointwise expressions. Live-outs, inputs,
+Reductions and producers read through clamped (non-affine) indices are never inlined. The
+user's Function objects are left untouched: changed stages are copies.
+"""
+from __future__ import annotations
+
+import copy
+import itertools
+
+from ..dsl import expr as E
+from ..dsl.constructs import Case, Image, Reduce, Reduction
+from ..poly.affine import is_affine
+from .dag import StageGraph, build_graph, definition_exprs
+
+
+def inline_stages(graph: StageGraph, analyze) -> tuple:
+    """Inline every eligible producer, repeating until none is left. `analyze(graph)` gives the
+    polyhedral analysis used by rule (iii). Returns (new graph, [(producer, consumers, rule)])."""
+    inlined = []
+    while True:
+        choice = _next_candidate(graph, analyze)
+        if choice is None:
+            return graph, inlined
+        producer, rule = choice
+        consumers = graph.stage(producer).consumers
+        graph = _substitute_producer(graph, graph.stage(producer).func)
+        inlined.append((producer, consumers, rule))
+
+
+def _next_candidate(graph, analyze):
+    analysis = None
+    for stage in graph.stages:
+        func = stage.func
+        if isinstance(func, (Image, Reduction)) or stage.name in graph.outputs \
+                or not stage.consumers:
+            continue
+        refs = [r for c in stage.consumers for r in _references(graph.stage(c).func)
+                if r.func is func]
+        if not all(is_affine(a) for r in refs for a in r.args):
+            continue
+        if is_pointwise(func):
+            return stage.name, "pointwise producer"
+        if len(stage.consumers) == 1 and is_pointwise(graph.stage(stage.consumers[0]).func):
+            return stage.name, "pointwise consumer"
+        analysis = analysis or analyze(graph)
+        if _non_overlapping(analysis, stage.name):
+            return stage.name, "non-overlapping reads"
+    return None
+
+
+def _references(func) -> list:
+    return [r for e in definition_exprs(func) for r in E.references(e)]
+
+
+def is_pointwise(func) -> bool:
+    """A Function whose every reference reads its producer at the point's own coordinates
+    (each index one of the stage's variables)."""
+    if isinstance(func, (Image, Reduction)):
+        return False
+    own = {id(v) for v in func.variables}
+    return all(isinstance(a, E.Variable) and id(a) in own
+               for r in _references(func) for a in r.args)
+
+
+def _non_overlapping(analysis, producer: str) -> bool:
+    accesses = analysis.accesses_to(producer)
+    if not accesses or not all(a.access_map.is_injective() for a in accesses):
+        return False
+    return all(a.read_set.intersect(b.read_set).is_empty()
+               for a, b in itertools.combinations(accesses, 2))
+
+
+def producer_value(func) -> E.Expr:
+    """The value of a Function at its own point as one expression (Cases become Selects)."""
+    value = E.Const(0, func.typ)
+    for case in reversed(func.defn):
+        value = case.value if case.cond is None else E.Select(case.cond, case.value, value)
+    return value
+
+
+def substitute(e: E.Expr, refs: dict, variables: dict) -> E.Expr:
+    """Rebuild `e` with references rewritten by `refs` (func id -> callable(args) -> Expr)
+    and variables replaced by `variables` (variable id -> Expr)."""
+    if isinstance(e, E.Variable) and id(e) in variables:
+        return variables[id(e)]
+    children = e.children()
+    if not children:
+        return e
+    new = [substitute(c, refs, variables) for c in children]
+    if isinstance(e, E.Reference) and id(e.func) in refs:
+        return refs[id(e.func)](new)
+    if all(n is c for n, c in zip(new, children)):
+        return e
+    if isinstance(e, E.Reference):
+        return E.Reference(e.func, new)
+    return _rebuild(e, new)
+
+
+def _rebuild(e, new):
+    if isinstance(e, E.BinOp):
+        return E.BinOp(e.op, new[0], new[1], e.typ)
+    if isinstance(e, E.Neg):
+        return E.Neg(new[0])
+    if isinstance(e, E.Call):
+        return E.Call(e.fn, tuple(new), e.typ)
+    if isinstance(e, E.Cast):
+        return E.Cast(e.typ, new[0])
+    if isinstance(e, E.Select):
+        return E.Select(*new)
+    if isinstance(e, E.Condition):
+        return E.Condition(new[0], e.op, new[1])
+    if isinstance(e, E.Logic):
+        return E.Logic(e.op, *new)
+    if isinstance(e, E.Not):
+        return E.Not(new[0])
+    raise TypeError(f"cannot rebuild {type(e).__name__}")
+
+
+def _inliner(producer):
+    value = producer_value(producer)
+
+    def inline(args):
+        variables = {}
+        for var, arg in zip(producer.variables, args):
+            variables[id(var)] = arg if arg.typ is var.typ else E.Cast(var.typ, arg)
+        return substitute(value, {}, variables)
+    return inline
+
+
+def _substitute_producer(graph: StageGraph, producer) -> StageGraph:
+    """The graph with `producer` inlined into its consumers (and every stage downstream of a
+    changed one re-pointed at its copy)."""
+    refs = {id(producer): _inliner(producer)}
+    replaced = {}
+    for stage in graph.stages:
+        func = stage.func
+        if func is producer or isinstance(func, Image):
+            continue
+        new = _rewrite(func, refs)
+        if new is not func:
+            replaced[func.name] = new
+            refs[id(func)] = (lambda f: lambda args: E.Reference(f, args))(new)
+    outputs = [replaced.get(name, graph.stage(name).func) for name in graph.outputs]
+    return build_graph(outputs)
+
+
+def _rewrite(func, refs):
+    """`func` itself if nothing in its definition changes, else a copy with the new one."""
+    clone = copy.copy(func)
+    if isinstance(func, Reduction):
+        refs = dict(refs)
+        refs[id(func)] = lambda args: E.Reference(clone, args)
+    changed = False
+
+    def sub(e):
+        nonlocal changed
+        out = substitute(e, refs, {})
+        changed = changed or out is not e
+        return out
+    cases = []
+    for case in func.defn:
+        cond = None if case.cond is None else sub(case.cond)
+        if isinstance(case.value, Reduce):
+            red = case.value
+            target = E.Reference(clone, [sub(a) for a in red.target.args])
+            value = Reduce(target, sub(red.value), red.op)
+        else:
+            value = sub(case.value)
+        cases.append(_case(cond, value))
+    if isinstance(func, Reduction):
+        clone._default = sub(func.default)
+    if not changed:
+        return func
+    clone._defn = tuple(cases)
+    return clone
+
+
+def _case(cond, value) -> Case:
+    case = object.__new__(Case)
+    case.cond, case.value = cond, value
+    return case
