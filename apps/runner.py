@@ -87,3 +87,11 @@ def draw_graph(name: str, output: str, report=print) -> None:
         subprocess.run([dot, f"-T{path.suffix[1:]}", "-o", str(path)], input=text, text=True,
                        check=True)
     report(f"{name}: wrote {path}")
+
+
+def report_app(name: str, inline: bool = True) -> str:
+    """`pipe.report()` of app `name` compiled with its paper-size estimates."""
+    app = load_app(name)
+    outputs, _ = app.build()
+    pipe = polyimage.compile(outputs, estimates=app.PAPER_SIZE, name=name, inline=inline)
+    return pipe.report()

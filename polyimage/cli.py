@@ -2,12 +2,14 @@
 
 polyimage run APP [INPUT...] -o OUTPUT [--param NAME=VALUE]   run an app on photos
 polyimage bench [APP...] [--size paper|small] [--threads N]   time the apps
+polyimage report APP                                          stages, domains, inlining
 polyimage graph APP -o graph.svg|graph.dot                    draw an app's stage graph
 """
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 
@@ -34,6 +36,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--runs", type=int, default=5, help="timed runs after one warm-up")
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
 
+    report = commands.add_parser("report", help="print what the compiler made of an app")
+    report.add_argument("app", help="app name")
+    report.add_argument("--no-inline", action="store_true", help="compile without inlining")
+
     graph = commands.add_parser("graph", help="draw an app's stage graph")
     graph.add_argument("app", help="app name")
     graph.add_argument("-o", "--output", required=True, help="FILE.dot, or FILE.svg/.png "
@@ -54,9 +60,15 @@ def main(argv=None) -> int:
             from apps.bench import run_bench
             run_bench(args.apps, args.size, args.threads, args.runs, args.json,
                       report=lambda text: print(text, flush=True))
+        elif args.command == "report":
+            from apps.runner import report_app
+            print(report_app(args.app, inline=not args.no_inline))
         else:
             from apps.runner import draw_graph
             draw_graph(args.app, args.output)
+    except BrokenPipeError:
+        sys.stdout = open(os.devnull, "w")
+        return 0
     except (ValueError, TypeError, FileNotFoundError, RuntimeError) as exc:
         print(f"polyimage: error: {exc}", file=sys.stderr)
         return 2

@@ -86,6 +86,12 @@ class Pipeline:
         """The generated C translation unit."""
         return self.cmodule.source
 
+    def report(self) -> str:
+        """Stages after inlining with their domains, the parameter context, what was inlined,
+        warnings and pass times."""
+        from .report import pipeline_report
+        return pipeline_report(self)
+
     def to_dot(self) -> str:
         """The stage DAG as compiled (after inlining) as Graphviz text."""
         return to_dot(self.stage_graph, self.name)

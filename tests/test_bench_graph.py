@@ -73,3 +73,22 @@ def test_pipeline_to_dot_matches_graph():
     outputs, _ = unsharp_mask.build()
     assert polyimage.compile(outputs, inline=False).to_dot().count("->") == 7
     assert polyimage.compile(outputs).to_dot().count("->") == 3, "img->blurx->mask, img->mask"
+
+
+def test_report_lists_stages_domains_and_inlining():
+    outputs, _ = unsharp_mask.build()
+    pipe = polyimage.compile(outputs, estimates={"R": 2848, "C": 4256}, constraints=[])
+    text = pipe.report()
+    assert "4 stages as written, 2 after inlining" in text
+    assert "blurx[c, x, y] : " in text and "2 <= x <= 1 + R" in text
+    assert "sharpen into mask (pointwise producer)" in text
+    assert "estimates: R=2848, C=4256" in text and "warnings: none" in text
+    assert "build " in text.splitlines()[-1]
+
+
+def test_report_cli(capsys):
+    assert main(["report", "harris"]) == 0
+    out = capsys.readouterr().out
+    assert "harris: 11 stages as written, 5 after inlining" in out
+    assert main(["report", "harris", "--no-inline"]) == 0
+    assert "11 stages as written, 11 after inlining" in capsys.readouterr().out

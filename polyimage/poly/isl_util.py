@@ -23,8 +23,10 @@ class StageSpace:
         self.params = tuple(params)
         self.variables = tuple(variables)
         self.name = name
-        space = isl.Space.create_from_names(ctx, set=[f"i{d}" for d in range(len(variables))],
-                                            params=[p.name for p in self.params])
+        dims = [v.name for v in self.variables]
+        if len(set(dims)) != len(dims) or set(dims) & {p.name for p in self.params}:
+            dims = [f"i{d}" for d in range(len(dims))]
+        space = isl.Space.create_from_names(ctx, set=dims, params=[p.name for p in self.params])
         if name is not None:
             space = space.set_tuple_name(isl.dim_type.set, name)
         self.local_space = isl.LocalSpace.from_space(space)

@@ -1,0 +1,31 @@
+"""Human-readable report of a compiled pipeline: stages after inlining, domains, context."""
+from __future__ import annotations
+
+from .poly.analysis import analyze
+
+
+def pipeline_report(pipe) -> str:
+    """The stages as compiled with their isl domains, the parameter context, what was inlined,
+    the warnings, and the time of each compiler pass."""
+    analysis = analyze(pipe.stage_graph, pipe.constraints)
+    lines = [f"pipeline {pipe.name}: {len(pipe.graph.computed)} stages as written, "
+             f"{len(pipe.stage_graph.computed)} after inlining"]
+    lines.append(f"parameters: {', '.join(p.name for p in pipe.graph.parameters) or '(none)'}")
+    if pipe.estimates:
+        lines.append("estimates: " + ", ".join(f"{k}={v}" for k, v in pipe.estimates.items()))
+    lines.append(f"context: {analysis.context_set}")
+    lines.append("stages:")
+    for stage in pipe.stage_graph.stages:
+        func = stage.func
+        reads = f" <- {', '.join(stage.producers)}" if stage.producers else ""
+        lines.append(f"  {func.kind:9s} {func.name}: {func.typ} {analysis.domain_sets[func.name]}"
+                     f"{reads}")
+    if pipe.inlined:
+        lines.append("inlined:")
+        for producer, consumers, rule in pipe.inlined:
+            lines.append(f"  {producer} into {', '.join(consumers)} ({rule})")
+    lines.append("warnings:" if pipe.warnings else "warnings: none")
+    lines += [f"  {w}" for w in pipe.warnings]
+    lines.append("passes: " + ", ".join(f"{k} {v * 1e3:.1f} ms"
+                                        for k, v in pipe.pass_seconds.items()))
+    return "\n".join(lines)
