@@ -2,7 +2,11 @@
 
 Given a group of stages, its live-outs and tile sizes, a tile `T[o]` of the live-outs' iteration
 space covers `lb + t*o <= x < lb + t*(o+1)`. Composing access maps backwards (consumers before
-producers, union over consumers) gives, for every member, the exact points the tile needs; from
+producers, union over consumers) gives, for every member, the exact points the tile needs
+(where a member's footprint splits into more than PIECE_LIMIT pieces, as in deep pyramids whose
+clamped reads split by border case and residue of the tile index, it is replaced by its simple
+hull in (tile, point) space: a superset, whose boxes can be larger, e.g. 30 rows instead of 23
+on interpolate's coarse levels, but which keeps queries fast); from
 them come per-stage boxes as functions of `o` (scratchpad origins and extents), the redundant
 (overlapped) volume per tile, the live-in volume per tile, and whether the footprint is bounded
 independently of the image size (the condition for overlapped tiling).
@@ -22,6 +26,7 @@ from .analysis import PolyAnalysis
 from .isl_util import StageSpace
 
 TILE = "T"
+PIECE_LIMIT = 4
 
 
 @dataclass(frozen=True)
@@ -117,6 +122,9 @@ class FootprintAnalyzer:
             if name not in needed:
                 continue
             tiles = needed[name].intersect_range(analysis.domain_sets[name]).coalesce()
+            if tiles.n_basic_map() > PIECE_LIMIT:
+                tiles = isl.Map.from_basic_map(tiles.simple_hull()).intersect_range(
+                    analysis.domain_sets[name]).coalesce()
             needed[name] = tiles
             for producer, part in self._reads(func, tiles):
                 target = needed if producer in members else live_ins
