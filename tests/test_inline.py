@@ -127,3 +127,19 @@ def test_dot_shows_the_compiled_graph(inline):
     outputs, _ = unsharp_mask.build()
     text = polyimage.compile(outputs, inline=inline).to_dot()
     assert ('"sharpen"' in text) is not inline
+
+
+def test_table_read_at_fixed_indices_stays_a_stage():
+    """A 3-entry pointwise table read as table(0..2) by every pixel would be recomputed per
+    pixel if inlined."""
+    k = Variable(Int, "k")
+    weights = Image(Float, "weights", [3])
+    table = Function(([k], [Interval(Int, 0, 2)]), Float, "table")
+    table.defn = [weights(k) * 2 + 1]
+    img = Image(Float, "img", [R])
+    out = Function(([x], [Interval(Int, 0, R - 1)]), Float, "out")
+    out.defn = [img(x) * table(0) + table(2)]
+    pipe = polyimage.compile([out])
+    assert stage_names(pipe) == ["table", "out"]
+    data, w = np.arange(7, dtype=np.float32), np.float32([0.5, 0, 2])
+    assert_same(pipe(img=data, weights=w), polyimage.interpret([out], img=data, weights=w))

@@ -2,7 +2,9 @@
 
 A producer is substituted into its consumers when (i) its only consumer is pointwise, (ii) it is
 pointwise itself, or (iii) the references to it never overlap (each of its points is read once),
-so inlining adds no redundant work beyond recomputing pointwise expressions. Live-outs, inputs,
+so inlining adds no redundant work beyond recomputing pointwise expressions. Every reference to
+it must also tell consumer points apart (each consumer variable appears as `a*v + b` in some
+index): a small table read at fixed indices by every pixel stays a stage. Live-outs, inputs,
 Reductions and producers read through clamped (non-affine) indices are never inlined. The
 user's Function objects are left untouched: changed stages are copies.
 """
@@ -42,6 +44,9 @@ def _next_candidate(graph, analyze):
                 if r.func is func]
         if not all(is_affine(a) for r in refs for a in r.args):
             continue
+        if not all(_one_to_one(r, graph.stage(c).func) for c in stage.consumers
+                   for r in _references(graph.stage(c).func) if r.func is func):
+            continue
         if is_pointwise(func):
             return stage.name, "pointwise producer"
         if len(stage.consumers) == 1 and is_pointwise(graph.stage(stage.consumers[0]).func):
@@ -49,6 +54,31 @@ def _next_candidate(graph, analyze):
         analysis = analysis or analyze(graph)
         if _non_overlapping(analysis, stage.name):
             return stage.name, "non-overlapping reads"
+    return None
+
+
+def _one_to_one(ref, consumer) -> bool:
+    """Each consumer variable appears as `a*v + b` in some index, so different consumer points
+    read different producer points (a 3x4 matrix read at (c, 0) by every pixel would otherwise be
+    recomputed per pixel)."""
+    found = {id(v) for v in map(_single_variable, ref.args) if v is not None}
+    own = consumer.reduction_variables if isinstance(consumer, Reduction) else consumer.variables
+    return all(id(v) in found for v in own)
+
+
+def _single_variable(e):
+    """The Variable `v` when `e` is `a*v + b` with constants a != 0 and b, else None."""
+    if isinstance(e, E.Variable) and not isinstance(e, E.Parameter):
+        return e
+    if isinstance(e, E.Neg) or (isinstance(e, E.Cast) and e.typ.is_int and e.a.typ.is_int):
+        return _single_variable(e.a)
+    if isinstance(e, E.BinOp) and e.op in ("+", "-", "*"):
+        consts = [isinstance(side, E.Const) and not (e.op == "*" and side.value == 0)
+                  for side in (e.a, e.b)]
+        if consts[1]:
+            return _single_variable(e.a)
+        if consts[0]:
+            return _single_variable(e.b)
     return None
 
 
