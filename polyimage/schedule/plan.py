@@ -1,0 +1,113 @@
+"""Schedules: groups of stages in execution order, each with one or two levels of tile sizes.
+
+A Schedule is plain data that round-trips through JSON, so users can save, edit and reuse one
+(Halide style). `validate(graph)` checks it against a stage graph and raises ScheduleError with
+the reason: a stage in no group or in two, an unknown stage, a group order that runs a consumer
+before its producer, a grouping that creates a cycle, or a bad tile size.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from ..errors import PolyimageError
+
+
+class ScheduleError(PolyimageError, ValueError):
+    """A schedule that cannot be applied to the pipeline, with the reason."""
+
+
+@dataclass(frozen=True)
+class GroupSchedule:
+    """Stages computed together; `tile_sizes` holds one tuple per tiling level (outer first),
+    each with one size per dimension of the group's live-outs; empty means untiled."""
+
+    stages: tuple
+    tile_sizes: tuple = ()
+
+    def to_dict(self) -> dict:
+        return {"stages": list(self.stages), "tile_sizes": [list(t) for t in self.tile_sizes]}
+
+    @classmethod
+    def from_dict(cls, data: dict) -> "GroupSchedule":
+        return cls(tuple(data["stages"]), tuple(tuple(t) for t in data.get("tile_sizes", ())))
+
+
+@dataclass(frozen=True)
+class Schedule:
+    """Groups in execution order."""
+
+    groups: tuple = field(default_factory=tuple)
+
+    def to_json(self) -> str:
+        return json.dumps({"groups": [g.to_dict() for g in self.groups]}, indent=1)
+
+    @classmethod
+    def from_json(cls, text: str) -> "Schedule":
+        try:
+            data = json.loads(text)
+            return cls(tuple(GroupSchedule.from_dict(g) for g in data["groups"]))
+        except (ValueError, KeyError, TypeError) as exc:
+            raise ScheduleError(f"not a schedule: {exc}") from None
+
+    @classmethod
+    def naive(cls, graph) -> "Schedule":
+        """One untiled group per computed stage, in topological order."""
+        return cls(tuple(GroupSchedule((s.name,)) for s in graph.computed))
+
+    def __str__(self) -> str:
+        lines = []
+        for i, group in enumerate(self.groups):
+            tiles = " then ".join("x".join(map(str, t)) for t in group.tile_sizes) or "untiled"
+            lines.append(f"group {i}: {', '.join(group.stages)} [{tiles}]")
+        return "\n".join(lines)
+
+    def validate(self, graph) -> "Schedule":
+        """Check this schedule against `graph`; returns self."""
+        computed = [s.name for s in graph.computed]
+        owner = {}
+        for i, group in enumerate(self.groups):
+            if not group.stages:
+                raise ScheduleError(f"group {i} is empty")
+            for name in group.stages:
+                if name not in computed:
+                    known = "an input image" if name in {img.name for img in graph.images} \
+                        else "not a stage of the pipeline"
+                    raise ScheduleError(f"group {i} names {name}, which is {known}")
+                if name in owner:
+                    raise ScheduleError(f"{name} is in group {owner[name]} and group {i}")
+                owner[name] = i
+            _check_tiles(i, group, graph)
+        missing = [n for n in computed if n not in owner]
+        if missing:
+            raise ScheduleError(f"{', '.join(missing)} in no group")
+        for stage in graph.computed:
+            for producer in stage.producers:
+                if producer in owner and owner[producer] > owner[stage.name]:
+                    raise ScheduleError(
+                        f"group {owner[stage.name]} ({stage.name}) runs before group "
+                        f"{owner[producer]}, which computes its producer {producer}"
+                        + _cycle_hint(graph, owner, stage.name, producer))
+        return self
+
+
+def _cycle_hint(graph, owner, consumer, producer) -> str:
+    """Explain when no order of the groups could work: the groups depend on each other."""
+    a, b = owner[consumer], owner[producer]
+    for stage in graph.computed:
+        if owner[stage.name] == b and any(owner.get(p) == a for p in stage.producers):
+            return f"; no order works: the two groups depend on each other (a cycle)"
+    return ""
+
+
+def _check_tiles(i, group, graph):
+    dims = {graph.stage(n).func.ndim for n in group.stages}
+    for level, sizes in enumerate(group.tile_sizes):
+        if len(group.tile_sizes) > 2:
+            raise ScheduleError(f"group {i} has {len(group.tile_sizes)} tiling levels; at most 2")
+        if len(sizes) != max(dims):
+            raise ScheduleError(f"group {i}: level {level} has {len(sizes)} tile sizes, the "
+                                f"group's stages have {max(dims)} dimensions")
+        for size in sizes:
+            if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+                raise ScheduleError(f"group {i}: tile size {size!r} must be an integer >= 1")
