@@ -1,0 +1,167 @@
+"""Per-tile regions by interval arithmetic (bounds inference in Halide's style).
+
+For a group, its live-outs and a tile `[lb + t*o, lb + t*o + t - 1]` per dimension, every
+member's region is a box whose bounds are DSL expressions in the tile coordinates `o` and the
+parameters: each index is evaluated on intervals (sums, scaling, floor division, Min/Max are
+exact on intervals; `%` and data-dependent indices give the producer's whole interval), the
+union over references is the Min of lower and the Max of upper bounds, and the result is
+clipped to the stage's domain. The bounds can be evaluated with NumPy for all tiles at once, or
+printed as C to compute tile regions at run time. Case and Select guards are ignored, so a
+region may be larger than the exact footprint (poly/footprint.py), never smaller.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..dsl import expr as E
+from ..dsl.constructs import Reduction
+from ..graph.dag import definition_exprs
+from ..interp.evaluate import Evaluator
+
+
+@dataclass(frozen=True)
+class Region:
+    """Inclusive bounds per dimension: (low, high) DSL expressions."""
+
+    bounds: tuple
+
+    def evaluate(self, tile_vars, tiles, params) -> tuple:
+        """(lows, highs) arrays of shape (ntiles, ndim) for tile coordinates `tiles`."""
+        points = {v: np.asarray(tiles[:, k], np.int64) for k, v in enumerate(tile_vars)}
+        evaluate = Evaluator({}, {}, params)
+        n = len(tiles)
+        lows = np.stack([np.broadcast_to(evaluate(lo, points, n), (n,)) for lo, _ in self.bounds],
+                        axis=1)
+        highs = np.stack([np.broadcast_to(evaluate(hi, points, n), (n,))
+                          for _, hi in self.bounds], axis=1)
+        return lows, highs
+
+
+def tile_variables(ndim: int) -> tuple:
+    return tuple(E.Variable(E.Long, f"o{k}") for k in range(ndim))
+
+
+def infer_regions(graph, group, liveouts, tile_sizes, tile_vars=None) -> dict:
+    """{stage: Region} for every member of `group` and every producer outside it that the tile
+    reads (the live-ins)."""
+    tile_vars = tile_vars or tile_variables(len(tile_sizes))
+    order = [s.name for s in graph.stages]
+    members = sorted(set(group), key=order.index)
+    pending = {}
+    for name in liveouts:
+        func = graph.stage(name).func
+        box = []
+        for o, t, iv in zip(tile_vars, tile_sizes, func.intervals):
+            lo = _long(iv.lb) + o * t
+            box.append((lo, lo + (t - 1)))
+        pending[name] = [box]
+    regions = {}
+    for name in reversed(members):
+        if name not in pending:
+            continue
+        func = graph.stage(name).func
+        region = _clip(_union(pending.pop(name)), func)
+        regions[name] = region
+        for ref, env in _reads(func, region):
+            box = [_index_interval(a, env, ref.func.intervals[d]) for d, a in enumerate(ref.args)]
+            pending.setdefault(ref.func.name, []).append(box)
+    for name, boxes in pending.items():
+        regions[name] = _clip(_union(boxes), graph.stage(name).func)
+    return regions
+
+
+def _reads(func, region):
+    """(reference, variable intervals) for every read of `func` over `region`."""
+    env = {id(v): bounds for v, bounds in zip(func.variables, region.bounds)}
+    if isinstance(func, Reduction):
+        red_env = {id(v): (_long(iv.lb), _long(iv.ub))
+                   for v, iv in zip(func.reduction_variables, func.reduction_intervals)}
+        for case in func.defn:
+            for e in ([case.cond] if case.cond is not None else []) + [case.value.value,
+                                                                     *case.value.target.args]:
+                for ref in E.references(e):
+                    yield ref, red_env
+        for ref in E.references(func.default):
+            yield ref, env
+        return
+    for e in definition_exprs(func):
+        for ref in E.references(e):
+            yield ref, env
+
+
+def _long(e):
+    return e if e.typ is E.Long else E.Cast(E.Long, e)
+
+
+def _union(boxes) -> tuple:
+    first = boxes[0]
+    result = []
+    for d in range(len(first)):
+        lo, hi = first[d]
+        for box in boxes[1:]:
+            lo, hi = E.Min(lo, box[d][0]), E.Max(hi, box[d][1])
+        result.append((lo, hi))
+    return tuple(result)
+
+
+def _clip(bounds, func) -> Region:
+    return Region(tuple((E.Max(lo, _long(iv.lb)), E.Min(hi, _long(iv.ub)))
+                        for (lo, hi), iv in zip(bounds, func.intervals)))
+
+
+def _index_interval(e, env, interval):
+    """(low, high) of integer expression `e` when its variables range over `env`; the whole
+    producer interval where it is not affine."""
+    try:
+        return _interval(e, env)
+    except _NotMonotone:
+        return _long(interval.lb), _long(interval.ub)
+
+
+class _NotMonotone(Exception):
+    pass
+
+
+def _interval(e, env):
+    if isinstance(e, E.Const) and isinstance(e.value, int):
+        c = E.Const(e.value, E.Long)
+        return c, c
+    if isinstance(e, E.Parameter) and e.typ.is_int:
+        return _long(e), _long(e)
+    if isinstance(e, E.Variable) and id(e) in env:
+        return env[id(e)]
+    if isinstance(e, E.Cast) and e.typ.is_int and e.a.typ.is_int \
+            and e.typ.max_value() >= e.a.typ.max_value() and e.typ.min_value() <= e.a.typ.min_value():
+        return _interval(e.a, env)
+    if isinstance(e, E.Neg):
+        lo, hi = _interval(e.a, env)
+        return -hi, -lo
+    if isinstance(e, E.BinOp):
+        return _binop_interval(e, env)
+    raise _NotMonotone(str(e))
+
+
+def _binop_interval(e, env):
+    if e.op in ("+", "-", "min", "max"):
+        (alo, ahi), (blo, bhi) = _interval(e.a, env), _interval(e.b, env)
+        if e.op == "+":
+            return alo + blo, ahi + bhi
+        if e.op == "-":
+            return alo - bhi, ahi - blo
+        combine = E.Min if e.op == "min" else E.Max
+        return combine(alo, blo), combine(ahi, bhi)
+    const, other = (e.a, e.b) if isinstance(e.a, E.Const) else (e.b, e.a)
+    if not (isinstance(const, E.Const) and isinstance(const.value, int)):
+        raise _NotMonotone(str(e))
+    k = const.value
+    if e.op == "*":
+        lo, hi = _interval(other, env)
+        return (lo * k, hi * k) if k >= 0 else (hi * k, lo * k)
+    if e.op == "//" and const is e.b and k != 0:
+        lo, hi = _interval(e.a, env)
+        return (lo // k, hi // k) if k > 0 else (hi // k, lo // k)
+    if e.op == "%" and const is e.b and k != 0:
+        return E.Const(min(0, k + 1), E.Long), E.Const(max(0, k - 1), E.Long)
+    raise _NotMonotone(str(e))

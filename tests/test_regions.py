@@ -1,0 +1,73 @@
+"""Interval bounds inference: every tile's region contains the exact footprint (brute force),
+and is the footprint's box where no guard narrows it."""
+import itertools
+
+import numpy as np
+import pytest
+
+from apps import harris
+from polyimage.graph import build_graph
+from polyimage.poly.regions import infer_regions, tile_variables
+from test_footprint import blur_chain, brute_force, channel_stencil, pyramid
+
+
+def check_regions(outputs, params, tile_sizes, exact_boxes=True):
+    graph = build_graph(outputs)
+    group = [s.name for s in graph.computed]
+    tile_vars = tile_variables(len(tile_sizes))
+    regions = infer_regions(graph, group, graph.outputs, tile_sizes, tile_vars)
+    out = graph.stage(graph.outputs[0]).func
+    from polyimage.arguments import evaluate_scalar
+    extents = [evaluate_scalar(iv.ub, params) - evaluate_scalar(iv.lb, params) + 1
+               for iv in out.intervals]
+    tiles = np.array(list(itertools.product(*[range(-(-e // t))
+                                              for e, t in zip(extents, tile_sizes)])))
+    bounds = {n: r.evaluate(tile_vars, tiles, params) for n, r in regions.items()}
+    for i, tile in enumerate(tiles):
+        needed = brute_force(graph, group, graph.outputs, tile_sizes, params, tuple(tile))
+        for name, points in needed.items():
+            if not points:
+                continue
+            lows, highs = bounds[name]
+            pts = np.array(sorted(points))
+            assert (pts.min(axis=0) >= lows[i]).all() and (pts.max(axis=0) <= highs[i]).all(), \
+                (name, tile)
+            if exact_boxes:
+                np.testing.assert_array_equal(pts.min(axis=0), lows[i], err_msg=name)
+                np.testing.assert_array_equal(pts.max(axis=0), highs[i], err_msg=name)
+    return regions
+
+
+@pytest.mark.parametrize("tile_sizes", [(3, 4), (5, 17)])
+def test_blur_chain(tile_sizes):
+    check_regions(blur_chain(), {"R": 11, "C": 13}, tile_sizes)
+
+
+def test_harris():
+    outputs, _ = harris.build()
+    check_regions(outputs, {"R": 13, "C": 17}, (4, 8))
+
+
+@pytest.mark.parametrize("tile", [1, 3, 8])
+def test_down_and_up_sampling(tile):
+    check_regions(pyramid(), {"R": 37}, (tile,))
+
+
+def test_channel_stencil_modulo_is_widened():
+    """(c + 1) % 3 is over-approximated by the whole channel range: a superset, not the box."""
+    regions = check_regions(channel_stencil(), {"R": 9, "C": 10}, (1, 3, 4), exact_boxes=False)
+    assert set(regions) == {"f", "g", "img"}
+
+
+def test_regions_print_as_c_free_of_tile_loops():
+    from polyimage.codegen.cexpr import CExprPrinter
+    graph = build_graph(pyramid())
+    tile_vars = tile_variables(1)
+    regions = infer_regions(graph, ["down", "down2", "up"], ["up"], (8,), tile_vars)
+    names = {tile_vars[0]: "o0"}
+    names.update({p: p.name for p in graph.parameters})
+    helpers = set()
+    low = CExprPrinter(names, None, helpers)(regions["down"].bounds[0][0])
+    high = CExprPrinter(names, None, helpers)(regions["down"].bounds[0][1])
+    assert "o0" in low and "o0" in high and "R" in high, "clipped to the domain's upper bound"
+    assert ("min", "int64_t") in helpers and ("max", "int64_t") in helpers
