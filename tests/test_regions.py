@@ -22,7 +22,7 @@ def check_regions(outputs, params, tile_sizes, exact_boxes=True):
                for iv in out.intervals]
     tiles = np.array(list(itertools.product(*[range(-(-e // t))
                                               for e, t in zip(extents, tile_sizes)])))
-    bounds = {n: r.evaluate(tile_vars, tiles, params) for n, r in regions.items()}
+    bounds = regions.evaluate(tiles, params)
     for i, tile in enumerate(tiles):
         needed = brute_force(graph, group, graph.outputs, tile_sizes, params, tuple(tile))
         for name, points in needed.items():
@@ -66,8 +66,10 @@ def test_regions_print_as_c_free_of_tile_loops():
     regions = infer_regions(graph, ["down", "down2", "up"], ["up"], (8,), tile_vars)
     names = {tile_vars[0]: "o0"}
     names.update({p: p.name for p in graph.parameters})
+    for region in regions.by_stage.values():
+        names.update({v: v.name for pair in region.symbols for v in pair})
     helpers = set()
     low = CExprPrinter(names, None, helpers)(regions["down"].bounds[0][0])
     high = CExprPrinter(names, None, helpers)(regions["down"].bounds[0][1])
-    assert "o0" in low and "o0" in high and "R" in high, "clipped to the domain's upper bound"
+    assert "up_lo0" in low and "R" in high, "read from up's bounds, clipped to down's domain"
     assert ("min", "int64_t") in helpers and ("max", "int64_t") in helpers

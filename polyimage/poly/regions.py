@@ -6,7 +6,8 @@ parameters: each index is evaluated on intervals (sums, scaling, floor division,
 exact on intervals; `%` and data-dependent indices give the producer's whole interval), the
 union over references is the Min of lower and the Max of upper bounds, and the result is
 clipped to the stage's domain. The bounds can be evaluated with NumPy for all tiles at once, or
-printed as C to compute tile regions at run time. Case and Select guards are ignored, so a
+printed as C to compute tile regions at run time; a region's bounds refer to its consumers'
+bound symbols, not to their expressions, so their size stays linear in the group. Case and Select guards are ignored, so a
 region may be larger than the exact footprint (poly/footprint.py), never smaller.
 """
 from __future__ import annotations
@@ -23,29 +24,50 @@ from ..interp.evaluate import Evaluator
 
 @dataclass(frozen=True)
 class Region:
-    """Inclusive bounds per dimension: (low, high) DSL expressions."""
+    """Inclusive bounds per dimension, (low, high) DSL expressions in the tile coordinates, the
+    parameters and the bound symbols of regions computed before it; `symbols` are this
+    region's own bound symbols, which later regions use."""
 
     bounds: tuple
+    symbols: tuple
 
-    def evaluate(self, tile_vars, tiles, params) -> tuple:
-        """(lows, highs) arrays of shape (ntiles, ndim) for tile coordinates `tiles`."""
-        points = {v: np.asarray(tiles[:, k], np.int64) for k, v in enumerate(tile_vars)}
-        evaluate = Evaluator({}, {}, params)
+
+@dataclass(frozen=True)
+class Regions:
+    """Regions in the order they are computed (consumers before producers)."""
+
+    tile_vars: tuple
+    by_stage: dict
+
+    def __getitem__(self, name) -> Region:
+        return self.by_stage[name]
+
+    def __iter__(self):
+        return iter(self.by_stage)
+
+    def evaluate(self, tiles, params) -> dict:
+        """{stage: (lows, highs)} arrays of shape (ntiles, ndim) for tile coordinates `tiles`."""
         n = len(tiles)
-        lows = np.stack([np.broadcast_to(evaluate(lo, points, n), (n,)) for lo, _ in self.bounds],
-                        axis=1)
-        highs = np.stack([np.broadcast_to(evaluate(hi, points, n), (n,))
-                          for _, hi in self.bounds], axis=1)
-        return lows, highs
+        points = {v: np.asarray(tiles[:, k], np.int64) for k, v in enumerate(self.tile_vars)}
+        evaluate = Evaluator({}, {}, params)
+        result = {}
+        for name, region in self.by_stage.items():
+            lows, highs = [], []
+            for (lo, hi), (lo_sym, hi_sym) in zip(region.bounds, region.symbols):
+                lows.append(np.broadcast_to(evaluate(lo, points, n), (n,)).astype(np.int64))
+                highs.append(np.broadcast_to(evaluate(hi, points, n), (n,)).astype(np.int64))
+                points[lo_sym], points[hi_sym] = lows[-1], highs[-1]
+            result[name] = (np.stack(lows, axis=1), np.stack(highs, axis=1))
+        return result
 
 
 def tile_variables(ndim: int) -> tuple:
     return tuple(E.Variable(E.Long, f"o{k}") for k in range(ndim))
 
 
-def infer_regions(graph, group, liveouts, tile_sizes, tile_vars=None) -> dict:
-    """{stage: Region} for every member of `group` and every producer outside it that the tile
-    reads (the live-ins)."""
+def infer_regions(graph, group, liveouts, tile_sizes, tile_vars=None) -> Regions:
+    """Regions of every member of `group` and of every producer outside it that the tile reads
+    (the live-ins), for one tile of `liveouts`."""
     tile_vars = tile_vars or tile_variables(len(tile_sizes))
     order = [s.name for s in graph.stages]
     members = sorted(set(group), key=order.index)
@@ -62,19 +84,19 @@ def infer_regions(graph, group, liveouts, tile_sizes, tile_vars=None) -> dict:
         if name not in pending:
             continue
         func = graph.stage(name).func
-        region = _clip(_union(pending.pop(name)), func)
+        region = _clip(name, _union(pending.pop(name)), func)
         regions[name] = region
         for ref, env in _reads(func, region):
             box = [_index_interval(a, env, ref.func.intervals[d]) for d, a in enumerate(ref.args)]
             pending.setdefault(ref.func.name, []).append(box)
-    for name, boxes in pending.items():
-        regions[name] = _clip(_union(boxes), graph.stage(name).func)
-    return regions
+    for name in sorted(pending, key=order.index):
+        regions[name] = _clip(name, _union(pending[name]), graph.stage(name).func)
+    return Regions(tuple(tile_vars), regions)
 
 
 def _reads(func, region):
     """(reference, variable intervals) for every read of `func` over `region`."""
-    env = {id(v): bounds for v, bounds in zip(func.variables, region.bounds)}
+    env = {id(v): symbols for v, symbols in zip(func.variables, region.symbols)}
     if isinstance(func, Reduction):
         red_env = {id(v): (_long(iv.lb), _long(iv.ub))
                    for v, iv in zip(func.reduction_variables, func.reduction_intervals)}
@@ -106,9 +128,12 @@ def _union(boxes) -> tuple:
     return tuple(result)
 
 
-def _clip(bounds, func) -> Region:
-    return Region(tuple((E.Max(lo, _long(iv.lb)), E.Min(hi, _long(iv.ub)))
-                        for (lo, hi), iv in zip(bounds, func.intervals)))
+def _clip(name, bounds, func) -> Region:
+    clipped = tuple((E.Max(lo, _long(iv.lb)), E.Min(hi, _long(iv.ub)))
+                    for (lo, hi), iv in zip(bounds, func.intervals))
+    symbols = tuple((E.Variable(E.Long, f"{name}_lo{d}"), E.Variable(E.Long, f"{name}_hi{d}"))
+                    for d in range(func.ndim))
+    return Region(clipped, symbols)
 
 
 def _index_interval(e, env, interval):
