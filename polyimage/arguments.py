@@ -12,6 +12,7 @@ import numpy as np
 from .dsl import expr as E
 from .graph.dag import StageGraph
 from .interp.evaluate import Evaluator
+from .poly.affine import linear_form
 
 
 @dataclass(frozen=True)
@@ -97,31 +98,12 @@ def _check_param(p: E.Parameter, value):
     return float(p.typ.dtype.type(value))
 
 
-def _linear_in_one_param(e: E.Expr):
-    """(parameter, coefficient, constant) when `e` is c*P + k, else None."""
-    if isinstance(e, E.Cast) and e.typ.is_int:
-        return _linear_in_one_param(e.a)
-    if isinstance(e, E.Parameter):
-        return (e, 1, 0)
-    if isinstance(e, E.BinOp) and e.op in ("+", "-") and isinstance(e.b, E.Const):
-        inner = _linear_in_one_param(e.a)
-        if inner:
-            sign = 1 if e.op == "+" else -1
-            return (inner[0], inner[1], inner[2] + sign * e.b.value)
-    if isinstance(e, E.BinOp) and e.op == "*":
-        const, other = (e.a, e.b) if isinstance(e.a, E.Const) else (e.b, e.a)
-        inner = _linear_in_one_param(other) if isinstance(const, E.Const) else None
-        if inner:
-            return (inner[0], inner[1] * const.value, inner[2] * const.value)
-    return None
-
-
 def _infer_params(graph, arrays, values):
     """Solve extents of the form c*P + k for P; an extent no integer P gives is an error."""
     for img in graph.images:
         for dim, (extent, size) in enumerate(zip(img.extents, arrays[img.name].shape)):
-            form = _linear_in_one_param(extent)
-            if form is None or form[0].name in values or form[1] == 0:
+            form = linear_form(extent)
+            if form is None or not isinstance(form[0], E.Parameter) or form[0].name in values:
                 continue
             param, coeff, const = form
             if (size - const) % coeff != 0:

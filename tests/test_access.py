@@ -8,6 +8,7 @@ from polyimage import Variable
 from polyimage.graph import build_graph
 from polyimage.interp.evaluate import Evaluator
 from polyimage.poly.analysis import analyze
+from test_footprint import isl_points
 
 R = Parameter(Int, "R")
 x, y = Variable(Int, "x"), Variable(Int, "y")
@@ -15,14 +16,7 @@ SIZE = 11
 
 
 def image_of(access_map, point, params):
-    fixed = access_map.intersect_params(params)
-    for d, v in enumerate(point):
-        fixed = fixed.fix_val(isl.dim_type.in_, d, isl.Val.int_from_si(fixed.get_ctx(), v))
-    found = set()
-    fixed.range().foreach_point(lambda p: found.add(tuple(
-        p.get_coordinate_val(isl.dim_type.set, d).to_python()
-        for d in range(fixed.dim(isl.dim_type.out)))))
-    return found
+    return isl_points(access_map.intersect_params(params), point)
 
 
 INDICES = {

@@ -15,7 +15,7 @@ import itertools
 
 from ..dsl import expr as E
 from ..dsl.constructs import Case, Image, Reduce, Reduction
-from ..poly.affine import is_affine
+from ..poly.affine import is_affine, linear_form
 from .dag import StageGraph, build_graph, definition_exprs
 
 
@@ -61,25 +61,10 @@ def _one_to_one(ref, consumer) -> bool:
     """Each consumer variable appears as `a*v + b` in some index, so different consumer points
     read different producer points (a 3x4 matrix read at (c, 0) by every pixel would otherwise be
     recomputed per pixel)."""
-    found = {id(v) for v in map(_single_variable, ref.args) if v is not None}
+    forms = [linear_form(a) for a in ref.args]
+    found = {id(f[0]) for f in forms if f is not None and isinstance(f[0], E.Variable)}
     own = consumer.reduction_variables if isinstance(consumer, Reduction) else consumer.variables
     return all(id(v) in found for v in own)
-
-
-def _single_variable(e):
-    """The Variable `v` when `e` is `a*v + b` with constants a != 0 and b, else None."""
-    if isinstance(e, E.Variable) and not isinstance(e, E.Parameter):
-        return e
-    if isinstance(e, E.Neg) or (isinstance(e, E.Cast) and e.typ.is_int and e.a.typ.is_int):
-        return _single_variable(e.a)
-    if isinstance(e, E.BinOp) and e.op in ("+", "-", "*"):
-        consts = [isinstance(side, E.Const) and not (e.op == "*" and side.value == 0)
-                  for side in (e.a, e.b)]
-        if consts[1]:
-            return _single_variable(e.a)
-        if consts[0]:
-            return _single_variable(e.b)
-    return None
 
 
 def _references(func) -> list:

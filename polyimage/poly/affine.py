@@ -36,3 +36,31 @@ def is_affine(e: E.Expr) -> bool:
         if e.op in ("//", "%"):
             return _is_const(e.b) and e.b.value != 0 and is_affine(e.a)
     return False
+
+
+def linear_form(e: E.Expr):
+    """(symbol, a, b) when `e` is `a*s + b` for one integer Symbol s and integer constants,
+    a != 0 (through negation and integer casts); None otherwise."""
+    if isinstance(e, E.Symbol) and e.typ.is_int:
+        return e, 1, 0
+    if isinstance(e, E.Neg):
+        inner = linear_form(e.a)
+        return inner and (inner[0], -inner[1], -inner[2])
+    if isinstance(e, E.Cast) and e.typ.is_int and e.a.typ.is_int:
+        return linear_form(e.a)
+    if not (isinstance(e, E.BinOp) and e.op in ("+", "-", "*")):
+        return None
+    if _is_const(e.b):
+        inner, k, const_left = linear_form(e.a), e.b.value, False
+    elif _is_const(e.a):
+        inner, k, const_left = linear_form(e.b), e.a.value, True
+    else:
+        return None
+    if inner is None:
+        return None
+    symbol, a, b = inner
+    if e.op == "*":
+        return (symbol, a * k, b * k) if k != 0 else None
+    if e.op == "+":
+        return symbol, a, b + k
+    return (symbol, -a, k - b) if const_left else (symbol, a, b - k)

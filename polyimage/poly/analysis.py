@@ -14,6 +14,7 @@ from ..dsl import expr as E
 from ..dsl.constructs import Image, Reduction
 from ..errors import PipelineError
 from ..graph.dag import StageGraph
+from .affine import is_affine
 from .isl_util import NotAffine, StageSpace
 
 REDUCTION_SUFFIX = "__red"
@@ -190,19 +191,11 @@ def _expr_accesses(spaces, consumer, space, e, guard, label, writes=False) -> li
     for ref, ref_guard in guarded_references(space, e, guard):
         producer = spaces[ref.func.name]
         access_map = space.access_map(ref, producer, ref.func.intervals)
-        affine = tuple(_is_affine_in(space, a) for a in ref.args)
+        affine = tuple(is_affine(a) for a in ref.args)
         result.append(Access(consumer, label, ref, space, ref_guard,
                              access_map.intersect_domain(ref_guard), affine,
                              writes and ref is e))
     return result
-
-
-def _is_affine_in(space, arg) -> bool:
-    try:
-        space.pw_aff(arg)
-        return True
-    except NotAffine:
-        return False
 
 
 def guarded_references(space, e, guard):

@@ -142,8 +142,7 @@ class FootprintAnalyzer:
     def _mark_unbounded(self, boxes, group, liveouts, tile_sizes) -> dict:
         """Extents that differ between two image sizes, both much larger than a tile, grow
         with the image: set them to None."""
-        smallest = max(1, min(v for v in self.estimates.values() if v > 0) if any(
-            v > 0 for v in self.estimates.values()) else 1)
+        smallest = min((v for v in self.estimates.values() if v > 0), default=1)
         factor = max(2, -(-8 * max(tile_sizes) // smallest))
         extents = []
         for k in (factor, 2 * factor):

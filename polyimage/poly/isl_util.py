@@ -9,6 +9,7 @@ from __future__ import annotations
 import islpy as isl
 
 from ..dsl import expr as E
+from .affine import is_affine
 
 
 class NotAffine(Exception):
@@ -104,9 +105,9 @@ class StageSpace:
         interval along the others (which are clamped there at run time)."""
         result = None
         for d, arg in enumerate(ref.args):
-            try:
+            if is_affine(arg):
                 part = isl.Map.from_pw_aff(self.pw_aff(arg))
-            except NotAffine:
+            else:
                 column = StageSpace(self.ctx, self.params, producer.variables[d:d + 1])
                 part = isl.Map.from_domain_and_range(
                     self.universe_set, column.box_set(producer_intervals[d:d + 1]))
