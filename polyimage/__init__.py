@@ -9,7 +9,8 @@ from .errors import (BoundsError, CompileError, PipelineError, PolyimageError,
                      UncoveredReadWarning)
 from .interp import interpret
 from .pipeline import Pipeline, compile
+from .schedule import GroupSchedule, Schedule, ScheduleError
 from .version import __version__
 
 __all__ = list(_dsl_all) + ["BoundsError", "CompileError", "PipelineError", "PolyimageError",
-                            "UncoveredReadWarning"]
+                            "UncoveredReadWarning", "GroupSchedule", "Schedule", "ScheduleError"]

@@ -22,7 +22,8 @@ from .graph.dot import to_dot
 from .jit.build import build
 from .graph.inline import inline_stages
 from .poly.analysis import analyze
-from .poly.bounds import check_analysis
+from .poly.bounds import branch_free_stages, check_analysis
+from .schedule.plan import Schedule, ScheduleError
 
 log = logging.getLogger("polyimage")
 
@@ -36,6 +37,8 @@ def compile(outputs, estimates=None, constraints=(), name=None, schedule="naive"
     estimates: typical parameter values, `{R: 2848, C: 4256}` (used by the optimizer).
     constraints: Conditions on Parameters that every call satisfies, e.g. `[R >= 32]`.
     name: the C entry is `pipeline_<name>` (default: the first output's name).
+    schedule: "naive" (one parallel loop nest per stage), or a `Schedule` (or its text / JSON
+        form) naming groups of stages after inlining, each with one or two levels of tile sizes.
     inline: substitute pointwise and non-overlapping producers into their consumers.
     """
     return Pipeline(outputs, estimates, constraints, name, schedule, inline, options)
@@ -48,9 +51,6 @@ class Pipeline:
                  inline=True, options=None):
         self.pass_seconds = {}
         self.options = options or Options.from_env()
-        if schedule not in SCHEDULES:
-            raise ValueError(f"unknown schedule {schedule!r}; available: {', '.join(SCHEDULES)}")
-        self.schedule = schedule
         with self._timed("build_graph"):
             self.graph = build_graph(outputs)
         self.name = name or self.graph.outputs[0]
@@ -69,10 +69,35 @@ class Pipeline:
                     self.graph, lambda g: analyze(g, self.constraints))
             for producer, consumers, rule in self.inlined:
                 log.debug("inlined %s into %s (%s)", producer, ", ".join(consumers), rule)
+            if self.inlined:
+                with self._timed("analyze_inlined"):
+                    analysis = analyze(self.stage_graph, self.constraints)
+        self.branch_free = branch_free_stages(analysis)
+        with self._timed("schedule"):
+            self.schedule = self._resolve_schedule(schedule)
         with self._timed("generate_c"):
-            self.cmodule = generate_module(self.stage_graph, self.name)
+            self.cmodule = generate_module(self.stage_graph, self.name, self.schedule,
+                                           self.estimates, self.branch_free)
         with self._timed("build"):
             self.kernel = build(self.cmodule, self.options)
+
+    def _resolve_schedule(self, schedule) -> Schedule:
+        """The Schedule to generate code for: a name from SCHEDULES, a Schedule, or its text."""
+        if isinstance(schedule, str) and schedule in SCHEDULES:
+            return Schedule.naive(self.stage_graph)
+        if isinstance(schedule, str) and ("{" in schedule or "group" in schedule):
+            schedule = Schedule.parse(schedule)
+        if not isinstance(schedule, Schedule):
+            raise ValueError(f"unknown schedule {schedule!r}; give a Schedule, its text, or "
+                             f"one of: {', '.join(SCHEDULES)}")
+        inlined = {producer: consumers for producer, consumers, _ in self.inlined}
+        for group in schedule.groups:
+            for name in group.stages:
+                if name in inlined:
+                    raise ScheduleError(
+                        f"{name} was inlined into {', '.join(inlined[name])}; leave it out of "
+                        f"the schedule or compile with inline=False")
+        return schedule.validate(self.stage_graph)
 
     @contextlib.contextmanager
     def _timed(self, pass_name: str):

@@ -440,7 +440,7 @@ def test_non_affine_interval_bounds():
 def test_unknown_schedule():
     f = Function(([i], [row]), Float, "f")
     f.defn = [Cast(Float, i)]
-    with pytest.raises(ValueError, match=r"unknown schedule 'fastest'; available: naive"):
+    with pytest.raises(ValueError, match=r"unknown schedule .fastest.; give a Schedule, its text, or one of: naive"):
         polyimage.compile(f, schedule="fastest")
 
 

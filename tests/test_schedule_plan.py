@@ -46,7 +46,7 @@ def test_invalid_groupings(graph, groups, message):
 @pytest.mark.parametrize("tiles, message", [
     (((0, 8, 8),), r"tile size 0 must be an integer >= 1"),
     (((1, 8.5, 8),), r"tile size 8.5"),
-    (((8, 8),), "level 0 has 2 tile sizes, the group's stages have 3 dimensions"),
+    (((8, 8),), "level 0 has 2 tile sizes, the group's live-outs have 3 dimensions"),
     (((1, 8, 8), (1, 4, 4), (1, 2, 2)), "3 tiling levels; at most 2"),
 ])
 def test_invalid_tile_sizes(graph, tiles, message):

@@ -50,12 +50,14 @@ def _shortest_float32(value) -> str:
 
 
 class CExprPrinter:
-    """Prints expressions; `names` maps Symbols to C names, `address(ref)` gives a subscript."""
+    """Prints expressions; `names` maps Symbols to C names, `address(ref)` gives a subscript.
+    With `eager` set, `&` and `|` evaluate both sides (for reads known to be in bounds)."""
 
     def __init__(self, names, address, helpers: set):
         self.names = names
         self.address = address
         self.helpers = helpers
+        self.eager = False
 
     def __call__(self, e: E.Expr) -> str:
         return getattr(self, "_" + type(e).__name__)(e)
@@ -108,7 +110,8 @@ class CExprPrinter:
         return f"({self(e.lhs)} {e.op} {self(e.rhs)})"
 
     def _Logic(self, e):
-        return f"({self(e.a)} {e.op} {self(e.b)})"
+        op = {"&&": "&", "||": "|"}[e.op] if self.eager else e.op
+        return f"({self(e.a)} {op} {self(e.b)})"
 
     def _Not(self, e):
         return f"(!{self(e.a)})"
@@ -118,14 +121,39 @@ class CExprPrinter:
 
     def index(self, arg: E.Expr, lb: str, ub: str) -> str:
         """An index as int64, clamped to [lb, ub] unless it is affine (checked statically)."""
-        text = f"(int64_t)({self(arg)})"
         if is_affine(arg):
-            return text
+            return self.wide(arg)
+        text = f"(int64_t)({self(arg)})"
         if arg.typ.c_name == "uint64_t":
             self.helpers.add(("saturate", "uint64_t"))
             text = f"{PREFIX}saturate_u64({self(arg)})"
         self.helpers.add(("clamp", "int64_t"))
         return f"{PREFIX}clamp_i64({text}, {lb}, {ub})"
+
+
+    def wide(self, e: E.Expr) -> str:
+        """An affine index in int64 arithmetic over the loops' 64-bit iterators, so that the
+        vectorizer sees unit strides (narrow arithmetic wraps under -fwrapv and hides them)."""
+        if isinstance(e, E.Const):
+            return f"INT64_C({e.value})"
+        if isinstance(e, E.Parameter):
+            return f"((int64_t){self.names[e]})"
+        if isinstance(e, E.Variable):
+            return wide_name(self.names[e])
+        if isinstance(e, E.Neg):
+            return f"(-{self.wide(e.a)})"
+        if isinstance(e, E.Cast):
+            return self.wide(e.a)
+        a, b = self.wide(e.a), self.wide(e.b)
+        if e.op in ("+", "-", "*"):
+            return f"({a} {e.op} {b})"
+        op = {"//": "floordiv", "%": "mod"}.get(e.op, e.op)
+        return f"{self.helper(op, E.Long)}({a}, {b})"
+
+
+def wide_name(c_name: str) -> str:
+    """The 64-bit loop iterator behind the loop variable `c_name`."""
+    return f"{PREFIX}w_{c_name}"
 
 
 def helper_source(op: str, c_type: str) -> str:

@@ -11,7 +11,10 @@ from ..dsl.constructs import Image
 from ..graph.dag import StageGraph
 from .cexpr import CExprPrinter, helper_source
 from .names import PREFIX, NameRegistry
-from .naive import StageStorage, naive_body
+from ..schedule.plan import Schedule
+from ..schedule.tiling import UntiledGroup, plan_groups
+from .naive import NaiveEmitter, StageStorage
+from .tiled import TiledEmitter
 
 _PRELUDE = """\
 #ifndef _POSIX_C_SOURCE
@@ -29,6 +32,11 @@ static void *pim_alloc(size_t bytes)
         return NULL;
     return p;
 }
+
+static inline int64_t pim_extent(int64_t lo, int64_t hi)
+{
+    return hi < lo ? 0 : hi - lo + 1;
+}
 """
 
 
@@ -44,8 +52,26 @@ class CModule:
     outputs: tuple
 
 
-def generate_module(graph: StageGraph, name: str) -> CModule:
-    """C source of the naive schedule of `graph`."""
+def buffer_lifetimes(graph: StageGraph, plans) -> dict:
+    """{stage: (first group, last group)} for every intermediate that needs a full buffer:
+    members of untiled groups and live-outs of tiled ones that are not pipeline outputs. The
+    buffer is allocated before its first group and freed after the last one reading it."""
+    owner = {n: i for i, plan in enumerate(plans) for n in plan.members}
+    lifetimes = {}
+    for i, plan in enumerate(plans):
+        full = plan.members if isinstance(plan, UntiledGroup) else plan.liveouts
+        for name in full:
+            if name in graph.outputs:
+                continue
+            readers = [owner[c] for c in graph.stage(name).consumers]
+            lifetimes[name] = (i, max(readers, default=i))
+    return lifetimes
+
+
+def generate_module(graph: StageGraph, name: str, schedule=None, estimates=None,
+                    branch_free=frozenset()) -> CModule:
+    """C source of `graph` under `schedule` (default: naive); stages in `branch_free` evaluate
+    their Cases eagerly (see poly.bounds.branch_free_stages)."""
     names = NameRegistry()
     function = f"pipeline_{name}"
     for p in graph.parameters:
@@ -55,6 +81,7 @@ def generate_module(graph: StageGraph, name: str) -> CModule:
     for s in graph.stages:
         for v in s.func.variables + getattr(s.func, "reduction_variables", ()):
             names.name(v, v.name)
+    plans = plan_groups(graph, schedule or Schedule.naive(graph), estimates or {})
     helpers = set()
     printer = CExprPrinter(names, None, helpers)
     inputs = tuple(sorted(img.name for img in graph.images))
@@ -66,27 +93,39 @@ def generate_module(graph: StageGraph, name: str) -> CModule:
     signature = f"int {function}({', '.join(args)})"
 
     body = [f"    if ({PREFIX}nthreads <= 0) {PREFIX}nthreads = omp_get_max_threads();"]
-    temporaries = []
+    storage = {}
     for s in graph.stages:
         func, buf = s.func, names[s.func]
-        store = StageStorage(buf, func.ndim)
+        store = storage[s.name] = StageStorage(buf, func.ndim)
         for d, iv in enumerate(func.intervals):
             lb = "0" if isinstance(func, Image) else f"(int64_t)({printer(iv.lb)})"
             ub = f"(int64_t)({printer(iv.ub)})"
             body.append(f"    const int64_t {store.lb[d]} = {lb}, {store.n[d]} = {ub} - "
                         f"{store.lb[d]} + 1;")
-        if not isinstance(func, Image) and s.name not in graph.outputs:
-            temporaries.append(func)
-            body.append(f"    {func.typ.c_name} *restrict {buf} = NULL;")
-    for func in temporaries:
-        buf = names[func]
-        size = " * ".join(StageStorage(buf, func.ndim).n)
-        body.append(f"    {buf} = ({func.typ.c_name} *){PREFIX}alloc(sizeof({func.typ.c_name})"
-                    f" * (size_t)({size}));")
-        body.append(f"    if (!{buf}) goto {PREFIX}fail;")
-    body += naive_body(graph, names, helpers)
-    frees = [f"    free({names[f]});" for f in temporaries]
-    body += frees + ["    return 0;", f"{PREFIX}fail:"] + frees + ["    return 1;"]
+    lifetimes = buffer_lifetimes(graph, plans)
+    for stage_name in lifetimes:
+        func = by_name[stage_name]
+        body.append(f"    {func.typ.c_name} *restrict {names[func]} = NULL;")
+    naive = NaiveEmitter(graph, names, helpers, storage, branch_free)
+    for i, plan in enumerate(plans):
+        for stage_name, (first, _) in lifetimes.items():
+            if first == i:
+                func = by_name[stage_name]
+                buf, size = names[func], " * ".join(storage[stage_name].n)
+                body.append(f"    {buf} = ({func.typ.c_name} *){PREFIX}alloc("
+                            f"sizeof({func.typ.c_name}) * (size_t)({size}));")
+                body.append(f"    if (!{buf}) goto {PREFIX}fail;")
+        if isinstance(plan, UntiledGroup):
+            for stage_name in plan.members:
+                body += naive.stage(by_name[stage_name])
+        else:
+            body += TiledEmitter(graph, names, helpers, storage, plan, i, branch_free).group()
+        for stage_name, (_, last) in lifetimes.items():
+            if last == i:
+                buf = names[by_name[stage_name]]
+                body.append(f"    free({buf}); {buf} = NULL;")
+    frees = [f"    free({names[by_name[n]]});" for n in lifetimes]
+    body += ["    return 0;", f"{PREFIX}fail:"] + frees + ["    return 1;"]
 
     helper_text = "\n".join(helper_source(op, c) for op, c in sorted(helpers))
     source = "\n".join([_PRELUDE, helper_text, "", signature, "{", *body, "}", ""])

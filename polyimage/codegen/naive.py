@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from ..dsl.constructs import Image, Reduction
 from ..graph.dag import StageGraph
-from .cexpr import CExprPrinter
+from .cexpr import CExprPrinter, wide_name
 from .names import PREFIX
 
 
@@ -32,12 +32,16 @@ class StageStorage:
 
 
 class NaiveEmitter:
-    """Emits the body of the pipeline function for the naive schedule."""
+    """Emits loop nests of stages; `storage` says where each stage's values live (full buffers
+    by default; tiled groups substitute scratchpads)."""
 
-    def __init__(self, graph: StageGraph, names, helpers: set):
+    def __init__(self, graph: StageGraph, names, helpers: set, storage=None,
+                 branch_free=frozenset()):
         self.graph = graph
+        self.branch_free = branch_free
         self.names = names
-        self.storage = {s.name: StageStorage(names[s.func], s.func.ndim) for s in graph.stages}
+        self.storage = storage or {s.name: StageStorage(names[s.func], s.func.ndim)
+                                   for s in graph.stages}
         self.printer = CExprPrinter(names, self.address, helpers)
         self.lines = []
 
@@ -66,13 +70,35 @@ class NaiveEmitter:
         store = self.storage[stage_name]
         return [(store.lb[d], store.upper(d)) for d in range(len(variables))]
 
-    def _loops(self, variables, stage_name, depth, parallel, body, bounds=None):
+    def nest(self, funcs, bounds, depth: int):
+        """One serial loop nest over `bounds` ((lo, hi) C texts) computing every stage of
+        `funcs` (siblings of equal rank) at each point, the innermost loop `omp simd`."""
+        head = funcs[0]
+
+        def body(d):
+            for func in funcs:
+                aliases = [f"const {v.typ.c_name} {self.names[v]} = {self.names[h]}; "
+                           f"const int64_t {wide_name(self.names[v])} = "
+                           f"{wide_name(self.names[h])};"
+                           for v, h in zip(func.variables, head.variables)
+                           if self.names[v] != self.names[h]]
+                if len(funcs) > 1 or aliases:
+                    self.emit("{ " + " ".join(aliases), d)
+                self._cases(func, d + 1 if len(funcs) > 1 or aliases else d)
+                if len(funcs) > 1 or aliases:
+                    self.emit("}", d)
+        self._loops(head.variables, head.name, depth, parallel=False, body=body, bounds=bounds,
+                    simd=True)
+
+    def _loops(self, variables, stage_name, depth, parallel, body, bounds=None, simd=False):
+        """Loops over int64 iterators (see CExprPrinter.wide); the body sees each variable in
+        its own type too."""
         bounds = bounds or self._bounds(variables, stage_name)
         ndim = len(variables)
         for d, (var, (lo, hi)) in enumerate(zip(variables, bounds)):
-            c_type, it = var.typ.c_name, self.names[var]
-            self.emit(f"{{ const {c_type} {PREFIX}lo_{it} = ({c_type}){lo}, "
-                      f"{PREFIX}hi_{it} = ({c_type}){hi};", depth + d)
+            it = self.names[var]
+            self.emit(f"{{ const int64_t {PREFIX}lo_{it} = {lo}, {PREFIX}hi_{it} = {hi};",
+                      depth + d)
         for d, var in enumerate(variables):
             it = self.names[var]
             pragma = None
@@ -80,27 +106,33 @@ class NaiveEmitter:
                 collapse = " collapse(2)" if ndim >= 3 else ""
                 simd = " simd" if ndim == 1 else ""
                 pragma = f"#pragma omp parallel for{simd}{collapse} num_threads({PREFIX}nthreads)"
-            elif parallel and d == ndim - 1:
+            elif (parallel or simd) and d == ndim - 1:
                 pragma = "#pragma omp simd"
             if pragma:
                 self.emit(pragma, depth + ndim + d)
-            self.emit(f"for ({var.typ.c_name} {it} = {PREFIX}lo_{it}; {it} <= {PREFIX}hi_{it};"
-                      f" {it}++)", depth + ndim + d)
+            w = wide_name(it)
+            self.emit(f"for (int64_t {w} = {PREFIX}lo_{it}; {w} <= {PREFIX}hi_{it}; {w}++)",
+                      depth + ndim + d)
         inner = depth + 2 * ndim
         self.emit("{", inner - 1)
+        self.emit(" ".join(f"const {v.typ.c_name} {self.names[v]} = ({v.typ.c_name})"
+                           f"{wide_name(self.names[v])};" for v in variables), inner)
         body(inner)
         self.emit("}", inner - 1)
         self.emit("}" * ndim, depth)
 
     def _store(self, func, value: str, depth: int):
         store = self.storage[func.name]
-        own = store.offset([self.names[v] for v in func.variables])
+        own = store.offset([wide_name(self.names[v]) for v in func.variables])
         self.emit(f"{store.buffer}[{own}] = {value};", depth)
 
     def _cases(self, func, depth):
         cases = func.defn
         if len(cases) == 1 and cases[0].cond is None:
             self._store(func, self.printer(cases[0].value), depth)
+            return
+        if func.name in self.branch_free:
+            self._blend(func, depth)
             return
         self.emit(f"{func.typ.c_name} {PREFIX}value;", depth)
         for i, case in enumerate(cases):
@@ -113,6 +145,20 @@ class NaiveEmitter:
         else:
             self.emit(f"else {PREFIX}value = 0;", depth)
         self._store(func, f"{PREFIX}value", depth)
+
+    def _blend(self, func, depth):
+        """Every condition and value evaluated, then selected: no branch in the loop body."""
+        typ, choice = func.typ.c_name, "0"
+        self.printer.eager = True
+        for i, case in enumerate(func.defn):
+            self.emit(f"const {typ} {PREFIX}v{i} = {self.printer(case.value)};", depth)
+            if case.cond is not None:
+                self.emit(f"const int {PREFIX}k{i} = {self.printer(case.cond)};", depth)
+        self.printer.eager = False
+        for i, case in reversed(list(enumerate(func.defn))):
+            choice = f"{PREFIX}v{i}" if case.cond is None else \
+                f"({PREFIX}k{i} ? {PREFIX}v{i} : {choice})"
+        self._store(func, choice, depth)
 
     def _reduction_update(self, func):
         bounds = [(f"(int64_t)({self.printer(iv.lb)})", f"(int64_t)({self.printer(iv.ub)})")
@@ -133,13 +179,3 @@ class NaiveEmitter:
             cond = "" if case.cond is None else f"if ({self.printer(case.cond)}) "
             prefix = "else " if i else ""
             self.emit(f"{prefix}{cond}{{ {target} = {combined}; }}", depth)
-
-
-def naive_body(graph: StageGraph, names, helpers: set) -> list:
-    """Lines of C computing every stage of `graph` in order into its buffer."""
-    emitter = NaiveEmitter(graph, names, helpers)
-    lines = []
-    for stage in graph.stages:
-        if not isinstance(stage.func, Image):
-            lines += emitter.stage(stage.func)
-    return lines

@@ -56,6 +56,27 @@ def _check_access(analysis, access: Access):
             f" is outside [{iv.lb}, {iv.ub}] = [{lo_value}, {hi_value}]")
 
 
+def branch_free_stages(analysis: PolyAnalysis) -> frozenset:
+    """Stages (not Reductions) whose affine reads all stay inside their producers' domains at
+    every point of the stage's domain, whatever the Case and Select guards; their Cases may be
+    evaluated eagerly and blended without branches (other indices are clamped anyway)."""
+    unsafe = set()
+    for access in analysis.accesses:
+        consumer = access.consumer
+        if consumer not in analysis.domain_sets or consumer in analysis.reduction_sets:
+            unsafe.add(consumer)
+            continue
+        if consumer in unsafe or not all(access.affine):
+            continue
+        producer = analysis.spaces[access.producer]
+        read_set = access.space.access_map(access.ref, producer, access.ref.func.intervals) \
+            .intersect_domain(analysis.domain_sets[consumer]).range()
+        if not read_set.is_subset(analysis.domain_sets[access.producer]):
+            unsafe.add(consumer)
+    return frozenset(s.name for s in analysis.graph.computed
+                     if s.name not in unsafe and s.name not in analysis.reduction_sets)
+
+
 def _uncovered_read(analysis, access: Access):
     if access.writes:
         return None

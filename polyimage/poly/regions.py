@@ -20,6 +20,7 @@ from ..dsl import expr as E
 from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs
 from ..interp.evaluate import Evaluator
+from .simplify import simplify
 
 
 @dataclass(frozen=True)
@@ -69,16 +70,23 @@ def infer_regions(graph, group, liveouts, tile_sizes, tile_vars=None) -> Regions
     """Regions of every member of `group` and of every producer outside it that the tile reads
     (the live-ins), for one tile of `liveouts`."""
     tile_vars = tile_vars or tile_variables(len(tile_sizes))
-    order = [s.name for s in graph.stages]
-    members = sorted(set(group), key=order.index)
-    pending = {}
+    boxes = {}
     for name in liveouts:
         func = graph.stage(name).func
         box = []
         for o, t, iv in zip(tile_vars, tile_sizes, func.intervals):
             lo = _long(iv.lb) + o * t
             box.append((lo, lo + (t - 1)))
-        pending[name] = [box]
+        boxes[name] = box
+    return infer_group_regions(graph, group, boxes, tile_vars)
+
+
+def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
+    """Regions as in `infer_regions`, from given boxes of the live-outs: {name: [(low, high)
+    per dimension]} as Long DSL expressions in `tile_vars` and the parameters."""
+    order = [s.name for s in graph.stages]
+    members = sorted(set(group), key=order.index)
+    pending = {name: [box] for name, box in liveout_boxes.items()}
     regions = {}
     for name in reversed(members):
         if name not in pending:
@@ -129,7 +137,7 @@ def _union(boxes) -> tuple:
 
 
 def _clip(name, bounds, func) -> Region:
-    clipped = tuple((E.Max(lo, _long(iv.lb)), E.Min(hi, _long(iv.ub)))
+    clipped = tuple((simplify(E.Max(lo, _long(iv.lb))), simplify(E.Min(hi, _long(iv.ub))))
                     for (lo, hi), iv in zip(bounds, func.intervals))
     symbols = tuple((E.Variable(E.Long, f"{name}_lo{d}"), E.Variable(E.Long, f"{name}_hi{d}"))
                     for d in range(func.ndim))

@@ -8,9 +8,14 @@ before its producer, a grouping that creates a cycle, or a bad tile size.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 
 from ..errors import PolyimageError
+
+
+_GROUP_LINE = re.compile(r"group \d+:(?P<stages>[^\[]*)\[(?P<tiles>untiled|\d+(x\d+)*"
+                         r"( then \d+(x\d+)*)?)\]")
 
 
 class ScheduleError(PolyimageError, ValueError):
@@ -51,6 +56,25 @@ class Schedule:
             raise ScheduleError(f"not a schedule: {exc}") from None
 
     @classmethod
+    def parse(cls, text: str) -> "Schedule":
+        """A schedule from its JSON form or from the text `str()` prints, one group a line:
+        `group 0: blurx, blury [3x64x512 then 1x8x256]`."""
+        if text.lstrip().startswith("{"):
+            return cls.from_json(text)
+        groups = []
+        for number, line in enumerate(text.strip().splitlines(), 1):
+            match = _GROUP_LINE.fullmatch(line.strip())
+            if not match:
+                raise ScheduleError(f"line {number}: expected `group N: stage, ... [tiles]`, "
+                                    f"got {line.strip()!r}")
+            stages = tuple(s.strip() for s in match["stages"].split(",") if s.strip())
+            tiles = () if match["tiles"].strip() == "untiled" else tuple(
+                tuple(int(t) for t in level.strip().split("x"))
+                for level in match["tiles"].split("then"))
+            groups.append(GroupSchedule(stages, tiles))
+        return cls(tuple(groups))
+
+    @classmethod
     def naive(cls, graph) -> "Schedule":
         """One untiled group per computed stage, in topological order."""
         return cls(tuple(GroupSchedule((s.name,)) for s in graph.computed))
@@ -77,10 +101,11 @@ class Schedule:
                 if name in owner:
                     raise ScheduleError(f"{name} is in group {owner[name]} and group {i}")
                 owner[name] = i
-            _check_tiles(i, group, graph)
         missing = [n for n in computed if n not in owner]
         if missing:
             raise ScheduleError(f"{', '.join(missing)} in no group")
+        for i, group in enumerate(self.groups):
+            _check_tiles(i, group, graph)
         for stage in graph.computed:
             for producer in stage.producers:
                 if producer in owner and owner[producer] > owner[stage.name]:
@@ -100,14 +125,27 @@ def _cycle_hint(graph, owner, consumer, producer) -> str:
     return ""
 
 
+def liveouts(graph, stages) -> tuple:
+    """Members of the group `stages` whose values leave it: pipeline outputs and stages read
+    by a stage outside the group, in topological order."""
+    members = set(stages)
+    return tuple(s.name for s in graph.computed if s.name in members and (
+        s.name in graph.outputs or any(c not in members for c in s.consumers)))
+
+
+def tile_rank(graph, stages) -> int:
+    """Number of tile sizes per level: the most dimensions among the group's live-outs."""
+    return max(graph.stage(n).func.ndim for n in liveouts(graph, stages))
+
+
 def _check_tiles(i, group, graph):
-    dims = {graph.stage(n).func.ndim for n in group.stages}
+    rank = tile_rank(graph, group.stages)
     for level, sizes in enumerate(group.tile_sizes):
         if len(group.tile_sizes) > 2:
             raise ScheduleError(f"group {i} has {len(group.tile_sizes)} tiling levels; at most 2")
-        if len(sizes) != max(dims):
+        if len(sizes) != rank:
             raise ScheduleError(f"group {i}: level {level} has {len(sizes)} tile sizes, the "
-                                f"group's stages have {max(dims)} dimensions")
+                                f"group's live-outs have {rank} dimensions")
         for size in sizes:
             if isinstance(size, bool) or not isinstance(size, int) or size < 1:
                 raise ScheduleError(f"group {i}: tile size {size!r} must be an integer >= 1")

@@ -1,0 +1,241 @@
+"""C for one overlapped-tiled group (schedule/tiling.py plans it).
+
+Before the tiles run, a serial pass over the tile indices evaluates every region to size the
+scratchpads; each thread then allocates its scratchpads once and takes tiles from an
+`omp for collapse` loop. A tile computes its regions (consumers first), runs its loop nests in
+topological order, and copies the owned part of scratch live-outs to the full buffers. With two
+levels, each tile walks inner tiles in order along the slide dimension, and a nest computes
+only the rows its previous inner tile did not (checked at run time, so it is always safe).
+"""
+from __future__ import annotations
+
+from ..dsl import expr as E
+from .names import PREFIX
+from .cexpr import wide_name
+from .naive import NaiveEmitter, StageStorage
+
+
+class TiledEmitter(NaiveEmitter):
+    """Emits one TiledGroup; scratch members are addressed in their tile's scratchpad."""
+
+    def __init__(self, graph, names, helpers, storage, plan, index: int, branch_free=frozenset()):
+        for v in plan.tile_lo + plan.tile_hi + plan.first:
+            names.name(v, v.name)
+        for region in plan.regions.by_stage.values():
+            for lo, hi in region.symbols:
+                names.name(lo, lo.name)
+                names.name(hi, hi.name)
+        self.plan, self.index = plan, index
+        self.full = storage
+        local = dict(storage)
+        self.scratch = {}
+        for name in plan.scratch:
+            func = graph.stage(name).func
+            store = StageStorage(f"{PREFIX}sp{index}_{names[func]}", func.ndim)
+            store.lb = [f"{PREFIX}org{index}_{names[func]}_{d}" for d in range(func.ndim)]
+            store.n = [f"{PREFIX}ext{index}_{names[func]}_{d}" for d in range(func.ndim)]
+            local[name] = self.scratch[name] = store
+        super().__init__(graph, names, helpers, local, branch_free)
+
+    def v(self, name: str) -> str:
+        return f"{PREFIX}{name}{self.index}"
+
+    def group(self) -> list:
+        plan, rank = self.plan, len(self.plan.tile_sizes[0])
+        outer = plan.tile_sizes[0]
+        self.lines = []
+        levels = " then ".join("x".join(map(str, t)) for t in plan.tile_sizes)
+        self.emit(f"/* group {self.index}: {', '.join(plan.members)} (tiles {levels}) */", 1)
+        self.emit("{", 1)
+        for d in range(rank):
+            lo, hi = self._tile_span(d, outer[d])
+            self.emit(f"const int64_t {self.v('olo')}_{d} = {lo}, {self.v('ohi')}_{d} = {hi};", 2)
+            self.emit(f"const int64_t {self.names[plan.first[d]]} = {self.v('olo')}_{d} * "
+                      f"{outer[d]};", 2)
+        self._sizing(rank, outer)
+        self.emit(f"int {self.v('failed')} = 0;", 2)
+        self.emit(f"#pragma omp parallel num_threads({PREFIX}nthreads)", 2)
+        self.emit("{", 2)
+        checks = []
+        for name, store in self.scratch.items():
+            c_type = self.graph.stage(name).func.typ.c_name
+            self.emit(f"{c_type} *restrict {store.buffer} = ({c_type} *){PREFIX}alloc("
+                      f"sizeof({c_type}) * {self.v('cap')}_{self._cname(name)});", 3)
+            checks.append(f"{store.buffer} != NULL")
+        self.emit(f"const int {self.v('ok')} = {' && '.join(checks) or '1'};", 3)
+        self.emit(f"if (!{self.v('ok')})", 3)
+        self.emit("{", 3)
+        self.emit("#pragma omp atomic write", 4)
+        self.emit(f"{self.v('failed')} = 1;", 4)
+        self.emit("}", 3)
+        collapse = f" collapse({rank})" if rank > 1 else ""
+        self.emit(f"#pragma omp for{collapse} schedule(static)", 3)
+        self._tile_loops(rank, 3)
+        depth = 3 + rank
+        self.emit(f"if ({self.v('ok')}) {{", depth)
+        self._tile_interval([f"{self.v('o')}_{d} * {outer[d]}" for d in range(rank)],
+                            [f"{self.v('o')}_{d} * {outer[d]} + {outer[d] - 1}"
+                             for d in range(rank)], depth + 1)
+        self._regions(depth + 1)
+        for name, store in self.scratch.items():
+            for d, (lo, hi) in enumerate(self.plan.regions[name].symbols):
+                self.emit(f"const int64_t {store.lb[d]} = {self.names[lo]}, {store.n[d]} = "
+                          f"{self.names[hi]} - {self.names[lo]} + 1;", depth + 1)
+        if plan.levels == 2 and plan.slide is not None:
+            self._inner_tiles(rank, depth + 1)
+        else:
+            self._nests(depth + 1, tracked=False)
+        self.emit("}", depth)
+        for store in self.scratch.values():
+            self.emit(f"free({store.buffer});", 3)
+        self.emit("}", 2)
+        self.emit(f"if ({self.v('failed')}) goto {PREFIX}fail;", 2)
+        self.emit("}", 1)
+        return self.lines
+
+    def _cname(self, name: str) -> str:
+        return self.names[self.graph.stage(name).func]
+
+    def _tile_span(self, d: int, size: int):
+        """First and last tile index along tile dimension d (C texts)."""
+        lows, highs = [], []
+        for name, j, dim, p, q in self.plan.spans:
+            if dim != d:
+                continue
+            iv = self.graph.stage(name).func.intervals[j]
+            lows.append((_long(iv.lb) * q) // (p * size))
+            highs.append((_long(iv.ub) * q) // (p * size))
+        lo, hi = lows[0], highs[0]
+        for a, b in zip(lows[1:], highs[1:]):
+            lo, hi = E.Min(lo, a), E.Max(hi, b)
+        return self.printer(lo), self.printer(hi)
+
+    def _tile_loops(self, rank: int, depth: int):
+        for d in range(rank):
+            o = f"{self.v('o')}_{d}"
+            self.emit(f"for (int64_t {o} = {self.v('olo')}_{d}; {o} <= {self.v('ohi')}_{d}; "
+                      f"{o}++)", depth + d)
+
+    def _tile_interval(self, lows, highs, depth: int):
+        for d, (lo, hi) in enumerate(zip(lows, highs)):
+            self.emit(f"const int64_t {self.names[self.plan.tile_lo[d]]} = {lo}, "
+                      f"{self.names[self.plan.tile_hi[d]]} = {hi};", depth)
+
+    def _regions(self, depth: int):
+        """Bounds of every member's region, consumers first (live-ins are not needed)."""
+        for name, region in self.plan.regions.by_stage.items():
+            if name not in self.plan.members:
+                continue
+            for (lo, hi), (lo_sym, hi_sym) in zip(region.bounds, region.symbols):
+                self.emit(f"const int64_t {self.names[lo_sym]} = {self.printer(lo)}, "
+                          f"{self.names[hi_sym]} = {self.printer(hi)};", depth)
+
+    def _sizing(self, rank: int, outer):
+        """Serial pass over the tiles: the largest region of every scratch member."""
+        for name in self.scratch:
+            self.emit(f"int64_t {self.v('cap')}_{self._cname(name)} = 0;", 2)
+        if not self.scratch:
+            return
+        self._tile_loops(rank, 2)
+        depth = 2 + rank
+        self.emit("{", depth)
+        self._tile_interval([f"{self.v('o')}_{d} * {outer[d]}" for d in range(rank)],
+                            [f"{self.v('o')}_{d} * {outer[d]} + {outer[d] - 1}"
+                             for d in range(rank)], depth + 1)
+        self._regions(depth + 1)
+        for name in self.scratch:
+            volume = " * ".join(
+                f"{PREFIX}extent({self.names[lo]}, {self.names[hi]})"
+                for lo, hi in self.plan.regions[name].symbols)
+            cap = f"{self.v('cap')}_{self._cname(name)}"
+            self.emit(f"{{ const int64_t v = {volume}; if (v > {cap}) {cap} = v; }}", depth + 1)
+        self.emit("}", depth)
+
+    def _inner_tiles(self, rank: int, depth: int):
+        """Sequential inner tiles of a two-level tiling, the slide dimension innermost."""
+        plan = self.plan
+        outer, inner = plan.tile_sizes
+        slide = plan.slide[0]
+        ndim = max(self.graph.stage(n).func.ndim for n in plan.members)
+        for n in range(len(plan.nests)):
+            self.emit(f"int {self.v('trk')}_{n} = 0; int64_t {self.v('tlo')}_{n}[{ndim}], "
+                      f"{self.v('thi')}_{n}[{ndim}];", depth)
+        for d in range(rank):
+            self.emit(f"const int64_t {self.v('l2lo')}_{d} = {self.names[plan.tile_lo[d]]}, "
+                      f"{self.v('l2hi')}_{d} = {self.names[plan.tile_hi[d]]};", depth)
+        order = [d for d in range(rank) if d != slide] + [slide]
+        for k, d in enumerate(order):
+            step = min(inner[d], outer[d])
+            self.emit(f"for (int64_t {self.v('k')}_{d} = {self.v('l2lo')}_{d}; "
+                      f"{self.v('k')}_{d} <= {self.v('l2hi')}_{d}; {self.v('k')}_{d} += {step})",
+                      depth + k)
+        body = depth + rank
+        self.emit("{", body - 1)
+        self._tile_interval([f"{self.v('k')}_{d}" for d in range(rank)],
+                            [f"({self.v('k')}_{d} + {min(inner[d], outer[d]) - 1} < "
+                             f"{self.v('l2hi')}_{d} ? {self.v('k')}_{d} + "
+                             f"{min(inner[d], outer[d]) - 1} : {self.v('l2hi')}_{d})"
+                             for d in range(rank)], body)
+        self._regions(body)
+        self._nests(body, tracked=True)
+        self.emit("}", body - 1)
+
+    def _nests(self, depth: int, tracked: bool):
+        for n, nest in enumerate(self.plan.nests):
+            funcs = [self.graph.stage(name).func for name in nest.stages]
+            head = nest.stages[0]
+            if nest.scratch:
+                bounds = [(self.names[lo], self.names[hi])
+                          for lo, hi in self.plan.regions[head].symbols]
+            else:
+                bounds = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[head]]
+            dim = self._slide_dim(funcs[0]) if tracked and nest.scratch else None
+            if dim is not None:
+                self._track(n, bounds, dim, depth)
+                bounds = list(bounds)
+                bounds[dim] = (f"{self.v('from')}_{n}", bounds[dim][1])
+            self.nest(funcs, bounds, depth)
+            for name in nest.stages:
+                if name in self.plan.liveouts and nest.scratch:
+                    self._copy_out(name, depth)
+
+    def _slide_dim(self, func):
+        names = [v.name for v in func.variables]
+        return names.index(self.plan.slide[1]) if self.plan.slide[1] in names else None
+
+    def _track(self, n: int, bounds, dim: int, depth: int):
+        """Start of the slide dimension: after what the previous inner tile computed when it
+        covered the same range in every other dimension and reaches this one."""
+        trk, tlo, thi = (f"{self.v(x)}_{n}" for x in ("trk", "tlo", "thi"))
+        start = f"{self.v('from')}_{n}"
+        self.emit(f"int64_t {start} = {bounds[dim][0]};", depth)
+        nonempty = " && ".join(f"{lo} <= {hi}" for lo, hi in bounds)
+        same = [f"{lo} == {tlo}[{d}] && {hi} == {thi}[{d}]"
+                for d, (lo, hi) in enumerate(bounds) if d != dim]
+        lo, hi = bounds[dim]
+        reach = " && ".join([trk] + same + [f"{lo} >= {tlo}[{dim}]",
+                                            f"{lo} <= {thi}[{dim}] + 1"])
+        self.emit(f"if ({nonempty}) {{", depth)
+        self.emit(f"if ({reach}) {{ {start} = {thi}[{dim}] + 1; "
+                  f"if ({hi} > {thi}[{dim}]) {thi}[{dim}] = {hi}; }}", depth + 1)
+        saves = " ".join(f"{tlo}[{d}] = {a}; {thi}[{d}] = {b};" for d, (a, b) in enumerate(bounds))
+        self.emit(f"else {{ {trk} = 1; {saves} }}", depth + 1)
+        self.emit("}", depth)
+
+    def _copy_out(self, name: str, depth: int):
+        """Owned part of a scratch live-out to its full buffer."""
+        func = self.graph.stage(name).func
+        full, scratch = self.full[name], self.scratch[name]
+        bounds = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[name]]
+        idx = [wide_name(self.names[v]) for v in func.variables]
+
+        def body(d):
+            self.emit(f"{full.buffer}[{full.offset(idx)}] = {scratch.buffer}"
+                      f"[{scratch.offset(idx)}];", d)
+        self._loops(func.variables, name, depth, parallel=False, body=body, bounds=bounds,
+                    simd=True)
+
+
+def _long(e):
+    return e if e.typ is E.Long else E.Cast(E.Long, e)
+

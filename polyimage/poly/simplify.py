@@ -1,0 +1,88 @@
+"""Light simplification of integer bound expressions (region and tile bounds).
+
+Folds constants in sums, drops `* 1` and `+ 0`, and flattens Min/Max trees, keeping one term per
+distinct base: `Min(a + 1, Min(a - 2, b))` becomes `Min(a - 2, b)`. The result is equal to the
+input for every value of its symbols (no overflow assumptions beyond the input's own).
+"""
+from __future__ import annotations
+
+from ..dsl import expr as E
+from ..dsl.printer import format_expr
+
+
+def simplify(e: E.Expr) -> E.Expr:
+    """An equivalent, usually smaller, integer expression."""
+    if isinstance(e, E.BinOp) and e.typ.is_int:
+        a, b = simplify(e.a), simplify(e.b)
+        if e.op in ("+", "-"):
+            return _sum(a, b, 1 if e.op == "+" else -1, e.typ)
+        if e.op == "*":
+            for x, y in ((a, b), (b, a)):
+                if _const(x) == 1:
+                    return y
+        if e.op in ("min", "max"):
+            return _extremum(e.op, [a, b], e.typ)
+        return e if (a is e.a and b is e.b) else E.BinOp(e.op, a, b, e.typ)
+    if isinstance(e, E.Select):
+        return E.Select(e.cond, simplify(e.a), simplify(e.b))
+    return e
+
+
+def _const(e):
+    return e.value if isinstance(e, E.Const) and isinstance(e.value, int) else None
+
+
+def _split(e):
+    """(base or None, constant) with e == base + constant."""
+    if _const(e) is not None:
+        return None, e.value
+    if isinstance(e, E.BinOp) and e.op in ("+", "-") and _const(e.b) is not None:
+        return e.a, e.b.value if e.op == "+" else -e.b.value
+    return e, 0
+
+
+def _join(base, k, typ):
+    if base is None:
+        return E.Const(k, typ)
+    if k == 0:
+        return base
+    return base + k if k > 0 else base - (-k)
+
+
+def _sum(a, b, sign, typ):
+    (ba, ka), (bb, kb) = _split(a), _split(b)
+    if bb is None:
+        return _join(ba, ka + sign * kb, typ)
+    if ba is None and sign == 1:
+        return _join(bb, ka + kb, typ)
+    if ba is None:
+        base = E.Const(0, typ) - bb
+    else:
+        base = ba + bb if sign == 1 else ba - bb
+    return _join(base, ka + sign * kb, typ)
+
+
+def _extremum(op, terms, typ):
+    flat = []
+    for t in terms:
+        if isinstance(t, E.BinOp) and t.op == op:
+            flat += [t.a, t.b]
+        else:
+            flat.append(t)
+    pick = min if op == "min" else max
+    best, order = {}, []
+    for t in flat:
+        base, k = _split(t)
+        key = None if base is None else (format_expr(base), tuple(
+            id(s) for s in E.free_symbols(base)))
+        if key not in best:
+            order.append(key)
+            best[key] = (base, k)
+        else:
+            best[key] = (base, pick(best[key][1], k))
+    combine = E.Min if op == "min" else E.Max
+    result = None
+    for key in order:
+        term = _join(*best[key], typ)
+        result = term if result is None else combine(result, term)
+    return result

@@ -1,0 +1,219 @@
+"""Group plans: what code generation needs to run a group as overlapped tiles, or why not.
+
+A tiled group tiles the space of its anchor (the live-out with most dimensions, the last such in
+topological order). Every live-out dimension is aligned to an anchor dimension by variable name
+and scaled by a power of two (from the domain extents at the estimates), and a tile `[a, b]` of
+the tile space owns the points whose scaled coordinate lies in it, so each live-out value is
+written by exactly one tile, whatever the alignment. Members are computed over their regions
+(poly/regions.py) into per-thread scratchpads; live-outs read by no other member are computed
+straight into their full buffers over the owned box.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..dsl import expr as E
+from ..dsl.constructs import Reduction
+from ..dsl.printer import format_expr
+from ..graph.dag import definition_exprs
+from ..interp.evaluate import Evaluator
+from ..poly.affine import is_affine
+from ..poly.regions import Regions, infer_group_regions
+from ..poly.simplify import simplify
+from .plan import liveouts as group_liveouts
+
+DEFAULT_ESTIMATE = 1024
+MAX_SCALE_LOG2 = 8
+
+
+@dataclass(frozen=True)
+class UntiledGroup:
+    """Members run one after another as full loop nests over full buffers."""
+
+    members: tuple
+    reason: str
+
+
+@dataclass(frozen=True)
+class Nest:
+    """One loop nest of a tile: several sibling stages computed over the same bounds."""
+
+    stages: tuple
+    scratch: bool
+
+
+@dataclass(frozen=True)
+class TiledGroup:
+    """Everything about one overlapped-tiled group, as DSL expressions and names.
+
+    slide: (tile dimension, its variable name) along which inner tiles of a two-level tiling
+    walk, sliding: each computes only what the previous ones in its row did not; or None.
+    tile_lo/tile_hi: Variables for the tile's interval per tile dimension; first: the start of
+    the first tile per dimension (owns the live-out dimensions the anchor lacks); spans: the
+    tile space's extent per dimension as (live-out, dimension, scale p/q) triples to bound the
+    tile loops; owned: each live-out's normalized owned box; regions: per member region.
+    """
+
+    members: tuple
+    liveouts: tuple
+    scratch: tuple
+    tile_sizes: tuple
+    slide: object
+    tile_lo: tuple
+    tile_hi: tuple
+    first: tuple
+    spans: tuple
+    owned: dict
+    regions: Regions
+    nests: tuple
+
+    @property
+    def levels(self) -> int:
+        return len(self.tile_sizes)
+
+
+def plan_groups(graph, schedule, estimates) -> tuple:
+    """One UntiledGroup or TiledGroup per group of `schedule`, in order."""
+    params = {p.name: estimates.get(p.name, DEFAULT_ESTIMATE if p.typ.is_int else 1.0)
+              for p in graph.parameters}
+    return tuple(plan_group(graph, g.stages, g.tile_sizes, params) for g in schedule.groups)
+
+
+def plan_group(graph, stages, tile_sizes, params):
+    order = [s.name for s in graph.stages]
+    members = tuple(sorted(stages, key=order.index))
+    if not tile_sizes:
+        return UntiledGroup(members, "untiled in the schedule")
+    reason = untileable_reason(graph, members)
+    if reason:
+        return UntiledGroup(members, reason)
+    outs = group_liveouts(graph, members)
+    rank = len(tile_sizes[0])
+    anchor = max(reversed(outs), key=lambda n: graph.stage(n).func.ndim)
+    tile_lo = tuple(E.Variable(E.Long, f"tile_lo{d}") for d in range(rank))
+    tile_hi = tuple(E.Variable(E.Long, f"tile_hi{d}") for d in range(rank))
+    first = tuple(E.Variable(E.Long, f"tile_first{d}") for d in range(rank))
+    spans, owned = [], {}
+    anchor_func = graph.stage(anchor).func
+    for name in outs:
+        func = graph.stage(name).func
+        alignment = _align(func, anchor_func, params)
+        for j, (d, p, q) in enumerate(alignment):
+            if d is not None:
+                spans.append((name, j, d, p, q))
+        owned[name] = _owned_box(func, alignment, tile_lo, tile_hi, first, rank)
+    regions = infer_group_regions(graph, members, owned, tile_lo + tile_hi + first)
+    scratch = tuple(n for n in members if n not in outs or any(
+        c in members for c in graph.stage(n).consumers))
+    slide = next((d for d in range(rank) if len(tile_sizes) == 2
+                  and tile_sizes[1][d] < tile_sizes[0][d]), None)
+    slide = None if slide is None else (slide, anchor_func.variables[slide].name)
+    return TiledGroup(members, outs, scratch, tuple(tile_sizes), slide, tile_lo, tile_hi,
+                      first, tuple(spans), owned, regions, _nests(graph, members, scratch,
+                                                                 regions, owned))
+
+
+def untileable_reason(graph, members):
+    """Why the group's footprint is unbounded (a Reduction, a data-dependent read of a
+    member), or None."""
+    inside = set(members)
+    for name in members:
+        func = graph.stage(name).func
+        if isinstance(func, Reduction):
+            return f"{name} is a Reduction"
+        for e in definition_exprs(func):
+            for ref in E.references(e):
+                if ref.func.name in inside and not all(is_affine(a) for a in ref.args):
+                    return f"{name} reads {ref.func.name} at a data-dependent index"
+    return None
+
+
+def _extent(iv, params) -> int:
+    evaluate = Evaluator({}, {}, params)
+    lo, hi = (int(evaluate(e, {}, 1)) for e in (iv.lb, iv.ub))
+    return max(hi - lo + 1, 1)
+
+
+def _align(func, anchor, params) -> tuple:
+    """Per dimension of `func`: (anchor dimension or None, p, q), the coordinate being about
+    p/q times the anchor's."""
+    names = [v.name for v in anchor.variables]
+    taken, result = set(), []
+    for j, var in enumerate(func.variables):
+        d = names.index(var.name) if var.name in names else None
+        if func is anchor:
+            d = j
+        if d is None or d in taken:
+            result.append((None, 1, 1))
+            continue
+        taken.add(d)
+        ratio = _extent(func.intervals[j], params) / _extent(anchor.intervals[d], params)
+        k = max(-MAX_SCALE_LOG2, min(MAX_SCALE_LOG2, round(math.log2(ratio))))
+        result.append((d, 2 ** max(k, 0), 2 ** max(-k, 0)))
+    return tuple(result)
+
+
+def _ceil_div(e, q: int):
+    return e if q == 1 else (e + (q - 1)) // q
+
+
+def _owned_box(func, alignment, tile_lo, tile_hi, first, rank) -> tuple:
+    """The live-out's part owned by tile [tile_lo, tile_hi], clipped to its domain. Dimensions
+    of the tile space it lacks are owned by the tile holding `first`; other tiles get the box
+    [ub + 1, lb - 1], which lies inside any box, so an inner tile's box stays inside its
+    tile's."""
+    box, matched = [], set()
+    for (d, p, q), iv in zip(alignment, func.intervals):
+        lb, ub = _long(iv.lb), _long(iv.ub)
+        if d is None:
+            box.append((lb, ub))
+            continue
+        matched.add(d)
+        lo = _ceil_div(tile_lo[d] * p, q)
+        hi = _ceil_div((tile_hi[d] + 1) * p, q) - 1
+        box.append((simplify(E.Max(lo, lb)), simplify(E.Min(hi, ub))))
+    empty = None
+    for d in range(rank):
+        if d not in matched:
+            empty = _or(empty, (first[d] < tile_lo[d]) | (first[d] > tile_hi[d]))
+    if empty is None:
+        return tuple(box)
+    return tuple((E.Select(empty, _long(iv.ub) + 1, lo), E.Select(empty, _long(iv.lb) - 1, hi))
+                 for (lo, hi), iv in zip(box, func.intervals))
+
+
+def _or(a, b):
+    return b if a is None else a | b
+
+
+def _long(e):
+    return e if e.typ is E.Long else E.Cast(E.Long, e)
+
+
+def _nests(graph, members, scratch, regions, owned) -> tuple:
+    """Loop nests in order: consecutive siblings with the same bounds and storage kind that
+    share a producer and do not read each other are fused (register reuse, 004 Sec. 5.3)."""
+    nests = []
+    for name in members:
+        bounds = _bounds_text(owned.get(name) if name not in scratch else
+                              regions[name].bounds)
+        stage = graph.stage(name)
+        if nests:
+            last = nests[-1]
+            head = graph.stage(last["stages"][0])
+            if (last["bounds"] == bounds and last["scratch"] == (name in scratch)
+                    and [v.typ for v in head.func.variables]
+                    == [v.typ for v in stage.func.variables]
+                    and not set(stage.producers) & set(last["stages"])
+                    and set(stage.producers) & last["producers"]):
+                last["stages"].append(name)
+                last["producers"] |= set(stage.producers)
+                continue
+        nests.append({"stages": [name], "bounds": bounds, "scratch": name in scratch,
+                      "producers": set(stage.producers)})
+    return tuple(Nest(tuple(n["stages"]), n["scratch"]) for n in nests)
+
+
+def _bounds_text(bounds) -> str:
+    return ";".join(f"{format_expr(lo)}:{format_expr(hi)}" for lo, hi in bounds)
