@@ -23,7 +23,9 @@ from .jit.build import build
 from .graph.inline import inline_stages
 from .poly.analysis import analyze
 from .poly.bounds import branch_free_stages, check_analysis
+from .schedule.memory import memory_estimate
 from .schedule.plan import Schedule, ScheduleError
+from .schedule.tiling import estimate_values, plan_groups
 
 log = logging.getLogger("polyimage")
 
@@ -75,9 +77,11 @@ class Pipeline:
         self.branch_free = branch_free_stages(analysis)
         with self._timed("schedule"):
             self.schedule = self._resolve_schedule(schedule)
+        with self._timed("plan_groups"):
+            self.group_plans = plan_groups(self.stage_graph, self.schedule, self.estimates)
         with self._timed("generate_c"):
-            self.cmodule = generate_module(self.stage_graph, self.name, self.schedule,
-                                           self.estimates, self.branch_free)
+            self.cmodule = generate_module(self.stage_graph, self.name, self.group_plans,
+                                           self.branch_free)
         with self._timed("build"):
             self.kernel = build(self.cmodule, self.options)
 
@@ -98,6 +102,11 @@ class Pipeline:
                         f"{name} was inlined into {', '.join(inlined[name])}; leave it out of "
                         f"the schedule or compile with inline=False")
         return schedule.validate(self.stage_graph)
+
+    def memory(self) -> "MemoryEstimate":
+        """Bytes of intermediate buffers at the estimates (see schedule.memory)."""
+        return memory_estimate(self.stage_graph, self.group_plans,
+                               estimate_values(self.stage_graph, self.estimates))
 
     @contextlib.contextmanager
     def _timed(self, pass_name: str):

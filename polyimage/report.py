@@ -1,7 +1,10 @@
 """Human-readable report of a compiled pipeline: stages after inlining, domains, context."""
 from __future__ import annotations
 
+import os
+
 from .poly.analysis import analyze
+from .schedule.tiling import UntiledGroup
 
 
 def pipeline_report(pipe) -> str:
@@ -24,6 +27,17 @@ def pipeline_report(pipe) -> str:
         lines.append("inlined:")
         for producer, consumers, rule in pipe.inlined:
             lines.append(f"  {producer} into {', '.join(consumers)} ({rule})")
+    lines.append("schedule:")
+    lines += [f"  {line}" for line in str(pipe.schedule).splitlines()]
+    for i, plan in enumerate(pipe.group_plans):
+        if isinstance(plan, UntiledGroup):
+            lines.append(f"  group {i} runs untiled: {plan.reason}")
+        else:
+            fused = [", ".join(n.stages) for n in plan.nests if len(n.stages) > 1]
+            lines.append(f"  group {i}: live-outs {', '.join(plan.liveouts)}; scratchpads "
+                         f"{', '.join(plan.scratch) or 'none'}"
+                         + (f"; fused loops {'; '.join(fused)}" if fused else ""))
+    lines.append("memory: " + pipe.memory().describe(os.cpu_count() or 1))
     lines.append("warnings:" if pipe.warnings else "warnings: none")
     lines += [f"  {w}" for w in pipe.warnings]
     lines.append("passes: " + ", ".join(f"{k} {v * 1e3:.1f} ms"

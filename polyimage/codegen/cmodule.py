@@ -12,6 +12,7 @@ from ..graph.dag import StageGraph
 from .cexpr import CExprPrinter, helper_source
 from .names import PREFIX, NameRegistry
 from ..schedule.plan import Schedule
+from ..schedule.memory import buffer_lifetimes
 from ..schedule.tiling import UntiledGroup, plan_groups
 from .naive import NaiveEmitter, StageStorage
 from .tiled import TiledEmitter
@@ -24,6 +25,12 @@ _PRELUDE = """\
 #include <stdlib.h>
 #include <math.h>
 #include <omp.h>
+
+#if defined(__GNUC__)
+#define PIM_NOINLINE __attribute__((noinline))
+#else
+#define PIM_NOINLINE
+#endif
 
 static void *pim_alloc(size_t bytes)
 {
@@ -52,26 +59,10 @@ class CModule:
     outputs: tuple
 
 
-def buffer_lifetimes(graph: StageGraph, plans) -> dict:
-    """{stage: (first group, last group)} for every intermediate that needs a full buffer:
-    members of untiled groups and live-outs of tiled ones that are not pipeline outputs. The
-    buffer is allocated before its first group and freed after the last one reading it."""
-    owner = {n: i for i, plan in enumerate(plans) for n in plan.members}
-    lifetimes = {}
-    for i, plan in enumerate(plans):
-        full = plan.members if isinstance(plan, UntiledGroup) else plan.liveouts
-        for name in full:
-            if name in graph.outputs:
-                continue
-            readers = [owner[c] for c in graph.stage(name).consumers]
-            lifetimes[name] = (i, max(readers, default=i))
-    return lifetimes
-
-
-def generate_module(graph: StageGraph, name: str, schedule=None, estimates=None,
+def generate_module(graph: StageGraph, name: str, plans=None,
                     branch_free=frozenset()) -> CModule:
-    """C source of `graph` under `schedule` (default: naive); stages in `branch_free` evaluate
-    their Cases eagerly (see poly.bounds.branch_free_stages)."""
+    """C source of `graph` run as the group `plans` (schedule.tiling; default: naive); stages
+    in `branch_free` evaluate their Cases eagerly (see poly.bounds.branch_free_stages)."""
     names = NameRegistry()
     function = f"pipeline_{name}"
     for p in graph.parameters:
@@ -81,7 +72,7 @@ def generate_module(graph: StageGraph, name: str, schedule=None, estimates=None,
     for s in graph.stages:
         for v in s.func.variables + getattr(s.func, "reduction_variables", ()):
             names.name(v, v.name)
-    plans = plan_groups(graph, schedule or Schedule.naive(graph), estimates or {})
+    plans = plans or plan_groups(graph, Schedule.naive(graph), {})
     helpers = set()
     printer = CExprPrinter(names, None, helpers)
     inputs = tuple(sorted(img.name for img in graph.images))
@@ -107,6 +98,7 @@ def generate_module(graph: StageGraph, name: str, schedule=None, estimates=None,
         func = by_name[stage_name]
         body.append(f"    {func.typ.c_name} *restrict {names[func]} = NULL;")
     naive = NaiveEmitter(graph, names, helpers, storage, branch_free)
+    functions = []
     for i, plan in enumerate(plans):
         for stage_name, (first, _) in lifetimes.items():
             if first == i:
@@ -119,7 +111,9 @@ def generate_module(graph: StageGraph, name: str, schedule=None, estimates=None,
             for stage_name in plan.members:
                 body += naive.stage(by_name[stage_name])
         else:
-            body += TiledEmitter(graph, names, helpers, storage, plan, i, branch_free).group()
+            emitter = TiledEmitter(graph, names, helpers, storage, plan, i, branch_free)
+            body += emitter.group()
+            functions += emitter.all_functions()
         for stage_name, (_, last) in lifetimes.items():
             if last == i:
                 buf = names[by_name[stage_name]]
@@ -128,7 +122,7 @@ def generate_module(graph: StageGraph, name: str, schedule=None, estimates=None,
     body += ["    return 0;", f"{PREFIX}fail:"] + frees + ["    return 1;"]
 
     helper_text = "\n".join(helper_source(op, c) for op, c in sorted(helpers))
-    source = "\n".join([_PRELUDE, helper_text, "", signature, "{", *body, "}", ""])
+    source = "\n".join([_PRELUDE, helper_text, "", *functions, signature, "{", *body, "}", ""])
     return CModule(source=source, function=function, cdef=signature.replace("restrict ", "")
                    + ";", params=tuple(p.name for p in graph.parameters), inputs=inputs,
                    outputs=graph.outputs)

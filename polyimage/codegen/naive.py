@@ -44,9 +44,16 @@ class NaiveEmitter:
                                    for s in graph.stages}
         self.printer = CExprPrinter(names, self.address, helpers)
         self.lines = []
+        self.touched = {}
+
+    def touch(self, store, c_type: str, writes: bool):
+        """Record a buffer the code emitted since `touched` was reset reads or writes."""
+        _, _, wrote = self.touched.get(store.buffer, (None, None, False))
+        self.touched[store.buffer] = (store, c_type, wrote or writes)
 
     def address(self, ref, printer) -> str:
         store = self.storage[ref.func.name]
+        self.touch(store, ref.func.typ.c_name, False)
         idx = [printer.index(a, store.lb[d], store.upper(d)) for d, a in enumerate(ref.args)]
         return f"{store.buffer}[{store.offset(idx)}]"
 
@@ -123,6 +130,7 @@ class NaiveEmitter:
 
     def _store(self, func, value: str, depth: int):
         store = self.storage[func.name]
+        self.touch(store, func.typ.c_name, True)
         own = store.offset([wide_name(self.names[v]) for v in func.variables])
         self.emit(f"{store.buffer}[{own}] = {value};", depth)
 

@@ -21,11 +21,11 @@ class TiledEmitter(NaiveEmitter):
     def __init__(self, graph, names, helpers, storage, plan, index: int, branch_free=frozenset()):
         for v in plan.tile_lo + plan.tile_hi + plan.first:
             names.name(v, v.name)
-        for region in plan.regions.by_stage.values():
-            for lo, hi in region.symbols:
-                names.name(lo, lo.name)
-                names.name(hi, hi.name)
         self.plan, self.index = plan, index
+        self.slot = {}
+        for name in plan.members:
+            for sym in (s for pair in plan.regions[name].symbols for s in pair):
+                self.slot.setdefault(id(sym), len(self.slot))
         self.full = storage
         local = dict(storage)
         self.scratch = {}
@@ -35,7 +35,14 @@ class TiledEmitter(NaiveEmitter):
             store.lb = [f"{PREFIX}org{index}_{names[func]}_{d}" for d in range(func.ndim)]
             store.n = [f"{PREFIX}ext{index}_{names[func]}_{d}" for d in range(func.ndim)]
             local[name] = self.scratch[name] = store
-        super().__init__(graph, names, helpers, local, branch_free)
+        self.array = self.v("rg")
+        self.functions = []
+        super().__init__(graph, _SymbolNames(self, names), helpers, local, branch_free)
+
+    def symbol(self, sym) -> str:
+        """A region bound in the current level's array, or None for other symbols."""
+        k = self.slot.get(id(sym))
+        return None if k is None else f"{PREFIX}r{k}"
 
     def v(self, name: str) -> str:
         return f"{PREFIX}{name}{self.index}"
@@ -122,13 +129,45 @@ class TiledEmitter(NaiveEmitter):
                       f"{self.names[self.plan.tile_hi[d]]} = {hi};", depth)
 
     def _regions(self, depth: int):
-        """Bounds of every member's region, consumers first (live-ins are not needed)."""
-        for name, region in self.plan.regions.by_stage.items():
-            if name not in self.plan.members:
+        """Bounds of every member's region into the current level's array, by a call of the
+        group's region function."""
+        plan = self.plan
+        self.emit(f"int64_t {self.array}[{max(len(self.slot), 1)}];", depth)
+        tile = ", ".join(self.names[v] for d in range(len(plan.tile_lo))
+                         for v in (plan.tile_lo[d], plan.tile_hi[d], plan.first[d]))
+        params = "".join(f", {self.names[p]}" for p in self.graph.parameters)
+        self.emit(f"{{ const int64_t {self.v('t')}[] = {{{tile}}}; {self.v('regions')}("
+                  f"{self.array}, {self.v('t')}{params}); }}", depth)
+        self.emit("const int64_t " + ", ".join(f"{PREFIX}r{k} = {self.array}[{k}]"
+                                               for k in range(len(self.slot))) + ";", depth)
+
+    def all_functions(self) -> list:
+        """The static functions the group's code calls: regions first, then the nests."""
+        return self.regions_function() + [""] + self.functions
+
+    def regions_function(self) -> list:
+        """A function computing every member's region, consumers first (live-ins are not
+        needed), from the tile's bounds: kept out of the tile loops, whose register
+        allocation it would otherwise swamp."""
+        plan, self.lines = self.plan, []
+        params = "".join(f", {p.typ.c_name} {self.names[p]}" for p in self.graph.parameters)
+        self.emit(f"static PIM_NOINLINE void {self.v('regions')}(int64_t *restrict rg, "
+                  f"const int64_t *restrict tile{params})", 0)
+        self.emit("{", 0)
+        for d, vs in enumerate(zip(plan.tile_lo, plan.tile_hi, plan.first)):
+            self.emit(" ".join(f"const int64_t {self.names[v]} = tile[{3 * d + k}];"
+                               for k, v in enumerate(vs)), 1)
+        declared = set()
+        for name, region in plan.regions.by_stage.items():
+            if name not in plan.members or region.symbols in declared:
                 continue
+            declared.add(region.symbols)
             for (lo, hi), (lo_sym, hi_sym) in zip(region.bounds, region.symbols):
                 self.emit(f"const int64_t {self.names[lo_sym]} = {self.printer(lo)}, "
-                          f"{self.names[hi_sym]} = {self.printer(hi)};", depth)
+                          f"{self.names[hi_sym]} = {self.printer(hi)};", 1)
+        self.emit(" ".join(f"rg[{k}] = {PREFIX}r{k};" for k in range(len(self.slot))), 1)
+        self.emit("}", 0)
+        return self.lines
 
     def _sizing(self, rank: int, outer):
         """Serial pass over the tiles: the largest region of every scratch member."""
@@ -176,8 +215,10 @@ class TiledEmitter(NaiveEmitter):
                              f"{self.v('l2hi')}_{d} ? {self.v('k')}_{d} + "
                              f"{min(inner[d], outer[d]) - 1} : {self.v('l2hi')}_{d})"
                              for d in range(rank)], body)
+        self.array = self.v("rgi")
         self._regions(body)
         self._nests(body, tracked=True)
+        self.array = self.v("rg")
         self.emit("}", body - 1)
 
     def _nests(self, depth: int, tracked: bool):
@@ -194,10 +235,38 @@ class TiledEmitter(NaiveEmitter):
                 self._track(n, bounds, dim, depth)
                 bounds = list(bounds)
                 bounds[dim] = (f"{self.v('from')}_{n}", bounds[dim][1])
-            self.nest(funcs, bounds, depth)
-            for name in nest.stages:
-                if name in self.plan.liveouts and nest.scratch:
-                    self._copy_out(name, depth)
+            self._outlined(n, funcs, nest, bounds, depth)
+
+    def _outlined(self, n: int, funcs, nest, bounds, depth: int):
+        """The nest (and the copy-out of its scratch live-outs) as a function of its own, with
+        the buffers it touches as arguments: one function of many loops would cost the C
+        compiler far more than many small ones."""
+        outer_lines, self.lines, self.touched = self.lines, [], {}
+        args = [(f"{PREFIX}blo{d}", lo) for d, (lo, _) in enumerate(bounds)]
+        args += [(f"{PREFIX}bhi{d}", hi) for d, (_, hi) in enumerate(bounds)]
+        self.nest(funcs, [(f"{PREFIX}blo{d}", f"{PREFIX}bhi{d}") for d in range(len(bounds))],
+                  1)
+        for name in nest.stages:
+            if name in self.plan.liveouts and nest.scratch:
+                owned = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[name]]
+                local = [(f"{PREFIX}clo_{self._cname(name)}_{d}",
+                          f"{PREFIX}chi_{self._cname(name)}_{d}") for d in range(len(owned))]
+                args += [(a, b) for pair in zip(local, owned) for a, b in zip(*pair)]
+                self._copy_out(name, 1, local)
+        body, self.lines = self.lines, outer_lines
+        params = [f"int64_t {name}" for name, _ in args]
+        values = [value for _, value in args]
+        for buffer, (store, c_type, writes) in sorted(self.touched.items()):
+            params.append(f"{'' if writes else 'const '}{c_type} *restrict {buffer}")
+            values.append(buffer)
+            params += [f"int64_t {text}" for text in store.lb + store.n]
+            values += store.lb + store.n
+        for p in self.graph.parameters:
+            params.append(f"{p.typ.c_name} {self.names[p]}")
+            values.append(self.names[p])
+        function = f"{self.v('nest')}_{n}"
+        self.functions += [f"static PIM_NOINLINE void {function}({', '.join(params)})", "{", *body, "}", ""]
+        self.emit(f"{function}({', '.join(values)});", depth)
 
     def _slide_dim(self, func):
         names = [v.name for v in func.variables]
@@ -222,11 +291,12 @@ class TiledEmitter(NaiveEmitter):
         self.emit(f"else {{ {trk} = 1; {saves} }}", depth + 1)
         self.emit("}", depth)
 
-    def _copy_out(self, name: str, depth: int):
+    def _copy_out(self, name: str, depth: int, bounds):
         """Owned part of a scratch live-out to its full buffer."""
         func = self.graph.stage(name).func
         full, scratch = self.full[name], self.scratch[name]
-        bounds = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[name]]
+        self.touch(full, func.typ.c_name, True)
+        self.touch(scratch, func.typ.c_name, False)
         idx = [wide_name(self.names[v]) for v in func.variables]
 
         def body(d):
@@ -234,6 +304,19 @@ class TiledEmitter(NaiveEmitter):
                       f"[{scratch.offset(idx)}];", d)
         self._loops(func.variables, name, depth, parallel=False, body=body, bounds=bounds,
                     simd=True)
+
+
+class _SymbolNames:
+    """C names as the registry gives them, except region bounds: slots of an array."""
+
+    def __init__(self, emitter, names):
+        self.emitter, self.names = emitter, names
+
+    def __getitem__(self, obj) -> str:
+        return self.emitter.symbol(obj) or self.names[obj]
+
+    def name(self, obj, wanted: str) -> str:
+        return self.names.name(obj, wanted)
 
 
 def _long(e):

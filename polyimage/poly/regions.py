@@ -8,7 +8,8 @@ union over references is the Min of lower and the Max of upper bounds, and the r
 clipped to the stage's domain. The bounds can be evaluated with NumPy for all tiles at once, or
 printed as C to compute tile regions at run time; a region's bounds refer to its consumers'
 bound symbols, not to their expressions, so their size stays linear in the group. Case and Select guards are ignored, so a
-region may be larger than the exact footprint (poly/footprint.py), never smaller.
+region may be larger than the exact footprint (poly/footprint.py), never smaller. Members with
+equal bounds share bound symbols, so their consumers' bounds compare equal too.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ import numpy as np
 
 from ..dsl import expr as E
 from ..dsl.constructs import Reduction
+from ..dsl.printer import format_expr
 from ..graph.dag import definition_exprs
 from ..interp.evaluate import Evaluator
 from .simplify import simplify
@@ -87,19 +89,25 @@ def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
     order = [s.name for s in graph.stages]
     members = sorted(set(group), key=order.index)
     pending = {name: [box] for name, box in liveout_boxes.items()}
-    regions = {}
+    regions, same = {}, {}
     for name in reversed(members):
         if name not in pending:
             continue
         func = graph.stage(name).func
         region = _clip(name, _union(pending.pop(name)), func)
-        regions[name] = region
+        key = tuple(_key(e) for bound in region.bounds for e in bound)
+        region = regions[name] = Region(region.bounds, same.setdefault(key, region.symbols))
         for ref, env in _reads(func, region):
             box = [_index_interval(a, env, ref.func.intervals[d]) for d, a in enumerate(ref.args)]
             pending.setdefault(ref.func.name, []).append(box)
     for name in sorted(pending, key=order.index):
         regions[name] = _clip(name, _union(pending[name]), graph.stage(name).func)
     return Regions(tuple(tile_vars), regions)
+
+
+def _key(e):
+    """Identity of a bound expression: its text and the identity of its symbols."""
+    return format_expr(e), tuple(id(s) for s in E.free_symbols(e))
 
 
 def _reads(func, region):

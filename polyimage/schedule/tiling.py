@@ -73,10 +73,15 @@ class TiledGroup:
         return len(self.tile_sizes)
 
 
+def estimate_values(graph, estimates) -> dict:
+    """A value for every parameter: its estimate, or DEFAULT_ESTIMATE (1.0 for floats)."""
+    return {p.name: estimates.get(p.name, DEFAULT_ESTIMATE if p.typ.is_int else 1.0)
+            for p in graph.parameters}
+
+
 def plan_groups(graph, schedule, estimates) -> tuple:
     """One UntiledGroup or TiledGroup per group of `schedule`, in order."""
-    params = {p.name: estimates.get(p.name, DEFAULT_ESTIMATE if p.typ.is_int else 1.0)
-              for p in graph.parameters}
+    params = estimate_values(graph, estimates)
     return tuple(plan_group(graph, g.stages, g.tile_sizes, params) for g in schedule.groups)
 
 
@@ -192,10 +197,14 @@ def _long(e):
 
 
 def _nests(graph, members, scratch, regions, owned) -> tuple:
-    """Loop nests in order: consecutive siblings with the same bounds and storage kind that
+    """Loop nests in order (by depth in the group, then topologically): consecutive siblings with the same bounds and storage kind that
     share a producer and do not read each other are fused (register reuse, 004 Sec. 5.3)."""
-    nests = []
+    inside, level = set(members), {}
     for name in members:
+        level[name] = 1 + max((level[p] for p in graph.stage(name).producers if p in inside),
+                              default=-1)
+    nests = []
+    for name in sorted(members, key=lambda n: level[n]):
         bounds = _bounds_text(owned.get(name) if name not in scratch else
                               regions[name].bounds)
         stage = graph.stage(name)

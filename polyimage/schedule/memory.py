@@ -1,0 +1,107 @@
+"""Buffers a schedule needs: full buffers with their lifetimes, and per-thread scratchpads.
+
+A full buffer is allocated before the first group that writes it and freed after the last
+group that reads it, so the allocator reuses memory across groups. `memory_estimate` gives the
+bytes at the estimates: all full buffers at once (what keeping every buffer for the whole run
+would take), the peak of those alive together, and each tiled group's scratchpads per thread.
+"""
+from __future__ import annotations
+
+import itertools
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..interp.evaluate import Evaluator
+from .tiling import UntiledGroup
+
+MAX_TILES_EVALUATED = 20000
+
+
+def buffer_lifetimes(graph, plans) -> dict:
+    """{stage: (first group, last group)} for every intermediate that needs a full buffer:
+    members of untiled groups and live-outs of tiled ones that are not pipeline outputs."""
+    owner = {n: i for i, plan in enumerate(plans) for n in plan.members}
+    lifetimes = {}
+    for i, plan in enumerate(plans):
+        full = plan.members if isinstance(plan, UntiledGroup) else plan.liveouts
+        for name in full:
+            if name in graph.outputs:
+                continue
+            readers = [owner[c] for c in graph.stage(name).consumers]
+            lifetimes[name] = (i, max(readers, default=i))
+    return lifetimes
+
+
+@dataclass(frozen=True)
+class MemoryEstimate:
+    """Bytes at the estimates."""
+
+    all_full: int
+    peak_full: int
+    scratch_per_thread: tuple
+
+    def describe(self, threads: int) -> str:
+        scratch = max(self.scratch_per_thread, default=0)
+        return (f"intermediate full buffers {_mb(self.peak_full)} at peak "
+                f"({_mb(self.all_full)} if all were kept); scratchpads {_mb(scratch)} per thread"
+                f" in the largest group ({_mb(scratch * threads)} for {threads} threads)")
+
+
+def _mb(n: int) -> str:
+    return f"{n / 2 ** 20:.2f} MiB"
+
+
+def memory_estimate(graph, plans, params: dict) -> MemoryEstimate:
+    evaluate = Evaluator({}, {}, params)
+    lifetimes = buffer_lifetimes(graph, plans)
+    sizes = {name: _buffer_bytes(graph.stage(name).func, evaluate) for name in lifetimes}
+    peak = max((sum(sizes[n] for n, (a, b) in lifetimes.items() if a <= i <= b)
+                for i in range(len(plans))), default=0)
+    scratch = tuple(0 if isinstance(plan, UntiledGroup) else
+                    _scratch_bytes(graph, plan, params, evaluate) for plan in plans)
+    return MemoryEstimate(sum(sizes.values()), peak, scratch)
+
+
+def _value(evaluate, e) -> int:
+    return int(np.asarray(evaluate(e, {}, 1)).reshape(-1)[0])
+
+
+def _buffer_bytes(func, evaluate) -> int:
+    n = 1
+    for iv in func.intervals:
+        n *= max(_value(evaluate, iv.ub) - _value(evaluate, iv.lb) + 1, 0)
+    return n * func.typ.dtype.itemsize
+
+
+def tile_indices(graph, plan, evaluate) -> list:
+    """Per tile dimension, the range of outer tile indices (as the generated C computes)."""
+    ranges = []
+    for d, size in enumerate(plan.tile_sizes[0]):
+        lows, highs = [], []
+        for name, j, dim, p, q in plan.spans:
+            if dim == d:
+                iv = graph.stage(name).func.intervals[j]
+                lows.append((_value(evaluate, iv.lb) * q) // (p * size))
+                highs.append((_value(evaluate, iv.ub) * q) // (p * size))
+        ranges.append(range(min(lows), max(highs) + 1))
+    return ranges
+
+
+def _scratch_bytes(graph, plan, params, evaluate) -> int:
+    ranges = tile_indices(graph, plan, evaluate)
+    sizes = plan.tile_sizes[0]
+    count = int(np.prod([len(r) for r in ranges]))
+    step = max(1, count // MAX_TILES_EVALUATED)
+    tiles = np.array(list(itertools.islice(itertools.product(*ranges), 0, None, step)),
+                     np.int64).reshape(-1, len(ranges))
+    lows = tiles * np.array(sizes)
+    first = np.broadcast_to(np.array([r.start for r in ranges]) * np.array(sizes), lows.shape)
+    points = np.concatenate([lows, lows + np.array(sizes) - 1, first], axis=1)
+    regions = plan.regions.evaluate(points, params)
+    total = 0
+    for name in plan.scratch:
+        lo, hi = regions[name]
+        volume = np.prod(np.maximum(hi - lo + 1, 0), axis=1).max(initial=0)
+        total += int(volume) * graph.stage(name).func.typ.dtype.itemsize
+    return total
