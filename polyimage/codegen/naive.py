@@ -9,6 +9,7 @@ from __future__ import annotations
 from ..dsl.constructs import Image, Reduction
 from ..graph.dag import StageGraph
 from .cexpr import CExprPrinter, wide_name
+from .split import case_breakpoints
 from .names import PREFIX
 
 
@@ -69,8 +70,12 @@ class NaiveEmitter:
             self._reduction_update(func)
         else:
             self._loops(func.variables, func.name, 1, parallel=True,
-                        body=lambda d: self._cases(func, d))
+                        body=lambda d: self._cases(func, d), split=self._split(func))
         return self.lines
+
+    def _split(self, func):
+        points = case_breakpoints(func, func.variables[-1])
+        return None if points is None else (func, points)
 
     def _bounds(self, variables, stage_name: str):
         """(lo, hi) C texts per variable: the stage box, or a reduction's own intervals."""
@@ -95,18 +100,23 @@ class NaiveEmitter:
                 if len(funcs) > 1 or aliases:
                     self.emit("}", d)
         self._loops(head.variables, head.name, depth, parallel=False, body=body, bounds=bounds,
-                    simd=True)
+                    simd=True, split=self._split(head) if len(funcs) == 1 else None)
 
-    def _loops(self, variables, stage_name, depth, parallel, body, bounds=None, simd=False):
+    def _loops(self, variables, stage_name, depth, parallel, body, bounds=None, simd=False,
+               split=None):
         """Loops over int64 iterators (see CExprPrinter.wide); the body sees each variable in
-        its own type too."""
+        its own type too. `split` = (func, breakpoints) cuts the innermost loop into segments
+        that each compute one Case of `func` (see codegen.split)."""
         bounds = bounds or self._bounds(variables, stage_name)
         ndim = len(variables)
+        if split and ndim == 1 and parallel:
+            split = None
         for d, (var, (lo, hi)) in enumerate(zip(variables, bounds)):
             it = self.names[var]
             self.emit(f"{{ const int64_t {PREFIX}lo_{it} = {lo}, {PREFIX}hi_{it} = {hi};",
                       depth + d)
-        for d, var in enumerate(variables):
+        loops = ndim - 1 if split else ndim
+        for d, var in enumerate(variables[:loops]):
             it = self.names[var]
             pragma = None
             if parallel and d == 0:
@@ -120,13 +130,61 @@ class NaiveEmitter:
             w = wide_name(it)
             self.emit(f"for (int64_t {w} = {PREFIX}lo_{it}; {w} <= {PREFIX}hi_{it}; {w}++)",
                       depth + ndim + d)
-        inner = depth + 2 * ndim
+        inner = depth + ndim + loops + 1
         self.emit("{", inner - 1)
-        self.emit(" ".join(f"const {v.typ.c_name} {self.names[v]} = ({v.typ.c_name})"
-                           f"{wide_name(self.names[v])};" for v in variables), inner)
-        body(inner)
+        self.emit(self._aliases(variables[:loops]), inner)
+        if split:
+            self._segments(variables[-1], split, inner)
+        else:
+            self.emit(self._aliases(variables[loops:]), inner)
+            body(inner)
         self.emit("}", inner - 1)
         self.emit("}" * ndim, depth)
+
+    def _aliases(self, variables) -> str:
+        return " ".join(f"const {v.typ.c_name} {self.names[v]} = ({v.typ.c_name})"
+                        f"{wide_name(self.names[v])};" for v in variables)
+
+    def _segments(self, var, split, depth):
+        """The innermost loop cut at the breakpoints; each segment picks its Case at its
+        first point and runs a branch-free loop computing that Case."""
+        func, points = split
+        it, w = self.names[var], wide_name(self.names[var])
+        lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
+        n = len(points) + 2
+        bp = f"{PREFIX}bp"
+        self.emit(f"int64_t {bp}[{n}]; {bp}[0] = {lo}; {bp}[{n - 1}] = {hi} + 1;", depth)
+        for k, point in enumerate(points, 1):
+            self.emit(f"{{ const int64_t p = {self.printer.wide(point)}; {bp}[{k}] = p < {lo} ? "
+                      f"{lo} : (p > {hi} + 1 ? {hi} + 1 : p); }}", depth)
+        self.emit(f"for (int i = 2; i < {n - 1}; i++) for (int j = i; j > 1 && {bp}[j - 1] > "
+                  f"{bp}[j]; j--) {{ const int64_t t = {bp}[j]; {bp}[j] = {bp}[j - 1]; "
+                  f"{bp}[j - 1] = t; }}", depth)
+        self.emit(f"for (int {PREFIX}s = 0; {PREFIX}s < {n - 1}; {PREFIX}s++) {{", depth)
+        self.emit(f"const int64_t {PREFIX}a = {bp}[{PREFIX}s], {PREFIX}b = {bp}[{PREFIX}s + 1]"
+                  f" - 1;", depth + 1)
+        self.emit(f"if ({PREFIX}a > {PREFIX}b) continue;", depth + 1)
+        self.emit(f"int {PREFIX}case = {len(func.defn)};", depth + 1)
+        self.emit(f"{{ const int64_t {w} = {PREFIX}a; {self._aliases([var])}", depth + 1)
+        choice = str(len(func.defn))
+        for i, case in reversed(list(enumerate(func.defn))):
+            choice = str(i) if case.cond is None else \
+                f"({self.printer(case.cond)} ? {i} : {choice})"
+        self.emit(f"{PREFIX}case = {choice}; }}", depth + 2)
+        for i, case in enumerate(list(func.defn) + [None]):
+            keyword = "if" if i == 0 else "else if"
+            self.emit(f"{keyword} ({PREFIX}case == {i}) {{", depth + 1)
+            self.emit("#pragma omp simd", depth + 2)
+            self.emit(f"for (int64_t {w} = {PREFIX}a; {w} <= {PREFIX}b; {w}++) {{", depth + 2)
+            self.emit(self._aliases([var]), depth + 3)
+            value = "0" if case is None else self.printer(case.value)
+            self._store(func, f"({func.typ.c_name})({value})" if case is None else value,
+                        depth + 3)
+            self.emit("}", depth + 2)
+            self.emit("}", depth + 1)
+            if case is not None and case.cond is None:
+                break
+        self.emit("}", depth)
 
     def _store(self, func, value: str, depth: int):
         store = self.storage[func.name]

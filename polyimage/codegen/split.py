@@ -1,0 +1,91 @@
+"""Where the Case chosen at a point can change along the innermost loop (003's loop
+partitioning, for the cases that matter in image pipelines: borders, halves, parities of
+outer variables).
+
+A condition qualifies when each of its comparisons is either free of the innermost variable
+`v` (constant along the loop) or an integer comparison affine in `v` with an affine rest; its
+truth can then change only at `ceil(t/a)` and `floor(t/a) + 1` for the comparison `a*v == t`.
+Between consecutive breakpoints the chosen Case is constant, so the loop is cut into segments,
+the Case is picked once per segment, and each segment runs a loop that computes that Case only.
+Arithmetic is exact (as in the bounds check), which assumes the comparison's own operands do
+not overflow their type.
+"""
+from __future__ import annotations
+
+from ..dsl import expr as E
+from ..poly.affine import is_affine
+
+MAX_COEFFICIENT = 1 << 10
+MAX_BREAKPOINTS = 16
+
+
+class _Unsplittable(Exception):
+    pass
+
+
+def case_breakpoints(func, v):
+    """Breakpoints (Long DSL expressions without `v`) where the Case chosen along `v` may
+    change, or None when the Cases do not qualify or there is nothing to split."""
+    conditions = [case.cond for case in func.defn if case.cond is not None]
+    if not conditions:
+        return None
+    points = []
+    try:
+        for cond in conditions:
+            points += _condition_breakpoints(cond, v)
+    except _Unsplittable:
+        return None
+    return points if len(points) <= MAX_BREAKPOINTS else None
+
+
+def _mentions(e, v) -> bool:
+    return any(node is v for node in E.walk(e))
+
+
+def _condition_breakpoints(cond, v) -> list:
+    if not _mentions(cond, v):
+        return []
+    if isinstance(cond, E.Logic):
+        return _condition_breakpoints(cond.a, v) + _condition_breakpoints(cond.b, v)
+    if isinstance(cond, E.Not):
+        return _condition_breakpoints(cond.a, v)
+    if not isinstance(cond, E.Condition) or not (cond.lhs.typ.is_int and cond.rhs.typ.is_int):
+        raise _Unsplittable(str(cond))
+    a_left, rest_left = _linear(cond.lhs, v)
+    a_right, rest_right = _linear(cond.rhs, v)
+    a = a_left - a_right
+    if a == 0:
+        return []
+    if abs(a) > MAX_COEFFICIENT:
+        raise _Unsplittable(str(cond))
+    t = _long(rest_right) - _long(rest_left)
+    return [0 - ((0 - t) // a), t // a + 1]
+
+
+def _long(e):
+    return e if e.typ is E.Long else E.Cast(E.Long, e)
+
+
+def _linear(e, v):
+    """(a, rest) with e == a*v + rest, rest affine and free of v."""
+    if not _mentions(e, v):
+        if not is_affine(e):
+            raise _Unsplittable(str(e))
+        return 0, e
+    if e is v:
+        return 1, E.Const(0, E.Long)
+    if isinstance(e, E.Neg):
+        a, rest = _linear(e.a, v)
+        return -a, 0 - _long(rest)
+    if isinstance(e, E.Cast) and is_affine(e):
+        return _linear(e.a, v)
+    if isinstance(e, E.BinOp) and e.op in ("+", "-"):
+        (a1, r1), (a2, r2) = _linear(e.a, v), _linear(e.b, v)
+        return (a1 + a2, _long(r1) + _long(r2)) if e.op == "+" else \
+            (a1 - a2, _long(r1) - _long(r2))
+    if isinstance(e, E.BinOp) and e.op == "*":
+        for const, other in ((e.a, e.b), (e.b, e.a)):
+            if isinstance(const, E.Const) and isinstance(const.value, int):
+                a, rest = _linear(other, v)
+                return a * const.value, _long(rest) * const.value
+    raise _Unsplittable(str(e))

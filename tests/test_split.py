@@ -1,0 +1,71 @@
+"""Innermost loops cut where the chosen Case can change: which conditions qualify, and the
+cut loops agree with the interpreter on every width, tiled or not."""
+import numpy as np
+import pytest
+
+import polyimage
+from oracle import assert_same
+from polyimage import (Case, Cast, Condition, Float, Function, GroupSchedule, Image, Int,
+                       Interval, Parameter, Schedule, Variable)
+from polyimage.codegen.split import case_breakpoints
+
+R, C = Parameter(Int, "R"), Parameter(Int, "C")
+x, y = Variable(Int, "x"), Variable(Int, "y")
+img = Image(Float, "img", [R, C])
+
+CONDITIONS = {
+    "interior": lambda: (y >= 1) & (y <= C - 2) & (x >= 1),
+    "halves": lambda: y * 2 < C,
+    "diagonal": lambda: 2 * y - x >= 1,
+    "ends": lambda: (y < 2) | (y > C - 3),
+    "not the diagonal": lambda: ~(y == x),
+    "outer only": lambda: x < R // 2,
+}
+
+
+def border_pipeline(cond):
+    """The first Case reads its neighbours: only in bounds where the condition holds."""
+    f = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), Float, "f")
+    inside = (y >= 1) & (y <= C - 2)
+    f.defn = [Case(cond & inside, img(x, y - 1) + img(x, y + 1)),
+              Case(y == 0, img(x, y) * 3), img(x, y) * 2]
+    return f
+
+
+@pytest.mark.parametrize("name", sorted(CONDITIONS))
+def test_conditions_on_loop_variables_qualify(name):
+    f = border_pipeline(CONDITIONS[name]())
+    points = case_breakpoints(f, y)
+    assert points is not None and len(points) >= 2
+
+
+def test_data_conditions_and_modulo_do_not_qualify():
+    f = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), Float, "f")
+    f.defn = [Case(img(x, y) > 0.5, img(x, y)), 0.0]
+    assert case_breakpoints(f, y) is None
+    f.defn = [Case(y % 2 == 0, img(x, y)), 0.0]
+    assert case_breakpoints(f, y) is None
+    f.defn = [Case(x % 2 == 0, img(x, y)), 0.0]
+    assert case_breakpoints(f, y) == []
+
+
+@pytest.mark.parametrize("name", sorted(CONDITIONS))
+@pytest.mark.parametrize("tiles", [None, ((3, 4),)])
+def test_cut_loops_match_interpreter(name, tiles):
+    f = border_pipeline(CONDITIONS[name]())
+    schedule = "naive" if tiles is None else Schedule((GroupSchedule(("f",), tiles),))
+    pipe = polyimage.compile([f], schedule=schedule)
+    assert f"{'pim_bp'}" in pipe.c_source
+    rng = np.random.default_rng(7)
+    for rows, cols in [(1, 1), (2, 3), (5, 4), (6, 9), (7, 17)]:
+        image = rng.random((rows, cols), dtype=np.float32)
+        expected = polyimage.interpret([f], img=image)
+        assert_same(pipe(img=image), expected, f"{name} at {rows}x{cols}")
+
+
+def test_a_case_without_otherwise_leaves_zero():
+    f = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), Int, "g")
+    f.defn = [Case(y >= 2, Cast(Int, img(x, y) * 10) + 1)]
+    image = np.ones((3, 6), np.float32)
+    out = polyimage.compile([f])(img=image)
+    assert (out[:, :2] == 0).all() and (out[:, 2:] == 11).all()
