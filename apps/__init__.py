@@ -6,6 +6,8 @@ Every app module defines:
   SMALL_SIZE  odd small sizes for tests, e.g. {"R": 67, "C": 93}
   DEFAULTS    values of the other (non-size) parameters
   PHOTOS      bundled photos (in images/) used when the user gives none
+  SCHEDULES   (optional) hand-written schedules by name, as `Schedule.parse` text; the first
+              is what `polyimage run` uses by default
   build()                -> (outputs, {name: Parameter})
   prepare(photos, size)  -> {image name: array} from loaded photos (HWC arrays, any dtype),
                             cropped or mirror-tiled to `size` when given, else the photo's size
@@ -18,6 +20,16 @@ import importlib
 
 APP_NAMES = ("unsharp_mask", "harris", "bilateral_grid", "pyramid_blend", "interpolate",
              "camera_pipe", "local_laplacian")
+
+
+def app_schedules(app) -> dict:
+    """{name: schedule text} of an app, "naive" first, then the app's own."""
+    return {"naive": "naive", **getattr(app, "SCHEDULES", {})}
+
+
+def default_schedule(app) -> str:
+    """The schedule `polyimage run` uses: the app's first hand-written one, else naive."""
+    return next(iter(getattr(app, "SCHEDULES", {}) or {"naive": None}))
 
 
 def load_app(name: str):

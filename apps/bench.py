@@ -14,9 +14,8 @@ import numpy as np
 import polyimage
 from polyimage.config import Options
 from polyimage.io import load_image
-from polyimage.pipeline import SCHEDULES
 
-from . import APP_NAMES, load_app
+from . import APP_NAMES, app_schedules, default_schedule, load_app
 from .baselines import halide_variants, opencv_variants
 from .inputs import bundled
 
@@ -50,15 +49,15 @@ def copy_floor(inputs: dict, outputs) -> callable:
     return run
 
 
-def compile_times(outputs, name: str) -> dict:
+def compile_times(outputs, name: str, schedule="naive") -> dict:
     """Seconds to compile from scratch (fresh cache) and again from the cache."""
     with tempfile.TemporaryDirectory() as cache_dir:
         options = Options(cache_dir=cache_dir)
         start = time.perf_counter()
-        pipe = polyimage.compile(outputs, name=name, options=options)
+        pipe = polyimage.compile(outputs, name=name, options=options, schedule=schedule)
         cold = time.perf_counter() - start
         start = time.perf_counter()
-        polyimage.compile(outputs, name=name, options=options)
+        polyimage.compile(outputs, name=name, options=options, schedule=schedule)
         cached = time.perf_counter() - start
     return {"cold": cold, "cached": cached, "passes": dict(pipe.pass_seconds)}
 
@@ -73,10 +72,11 @@ def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
     outputs, _ = app.build()
     variants = {}
     result = None
-    for schedule in SCHEDULES:
-        pipe = polyimage.compile(outputs, name=name, schedule=schedule)
+    for label, schedule in app_schedules(app).items():
+        pipe = polyimage.compile(outputs, name=name, schedule=schedule, estimates=dims)
         result = pipe(threads=threads, **inputs, **params)
-        variants[f"polyimage:{schedule}"] = lambda p=pipe: p(threads=threads, **inputs, **params)
+        variants[f"polyimage:{label}"] = lambda p=pipe, out=result: p(
+            threads=threads, out=out, **inputs, **params)
     variants["numpy"] = lambda: app.reference(**inputs, **params)
     variants.update(opencv_variants(name, inputs, params, threads))
     variants.update(halide_variants(name, inputs, params, threads, report, expected=result))
@@ -87,7 +87,7 @@ def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
         report(f"  {name}: timing {variant} ...")
         timings[variant] = measure(fn, runs)
     return {"size": {k: int(v) for k, v in dims.items()}, "timings": timings,
-            "compile": compile_times(outputs, name)}
+            "compile": compile_times(outputs, name, app_schedules(app)[default_schedule(app)])}
 
 
 def format_table(results: dict) -> str:

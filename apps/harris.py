@@ -18,6 +18,9 @@ PAPER_SIZE = {"R": 2848, "C": 4256}
 SMALL_SIZE = {"R": 67, "C": 93}
 DEFAULTS = {}
 PHOTOS = ("astronaut.png",)
+# hand-picked: one group; tiles of 32 whole rows (long rows keep the prefetchers streaming),
+# each walked 8 rows at a time, sliding (every value computed once per tile)
+SCHEDULES = {"tuned": "group 0: Ix, Sxx, Iy, Syy, harris [32x4256 then 8x4256]"}
 BORDER = 2
 K = 0.04
 # the Sobel-style derivative along y as (dx, dy, weight), in PolyMage's order; Ix transposes it

@@ -1,6 +1,7 @@
 """Running an app from the command line: inputs, compile, time, check, save. Shared by all apps."""
 from __future__ import annotations
 
+import os
 import statistics
 import time
 
@@ -9,8 +10,21 @@ import numpy as np
 import polyimage
 from polyimage.io import load_image, save_image
 
-from . import load_app
+from . import app_schedules, default_schedule, load_app
 from .inputs import bundled
+
+
+def resolve_schedule(app, choice=None):
+    """The schedule to compile `app` with: None (the app's default), "naive", the name of one
+    of the app's schedules, or a file holding a schedule's text or JSON."""
+    choice = choice or default_schedule(app)
+    known = app_schedules(app)
+    if choice in known:
+        return known[choice]
+    if os.path.exists(choice):
+        with open(choice) as fh:
+            return polyimage.Schedule.parse(fh.read())
+    raise ValueError(f"--schedule {choice!r}: not a file, nor one of {', '.join(known)}")
 
 
 def parse_params(app, pairs) -> dict:
@@ -31,7 +45,7 @@ def parse_params(app, pairs) -> dict:
 
 
 def run_app(name: str, inputs=(), output=None, params=(), threads=None, runs=3, check=False,
-            report=print) -> dict:
+            report=print, schedule=None) -> dict:
     """Compile app `name`, run it on photos (the bundled ones by default), save the result.
     Returns the timings in seconds."""
     app = load_app(name)
@@ -42,7 +56,8 @@ def run_app(name: str, inputs=(), output=None, params=(), threads=None, runs=3, 
     arrays = app.prepare(photos)
     outputs, _ = app.build()
     start = time.perf_counter()
-    pipe = polyimage.compile(outputs, name=name)
+    pipe = polyimage.compile(outputs, name=name, schedule=resolve_schedule(app, schedule),
+                             estimates=app.PAPER_SIZE)
     compile_seconds = time.perf_counter() - start
     source = "cache" if pipe.build_info.cache_hit else "compiled"
     report(f"{name}: built in {compile_seconds:.2f} s ({source})")
@@ -89,9 +104,10 @@ def draw_graph(name: str, output: str, report=print) -> None:
     report(f"{name}: wrote {path}")
 
 
-def report_app(name: str, inline: bool = True) -> str:
+def report_app(name: str, inline: bool = True, schedule=None) -> str:
     """`pipe.report()` of app `name` compiled with its paper-size estimates."""
     app = load_app(name)
     outputs, _ = app.build()
-    pipe = polyimage.compile(outputs, estimates=app.PAPER_SIZE, name=name, inline=inline)
+    pipe = polyimage.compile(outputs, estimates=app.PAPER_SIZE, name=name, inline=inline,
+                             schedule=resolve_schedule(app, schedule) if inline else "naive")
     return pipe.report()

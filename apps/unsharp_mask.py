@@ -15,6 +15,8 @@ PAPER_SIZE = {"R": 2848, "C": 4256}
 SMALL_SIZE = {"R": 67, "C": 93}
 DEFAULTS = {"weight": 3.0, "threshold": 0.001}
 PHOTOS = ("astronaut.png",)
+# hand-picked: the whole pipeline in one group, tiles of one channel x 32 rows x 256 columns
+SCHEDULES = {"tuned": "group 0: blurx, mask [1x32x256]"}
 BORDER = 2
 KERNEL = (1, 4, 6, 4, 1)
 

@@ -1,6 +1,6 @@
 """The `polyimage` command.
 
-polyimage run APP [INPUT...] -o OUTPUT [--param NAME=VALUE]   run an app on photos
+polyimage run APP [INPUT...] -o OUTPUT [--param NAME=VALUE] [--schedule NAME|FILE]
 polyimage bench [APP...] [--size paper|small] [--threads N]   time the apps
 polyimage report APP                                          stages, domains, inlining
 polyimage graph APP -o graph.svg|graph.dot                    draw an app's stage graph
@@ -27,6 +27,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--threads", type=int, default=None, help="OpenMP threads for the run")
     run.add_argument("--runs", type=int, default=3, help="timed runs after one warm-up")
     run.add_argument("--check", action="store_true", help="compare with the NumPy reference")
+    run.add_argument("--schedule", metavar="NAME|FILE", help="naive, one of the app's own "
+                     "schedules, or a file with a schedule (default: the app's first)")
 
     bench = commands.add_parser("bench", help="time the apps against NumPy, OpenCV, Halide")
     bench.add_argument("apps", nargs="*", help="apps to time (default: all)")
@@ -39,6 +41,7 @@ def _parser() -> argparse.ArgumentParser:
     report = commands.add_parser("report", help="print what the compiler made of an app")
     report.add_argument("app", help="app name")
     report.add_argument("--no-inline", action="store_true", help="compile without inlining")
+    report.add_argument("--schedule", metavar="NAME|FILE", help="as for run")
 
     graph = commands.add_parser("graph", help="draw an app's stage graph")
     graph.add_argument("app", help="app name")
@@ -55,14 +58,14 @@ def main(argv=None) -> int:
         if args.command == "run":
             from apps.runner import run_app
             run_app(args.app, args.inputs, args.output, args.param, args.threads, args.runs,
-                    args.check)
+                    args.check, schedule=args.schedule)
         elif args.command == "bench":
             from apps.bench import run_bench
             run_bench(args.apps, args.size, args.threads, args.runs, args.json,
                       report=lambda text: print(text, flush=True))
         elif args.command == "report":
             from apps.runner import report_app
-            print(report_app(args.app, inline=not args.no_inline))
+            print(report_app(args.app, inline=not args.no_inline, schedule=args.schedule))
         else:
             from apps.runner import draw_graph
             draw_graph(args.app, args.output)

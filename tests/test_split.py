@@ -69,3 +69,22 @@ def test_a_case_without_otherwise_leaves_zero():
     image = np.ones((3, 6), np.float32)
     out = polyimage.compile([f])(img=image)
     assert (out[:, :2] == 0).all() and (out[:, 2:] == 11).all()
+
+
+def test_empty_ranges_write_nothing():
+    """A table computed by one tile only: the other tiles pass an empty range, and must not
+    write (the breakpoints of an empty range are not ordered)."""
+    v = Variable(Int, "v")
+    B = Parameter(Int, "B")
+    lut = Function(([v], [Interval(Int, 0, 255)]), Int, "lut")
+    lut.defn = [Case(v <= B, 0), Case(v >= 255, 1), v * 2]
+    g = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), Int, "g")
+    g.defn = [Cast(Int, img(x, y))]
+    out = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), Int, "out")
+    out.defn = [lut(polyimage.Clamp(g(x, y), 0, 255))]
+    image = np.arange(9 * 13, dtype=np.float32).reshape(9, 13)
+    expected = polyimage.interpret([out], img=image, B=10)
+    schedule = Schedule((GroupSchedule(("lut", "g"), ((2, 3),)), GroupSchedule(("out",))))
+    pipe = polyimage.compile([out], schedule=schedule, inline=False)
+    for threads in (1, 2):
+        assert_same(pipe(img=image, B=10, threads=threads), expected)

@@ -153,6 +153,8 @@ class NaiveEmitter:
         lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
         n = len(points) + 2
         bp = f"{PREFIX}bp"
+        self.emit(f"if ({lo} <= {hi}) {{", depth)
+        depth += 1
         self.emit(f"int64_t {bp}[{n}]; {bp}[0] = {lo}; {bp}[{n - 1}] = {hi} + 1;", depth)
         for k, point in enumerate(points, 1):
             self.emit(f"{{ const int64_t p = {self.printer.wide(point)}; {bp}[{k}] = p < {lo} ? "
@@ -185,6 +187,7 @@ class NaiveEmitter:
             if case is not None and case.cond is None:
                 break
         self.emit("}", depth)
+        self.emit("}", depth - 1)
 
     def _store(self, func, value: str, depth: int):
         store = self.storage[func.name]
