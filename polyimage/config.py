@@ -13,8 +13,10 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+# one level of loop unswitching keeps its gains and cuts gcc's time on large groups 2-3x
 DEFAULT_CFLAGS = ("-O3", "-march=native", "-fopenmp", "-std=c99", "-fwrapv", "-ffp-contract=off",
-                  "-fno-math-errno", "-fno-trapping-math", "-w")
+                  "-fno-math-errno", "-fno-trapping-math", "--param", "max-unswitch-level=1",
+                  "-w")
 
 
 @dataclass(frozen=True)
