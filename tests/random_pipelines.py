@@ -39,6 +39,7 @@ from polyimage import (Abs, Case, Cast, Clamp, Float, Floor, Function, Image, In
 from polyimage.dsl import expr as E
 from polyimage.dsl.printer import format_expr
 from polyimage.graph import build_graph
+from polyimage.graph.dag import definition_exprs
 from polyimage.schedule import GroupSchedule, Schedule
 from polyimage.schedule.plan import tile_rank
 
@@ -709,7 +710,7 @@ class _Builder:
         computed = [n for n in self.nodes if n.kind != "image"]
         consumed = set()
         for n in computed:
-            for e in _exprs(n.func):
+            for e in definition_exprs(n.func):
                 for ref in E.references(e):
                     if ref.func is not n.func:
                         consumed.add(id(ref.func))
@@ -724,17 +725,6 @@ class _Builder:
             outputs.append(rng.choice(inner))     # an output another stage also reads
         rng.shuffle(outputs)
         return [n.func for n in outputs]
-
-
-def _exprs(func):
-    for case in func.defn or ():
-        if case.cond is not None:
-            yield case.cond
-        value = case.value
-        if isinstance(value, Reduce):
-            yield from value.target.args
-            value = value.value
-        yield value
 
 
 def describe(seed, outputs, arguments, is_float) -> str:

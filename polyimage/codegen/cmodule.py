@@ -14,7 +14,7 @@ from .names import PREFIX, NameRegistry
 from ..schedule.plan import Schedule
 from ..schedule.memory import buffer_lifetimes
 from ..schedule.tiling import UntiledGroup, plan_groups
-from .naive import NaiveEmitter, StageStorage
+from .loops import LoopEmitter, StageStorage
 from .tiled import TiledEmitter
 
 _PRELUDE = """\
@@ -97,7 +97,7 @@ def generate_module(graph: StageGraph, name: str, plans=None,
     for stage_name in lifetimes:
         func = by_name[stage_name]
         body.append(f"    {func.typ.c_name} *restrict {names[func]} = NULL;")
-    naive = NaiveEmitter(graph, names, helpers, storage, branch_free)
+    untiled = LoopEmitter(graph, names, helpers, storage, branch_free)
     functions = []
     for i, plan in enumerate(plans):
         for stage_name, (first, _) in lifetimes.items():
@@ -109,7 +109,7 @@ def generate_module(graph: StageGraph, name: str, plans=None,
                 body.append(f"    if (!{buf}) goto {PREFIX}fail;")
         if isinstance(plan, UntiledGroup):
             for stage_name in plan.members:
-                body += naive.stage(by_name[stage_name])
+                body += untiled.stage(by_name[stage_name])
         else:
             emitter = TiledEmitter(graph, names, helpers, storage, plan, i, branch_free)
             body += emitter.group()

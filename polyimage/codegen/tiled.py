@@ -12,10 +12,10 @@ from __future__ import annotations
 from ..dsl import expr as E
 from .names import PREFIX
 from .cexpr import wide_name
-from .naive import NaiveEmitter, StageStorage
+from .loops import LoopEmitter, StageStorage
 
 
-class TiledEmitter(NaiveEmitter):
+class TiledEmitter(LoopEmitter):
     """Emits one TiledGroup; scratch members are addressed in their tile's scratchpad."""
 
     def __init__(self, graph, names, helpers, storage, plan, index: int, branch_free=frozenset()):

@@ -1,8 +1,11 @@
-"""Naive schedule: one loop nest per stage in topological order, every stage in a full buffer.
+"""Loop nests of stages: a whole stage as a parallel nest (untiled groups), or a serial nest
+over given bounds (the tiles of a tiled group, codegen/tiled.py).
 
-The outermost loop is `omp parallel for` (collapsed with the next one for 3-D stages), the
-innermost runs over the contiguous last dimension with `omp simd`. Reductions update serially
-in the order of their reduction domain, as the interpreter does.
+A stage's outermost loop is `omp parallel for` (collapsed with the next one for 3-D stages), the
+innermost runs over the contiguous last dimension with `omp simd`, on 64-bit iterators.
+Reductions update serially in the order of their reduction domain, as the interpreter does.
+Innermost loops are cut where the chosen Case can change (codegen/split.py); Cases of stages
+whose reads are in bounds everywhere are blended without branches.
 """
 from __future__ import annotations
 
@@ -32,7 +35,7 @@ class StageStorage:
         return f"({self.lb[d]} + {self.n[d]} - 1)"
 
 
-class NaiveEmitter:
+class LoopEmitter:
     """Emits loop nests of stages; `storage` says where each stage's values live (full buffers
     by default; tiled groups substitute scratchpads)."""
 
