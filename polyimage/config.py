@@ -4,6 +4,8 @@ POLYIMAGE_CACHE_DIR  where built modules are kept (default: $XDG_CACHE_HOME/poly
                      else ~/.cache/polyimage)
 POLYIMAGE_NO_CACHE   1: build every pipeline afresh in a temporary directory
 POLYIMAGE_CFLAGS     extra compiler flags, appended to the defaults
+POLYIMAGE_L1_BYTES, POLYIMAGE_L2_BYTES, POLYIMAGE_CORES
+                     override what grouping.Machine reads from the host
 CC                   the C compiler (as for any Python extension build)
 """
 from __future__ import annotations
@@ -13,10 +15,16 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .grouping.machine import positive
+
 # one level of loop unswitching keeps its gains and cuts gcc's time on large groups 2-3x
 DEFAULT_CFLAGS = ("-O3", "-march=native", "-fopenmp", "-std=c99", "-fwrapv", "-ffp-contract=off",
                   "-fno-math-errno", "-fno-trapping-math", "--param", "max-unswitch-level=1",
                   "-w")
+
+
+MACHINE_VARIABLES = {"l1_bytes": "POLYIMAGE_L1_BYTES", "l2_bytes": "POLYIMAGE_L2_BYTES",
+                     "cores": "POLYIMAGE_CORES"}
 
 
 @dataclass(frozen=True)
@@ -26,6 +34,7 @@ class Options:
     cache_dir: Path = field(default_factory=lambda: _default_cache_dir())
     use_cache: bool = True
     cflags: tuple = DEFAULT_CFLAGS
+    machine: dict = field(default_factory=dict)
 
     @classmethod
     def from_env(cls, environ=None) -> "Options":
@@ -33,9 +42,11 @@ class Options:
         cache_dir = Path(env["POLYIMAGE_CACHE_DIR"]) if env.get("POLYIMAGE_CACHE_DIR") \
             else _default_cache_dir(env)
         extra = tuple(shlex.split(env.get("POLYIMAGE_CFLAGS", "")))
+        machine = {name: positive(variable, env[variable])
+                   for name, variable in MACHINE_VARIABLES.items() if env.get(variable)}
         return cls(cache_dir=cache_dir,
                    use_cache=env.get("POLYIMAGE_NO_CACHE", "") in ("", "0"),
-                   cflags=DEFAULT_CFLAGS + extra)
+                   cflags=DEFAULT_CFLAGS + extra, machine=machine)
 
 
 def _default_cache_dir(environ=None) -> Path:

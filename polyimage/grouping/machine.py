@@ -1,0 +1,74 @@
+"""The machine the cost model plans for: data cache sizes per core and the core count.
+
+Read from Linux sysfs (the caches of cpu0) and `os.sched_getaffinity` (the cores this process
+may run on); anything missing falls back to common values. Every field can be overridden
+(`Options.machine`, from POLYIMAGE_L1_BYTES, POLYIMAGE_L2_BYTES and POLYIMAGE_CORES).
+"""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+SYSFS_CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
+FALLBACK_L1_BYTES = 32 * 1024
+FALLBACK_L2_BYTES = 512 * 1024
+_UNITS = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+FIELDS = ("l1_bytes", "l2_bytes", "cores")
+
+
+@dataclass(frozen=True)
+class Machine:
+    """Per-core L1 data and L2 cache sizes in bytes, and the number of cores."""
+
+    l1_bytes: int
+    l2_bytes: int
+    cores: int
+
+    @classmethod
+    def detect(cls, caches: Path = SYSFS_CACHES, **overrides) -> "Machine":
+        """This host, with `overrides` (say `cores=16`) taking precedence."""
+        sizes = read_cache_sizes(caches)
+        machine = cls(l1_bytes=sizes.get(1, FALLBACK_L1_BYTES),
+                      l2_bytes=sizes.get(2, FALLBACK_L2_BYTES), cores=_cores())
+        for field, value in overrides.items():
+            if field not in FIELDS:
+                raise TypeError(f"Machine has no field {field!r}; fields: {', '.join(FIELDS)}")
+            overrides[field] = positive(field, value)
+        return replace(machine, **overrides)
+
+
+def read_cache_sizes(caches: Path) -> dict:
+    """{level: bytes} of the data and unified caches listed under `caches` (sysfs layout)."""
+    sizes = {}
+    for index in sorted(caches.glob("index*")) if caches.is_dir() else ():
+        try:
+            level = int((index / "level").read_text())
+            kind = (index / "type").read_text().strip()
+            text = (index / "size").read_text().strip()
+        except (OSError, ValueError):
+            continue
+        if kind in ("Data", "Unified") and text:
+            unit = _UNITS.get(text[-1].upper(), 1)
+            digits = text[:-1] if text[-1].upper() in _UNITS else text
+            if digits.isdigit():
+                sizes.setdefault(level, int(digits) * unit)
+    return sizes
+
+
+def _cores() -> int:
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:
+        return os.cpu_count() or 1
+
+
+def positive(name, value) -> int:
+    """`value` as a positive int, or ValueError naming `name`."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}") from None
+    if number < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return number
