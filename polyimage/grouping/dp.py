@@ -1,0 +1,196 @@
+"""Dynamic-programming grouping over the stage DAG (the recurrence of TOPLAS 2020 Sec. 3, made exact).
+
+A grouping is valid when the graph of its groups is acyclic; then its groups can run in an order
+where everything a group reads is already done, so every valid grouping is a sequence of steps
+`done -> done | H` with `done` and `done | H` both closed under producers (downsets; H is then
+convex automatically). The DP memoizes the cheapest completion per `done`, and H ranges over the
+sets that are connected (through producer-consumer edges, shared producers or shared consumers),
+at most `group_limit` stages, and closed: every producer of a member is done or a member.
+
+This departs from Algorithm 1 as printed, which memoizes over frontier groupings: there, a stage
+reached again after its group was finalized is grouped a second time, and a stage that becomes a
+successor before its other producers are grouped can never join them. Memoizing over the done
+set avoids both, and the search is exhaustive over the groupings above (tests compare it with
+brute force). Bounded incremental grouping (Algorithm 5) coarsens the DAG: groups found with a
+small limit become the nodes of the next round.
+"""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class FusionDag:
+    """Nodes (each a tuple of stage names) in topological order, as bitmask adjacency."""
+
+    nodes: tuple
+    preds: tuple
+    near: tuple
+
+    @classmethod
+    def from_graph(cls, graph) -> "FusionDag":
+        """The computed stages of a StageGraph, one node each."""
+        names = [s.name for s in graph.computed]
+        return cls.build([(n,) for n in names],
+                         {n: [p for p in graph.stage(n).producers] for n in names})
+
+    @classmethod
+    def build(cls, nodes, producers) -> "FusionDag":
+        """`nodes`: tuples of stage names in topological order; `producers`: {stage: names}
+        (names outside every node, like input images, still link the siblings that read them)."""
+        owner = {name: i for i, node in enumerate(nodes) for name in node}
+        preds, readers = [0] * len(nodes), {}
+        for i, node in enumerate(nodes):
+            for name in node:
+                for p in producers.get(name, ()):
+                    if p in owner and owner[p] != i:
+                        preds[i] |= 1 << owner[p]
+                    readers.setdefault(p, 0)
+                    readers[p] |= 1 << i
+        succs = [0] * len(nodes)
+        for i, mask in enumerate(preds):
+            for j in _bits(mask):
+                succs[j] |= 1 << i
+        near = [preds[i] | succs[i] for i in range(len(nodes))]
+        for group in readers.values():
+            for i in _bits(group):
+                near[i] |= group & ~(1 << i)
+        for i in range(len(nodes)):
+            for j in _bits(succs[i]):
+                near[i] |= preds[j] & ~(1 << i)
+        return cls(tuple(tuple(n) for n in nodes), tuple(preds), tuple(near))
+
+    def stages(self, mask: int) -> tuple:
+        """Stage names of the nodes in `mask`, in topological order."""
+        return tuple(name for i in _bits(mask) for name in self.nodes[i])
+
+
+@dataclass
+class GroupingStats:
+    """What a search did: states memoized, candidate groups costed, seconds."""
+
+    states: int = 0
+    groups_costed: int = 0
+    seconds: float = 0.0
+    rounds: list = field(default_factory=list)
+
+
+def dp_grouping(dag: FusionDag, cost, group_limit=None, stats=None):
+    """(total cost, groups as bitmasks in execution order) minimizing the sum of `cost(stages)`
+    (a tuple of stage names; math.inf forbids a group) over valid groupings."""
+    limit = len(dag.nodes) if group_limit is None else max(1, group_limit)
+    full = (1 << len(dag.nodes)) - 1
+    ancestors = _ancestors(dag)
+    costs, memo = {}, {full: (0.0, ())}
+    stats = stats if stats is not None else GroupingStats()
+    start = time.perf_counter()
+
+    def group_cost(mask):
+        if mask not in costs:
+            costs[mask] = cost(dag.stages(mask))
+        return costs[mask]
+
+    def best(done):
+        if done in memo:
+            return memo[done]
+        result = (math.inf, ())
+        for group in _candidates(dag, done, full, limit, ancestors):
+            c = group_cost(group)
+            if c == math.inf:
+                continue
+            rest_cost, rest = best(done | group)
+            if c + rest_cost < result[0]:
+                result = (c + rest_cost, (group,) + rest)
+        memo[done] = result
+        return result
+
+    total, groups = best(0)
+    stats.states += len(memo)
+    stats.groups_costed += len(costs)
+    stats.seconds += time.perf_counter() - start
+    return total, groups
+
+
+def incremental_grouping(dag: FusionDag, cost, initial_limit=4, step=2, stats=None):
+    """Algorithm 5: group with `initial_limit`, make each group a node, group again at most
+    `step` of those at a time, until a group may hold every stage. Returns (cost, stage tuples
+    in execution order)."""
+    stats = stats if stats is not None else GroupingStats()
+    stages = len(dag.nodes)
+    limit, covered = initial_limit, initial_limit
+    while True:
+        total, groups = dp_grouping(dag, cost, limit, stats)
+        stats.rounds.append((limit, len(groups)))
+        if covered >= stages or len(groups) <= 1:
+            return total, tuple(dag.stages(g) for g in groups)
+        dag = _coarsen(dag, groups)
+        limit, covered = step, covered * step
+
+
+def _coarsen(dag: FusionDag, groups) -> FusionDag:
+    """The DAG whose nodes are `groups` (bitmasks over `dag`), in execution order."""
+    owner = {}
+    for k, g in enumerate(groups):
+        for i in _bits(g):
+            owner[i] = k
+    preds, near = [0] * len(groups), [0] * len(groups)
+    for i, node in enumerate(dag.nodes):
+        k = owner[i]
+        for j in _bits(dag.preds[i]):
+            if owner[j] != k:
+                preds[k] |= 1 << owner[j]
+        for j in _bits(dag.near[i]):
+            if owner[j] != k:
+                near[k] |= 1 << owner[j]
+    nodes = tuple(dag.stages(g) for g in groups)
+    return FusionDag(nodes, tuple(preds), tuple(near))
+
+
+def _ancestors(dag: FusionDag) -> tuple:
+    result = []
+    for i, mask in enumerate(dag.preds):
+        closure = mask
+        for j in _bits(mask):
+            closure |= result[j]
+        result.append(closure)
+    return tuple(result)
+
+
+def _candidates(dag, done, full, limit, ancestors):
+    """Connected, closed groups of at most `limit` not-done nodes, each once, in a fixed
+    order (by the bitmask's growth from its lowest ready node)."""
+    remaining = full & ~done
+    allowed = [i for i in _bits(remaining)
+               if bin(ancestors[i] & remaining).count("1") < limit]
+    allowed_mask = sum(1 << i for i in allowed)
+    ready = [i for i in allowed if dag.preds[i] & ~done == 0]
+    seen, order = set(), []
+    for root in ready:
+        stack = [1 << root]
+        while stack:
+            group = stack.pop()
+            if group in seen:
+                continue
+            seen.add(group)
+            if all(dag.preds[i] & ~(done | group) == 0 for i in _bits(group)):
+                order.append(group)
+            if bin(group).count("1") >= limit:
+                continue
+            frontier = 0
+            for i in _bits(group):
+                frontier |= dag.near[i]
+            frontier &= allowed_mask & ~group
+            for j in sorted(_bits(frontier), reverse=True):
+                stack.append(group | 1 << j)
+    return order
+
+
+def _bits(mask: int):
+    i = 0
+    while mask:
+        if mask & 1:
+            yield i
+        mask >>= 1
+        i += 1
