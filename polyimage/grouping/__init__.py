@@ -1,5 +1,8 @@
-"""Choosing schedules: the machine model and the DP grouping (the cost model is to come)."""
+"""Choosing schedules: the machine model, the cost of a group with its tile sizes, and the DP
+grouping. (`schedule="auto"`, which puts them together, is still to come.)"""
+from .cost import GroupCost, Weights, group_cost
 from .dp import FusionDag, GroupingStats, dp_grouping, incremental_grouping
 from .machine import Machine
 
-__all__ = ["FusionDag", "GroupingStats", "Machine", "dp_grouping", "incremental_grouping"]
+__all__ = ["FusionDag", "GroupCost", "GroupingStats", "Machine", "Weights", "dp_grouping",
+           "group_cost", "incremental_grouping"]

@@ -67,6 +67,7 @@ class TiledGroup:
     owned: dict
     regions: Regions
     nests: tuple
+    anchor: str = ""
 
     @property
     def levels(self) -> int:
@@ -116,7 +117,7 @@ def plan_group(graph, stages, tile_sizes, params):
     slide = None if slide is None else (slide, anchor_func.variables[slide].name)
     return TiledGroup(members, outs, scratch, tuple(tile_sizes), slide, tile_lo, tile_hi,
                       first, tuple(spans), owned, regions, _nests(graph, members, scratch,
-                                                                 regions, owned))
+                                                                 regions, owned), anchor)
 
 
 def untileable_reason(graph, members):

@@ -1,0 +1,153 @@
+"""The cost of a group and its tile sizes (TOPLAS 2020, Algorithm 2), from exact regions.
+
+cost = w1 * (live-in + live-out bytes of a tile) / (points computed in the tile)
+     - w2 * ((tiles + cores - 1) % cores)          (whole rounds of tiles over the cores)
+     + w3 * redundant points / tile footprint in points   (overlap)
+     + w4 * spread of the members' sizes relative to the anchor's
+
+Tile sizes fill a cache (L1 first; L2 when the overlap exceeds the tile's own points): the
+innermost dimension gets min(extent, innermost), the others sizes in proportion to their reuse
+(how far regions reach beyond the tile along them). Regions are those the code generator uses
+(poly/regions.py), evaluated for one tile in the middle of the image at the estimates.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..interp.evaluate import Evaluator
+from ..schedule.plan import tile_rank
+from ..schedule.tiling import UntiledGroup, plan_group
+
+DEFAULT_INNERMOST = 256
+
+
+@dataclass(frozen=True)
+class Weights:
+    """w1..w4 of the cost; the defaults are the paper's Table 2 (Intel Xeon)."""
+
+    live_data: float = 1.0
+    cleanup: float = 100.0
+    overlap: float = 46875.0
+    spread: float = 1.5
+
+
+@dataclass(frozen=True)
+class GroupCost:
+    """A group's cost, the tile sizes it was computed for (() when untiled) and its terms."""
+
+    cost: float
+    tile_sizes: tuple
+    terms: dict
+
+
+def group_cost(graph, stages, params, machine, weights=Weights(), innermost=DEFAULT_INNERMOST):
+    """GroupCost of running `stages` as one group (math.inf when they cannot be tiled)."""
+    plan = plan_group(graph, stages, ((1,) * tile_rank(graph, stages),), params)
+    if isinstance(plan, UntiledGroup):
+        return GroupCost(math.inf if len(stages) > 1 else _untiled_cost(graph, stages, weights),
+                         (), {"untiled": plan.reason})
+    evaluate = Evaluator({}, {}, params)
+    sizes = [_extent(evaluate, iv) for iv in graph.stage(plan.anchor).func.intervals]
+    probe = _measure(graph, plan, params, evaluate, [min(s, 32) for s in sizes])
+    result = None
+    for cache in (machine.l1_bytes, machine.l2_bytes):
+        tiles = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, innermost)
+        measured = _measure(graph, plan, params, evaluate, tiles)
+        result = _combine(graph, plan, measured, tiles, sizes, evaluate, machine, weights)
+        if measured["redundant"] <= measured["own"]:
+            break
+    return result
+
+
+def tile_sizes(graph, plan, probe, sizes, cache, cores, innermost) -> tuple:
+    """Algorithm 2's COMPUTE TILE SIZES with reuse scores from the regions' halos."""
+    itemsize = max(graph.stage(n).func.typ.dtype.itemsize for n in plan.members)
+    total = sum(probe["full_bytes"].values())
+    footprint = min(total / cores, cache)
+    points = max(footprint / (len(plan.members) * itemsize), 1.0)
+    rank = len(sizes)
+    last = min(sizes[-1], innermost)
+    if rank == 1:
+        return (max(1, min(sizes[0], int(points))),)
+    reuse = [1.0 + h for h in probe["halo"][:-1]]
+    gamma = [r / max(reuse) for r in reuse]
+    tau = (points / last / math.prod(gamma)) ** (1.0 / (rank - 1))
+    outer = [max(1, min(s, int(round(g * tau)))) for s, g in zip(sizes, gamma)]
+    return tuple(outer) + (last,)
+
+
+def _extent(evaluate, iv) -> int:
+    lo, hi = (int(np.asarray(evaluate(e, {}, 1)).reshape(-1)[0]) for e in (iv.lb, iv.ub))
+    return max(hi - lo + 1, 1)
+
+
+def _measure(graph, plan, params, evaluate, tiles) -> dict:
+    """Volumes of one tile in the middle of the anchor's domain."""
+    anchor = graph.stage(plan.anchor).func
+    lows = []
+    for iv, t in zip(anchor.intervals, tiles):
+        lo = int(np.asarray(evaluate(iv.lb, {}, 1)).reshape(-1)[0])
+        hi = int(np.asarray(evaluate(iv.ub, {}, 1)).reshape(-1)[0])
+        lows.append(((lo + hi) // 2 // t) * t)
+    lows = np.array(lows, np.int64)
+    highs = lows + np.array(tiles) - 1
+    point = np.concatenate([lows, highs, lows])[None, :]
+    regions = plan.regions.evaluate(point, params)
+    volume = {n: int(np.prod(np.maximum(hi - lo + 1, 0))) for n, (lo, hi) in regions.items()}
+    points = {v: np.asarray(point[0, k:k + 1]) for k, v in enumerate(plan.regions.tile_vars)}
+    box_eval = Evaluator({}, {}, params)
+    owned = {}
+    for name, box in plan.owned.items():
+        n = 1
+        for lo, hi in box:
+            a = int(np.broadcast_to(box_eval(lo, points, 1), (1,))[0])
+            b = int(np.broadcast_to(box_eval(hi, points, 1), (1,))[0])
+            n *= max(b - a + 1, 0)
+        owned[name] = n
+    itemsize = {n: graph.stage(n).func.typ.dtype.itemsize for n in regions}
+    tile_points = int(np.prod(tiles))
+    full = {n: _extent_product(graph.stage(n).func, evaluate) for n in plan.members}
+    halo = []
+    for d, t in enumerate(tiles):
+        reach = 0
+        for n in plan.members:
+            lo, hi = regions[n]
+            if d < lo.shape[1]:
+                reach += max(int(hi[0, d] - lo[0, d] + 1) - t, 0)
+        halo.append(reach / max(len(plan.members), 1))
+    anchor_points = max(_extent_product(anchor, evaluate), 1)
+    own = sum(max(tile_points * full[n] / anchor_points, 1.0) for n in plan.members)
+    computed = sum(volume[n] for n in plan.members)
+    return {"computed": computed, "own": own, "redundant": max(computed - own, 0.0),
+            "live_in": sum(volume[n] * itemsize[n] for n in regions if n not in plan.members),
+            "live_out": sum(owned[n] * itemsize[n] for n in plan.liveouts),
+            "halo": halo, "full_bytes": {n: full[n] * itemsize[n] for n in plan.members}}
+
+
+def _extent_product(func, evaluate) -> int:
+    return math.prod(_extent(evaluate, iv) for iv in func.intervals)
+
+
+def _combine(graph, plan, measured, tiles, sizes, evaluate, machine, weights) -> GroupCost:
+    n_tiles = math.prod(math.ceil(s / t) for s, t in zip(sizes, tiles))
+    cores = machine.cores
+    live = (measured["live_in"] + measured["live_out"]) / max(measured["computed"], 1)
+    cleanup = (n_tiles + cores - 1) % cores
+    overlap = measured["redundant"] / max(math.prod(tiles) * len(plan.members), 1)
+    anchor_points = max(_extent_product(graph.stage(plan.anchor).func, evaluate), 1)
+    ratios = [_extent_product(graph.stage(n).func, evaluate) / anchor_points
+              for n in plan.members]
+    spread = float(np.std(ratios)) if len(ratios) > 1 else 0.0
+    terms = {"live data / compute": live, "cleanup tiles": cleanup,
+             "overlap": overlap, "size spread": spread, "tiles": n_tiles}
+    cost = (weights.live_data * live - weights.cleanup * cleanup
+            + weights.overlap * overlap + weights.spread * spread)
+    return GroupCost(cost, tuple(int(t) for t in tiles), terms)
+
+
+def _untiled_cost(graph, stages, weights) -> float:
+    """A stage that cannot be tiled runs alone, its data streamed through memory once."""
+    return weights.live_data * 2.0
