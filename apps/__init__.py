@@ -23,8 +23,8 @@ APP_NAMES = ("unsharp_mask", "harris", "bilateral_grid", "pyramid_blend", "inter
 
 
 def app_schedules(app) -> dict:
-    """{name: schedule text} of an app, "naive" first, then the app's own."""
-    return {"naive": "naive", **getattr(app, "SCHEDULES", {})}
+    """{name: schedule} of an app: "naive", "auto", then the app's own (as text)."""
+    return {"naive": "naive", "auto": "auto", **getattr(app, "SCHEDULES", {})}
 
 
 def default_schedule(app) -> str:

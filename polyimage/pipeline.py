@@ -21,6 +21,8 @@ from .graph.dag import build_graph
 from .graph.dot import to_dot
 from .jit.build import build
 from .graph.inline import inline_stages
+from .grouping.auto import auto_schedule
+from .grouping.machine import Machine
 from .poly.analysis import analyze
 from .poly.bounds import branch_free_stages, check_analysis
 from .schedule.memory import memory_estimate
@@ -29,7 +31,7 @@ from .schedule.tiling import estimate_values, plan_groups
 
 log = logging.getLogger("polyimage")
 
-SCHEDULES = ("naive",)
+SCHEDULES = ("naive", "auto")
 
 
 def compile(outputs, estimates=None, constraints=(), name=None, schedule="naive",
@@ -39,8 +41,9 @@ def compile(outputs, estimates=None, constraints=(), name=None, schedule="naive"
     estimates: typical parameter values, `{R: 2848, C: 4256}` (used by the optimizer).
     constraints: Conditions on Parameters that every call satisfies, e.g. `[R >= 32]`.
     name: the C entry is `pipeline_<name>` (default: the first output's name).
-    schedule: "naive" (one parallel loop nest per stage), or a `Schedule` (or its text / JSON
-        form) naming groups of stages after inlining, each with one or two levels of tile sizes.
+    schedule: "naive" (one parallel loop nest per stage), "auto" (groups and tile sizes from
+        the cost model, polyimage.grouping), or a `Schedule` (or its text / JSON form) naming
+        groups of stages after inlining, each with one or two levels of tile sizes.
     inline: substitute pointwise and non-overlapping producers into their consumers.
     """
     return Pipeline(outputs, estimates, constraints, name, schedule, inline, options)
@@ -75,6 +78,7 @@ class Pipeline:
                 with self._timed("analyze_inlined"):
                     analysis = analyze(self.stage_graph, self.constraints)
         self.branch_free = branch_free_stages(analysis)
+        self.auto = None
         with self._timed("schedule"):
             self.schedule = self._resolve_schedule(schedule)
         with self._timed("plan_groups"):
@@ -87,8 +91,12 @@ class Pipeline:
 
     def _resolve_schedule(self, schedule) -> Schedule:
         """The Schedule to generate code for: a name from SCHEDULES, a Schedule, or its text."""
-        if isinstance(schedule, str) and schedule in SCHEDULES:
+        if schedule == "naive":
             return Schedule.naive(self.stage_graph)
+        if schedule == "auto":
+            self.auto = auto_schedule(self.stage_graph, self.estimates,
+                                      Machine.detect(**self.options.machine))
+            return self.auto.schedule
         if isinstance(schedule, str) and ("{" in schedule or "group" in schedule):
             schedule = Schedule.parse(schedule)
         if not isinstance(schedule, Schedule):

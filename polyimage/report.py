@@ -37,6 +37,15 @@ def pipeline_report(pipe) -> str:
             lines.append(f"  group {i}: live-outs {', '.join(plan.liveouts)}; scratchpads "
                          f"{', '.join(plan.scratch) or 'none'}"
                          + (f"; fused loops {'; '.join(fused)}" if fused else ""))
+    if pipe.auto is not None:
+        stats = pipe.auto.stats
+        lines.append(f"grouping: {stats.seconds:.2f} s, {stats.states} states, "
+                     f"{stats.groups_costed} groups costed, rounds (limit, groups) "
+                     f"{stats.rounds}")
+        for i, cost in enumerate(pipe.auto.costs):
+            terms = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
+                              for k, v in cost.terms.items())
+            lines.append(f"  group {i}: cost {cost.cost:.4g} ({terms})")
     lines.append("memory: " + pipe.memory().describe(os.cpu_count() or 1))
     lines.append("warnings:" if pipe.warnings else "warnings: none")
     lines += [f"  {w}" for w in pipe.warnings]

@@ -1,0 +1,48 @@
+"""`schedule="auto"`: groups by the DP over the cost model, tile sizes from the cost model."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from ..schedule.plan import GroupSchedule, Schedule
+from ..schedule.tiling import estimate_values
+from .cost import Weights, group_cost
+from .dp import FusionDag, GroupingStats, incremental_grouping
+from .machine import Machine
+
+INITIAL_LIMIT = 4
+STEP = 2
+
+
+@dataclass(frozen=True)
+class AutoResult:
+    """The schedule chosen, each group's cost (terms included), and the search statistics."""
+
+    schedule: Schedule
+    costs: tuple
+    stats: GroupingStats
+
+
+def auto_schedule(graph, estimates, machine: Machine = None, weights: Weights = Weights(),
+                  initial_limit=INITIAL_LIMIT, step=STEP) -> AutoResult:
+    """The cheapest grouping the bounded incremental DP finds, with its tile sizes."""
+    machine = machine or Machine.detect()
+    params = estimate_values(graph, estimates)
+    order = {s.name: k for k, s in enumerate(graph.stages)}
+    costs = {}
+
+    def cost(stages):
+        key = tuple(sorted(stages, key=order.get))
+        if key not in costs:
+            costs[key] = group_cost(graph, key, params, machine, weights)
+        return costs[key].cost
+
+    stats = GroupingStats()
+    start = time.perf_counter()
+    _, groups = incremental_grouping(FusionDag.from_graph(graph), cost, initial_limit, step,
+                                     stats)
+    stats.seconds = time.perf_counter() - start
+    chosen = [tuple(sorted(g, key=order.get)) for g in groups]
+    schedule = Schedule(tuple(GroupSchedule(g, (costs[g].tile_sizes,) if costs[g].tile_sizes
+                                            else ()) for g in chosen))
+    return AutoResult(schedule, tuple(costs[g] for g in chosen), stats)

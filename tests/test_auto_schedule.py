@@ -1,0 +1,53 @@
+"""schedule="auto": valid, deterministic, tiled where it pays, and equal to the references."""
+import numpy as np
+import pytest
+
+import polyimage
+from apps import load_app
+from apps.inputs import bundled
+from oracle import assert_same
+from polyimage.grouping import Machine
+from polyimage.grouping.auto import auto_schedule
+from polyimage.io import load_image
+from polyimage.schedule.tiling import TiledGroup
+
+FAST_APPS = ("unsharp_mask", "harris", "bilateral_grid", "interpolate")
+MACHINE = Machine(l1_bytes=48 * 1024, l2_bytes=1024 * 1024, cores=2)
+
+
+@pytest.mark.parametrize("name", FAST_APPS)
+def test_auto_matches_the_reference(name):
+    app = load_app(name)
+    inputs = app.prepare([load_image(bundled(p)) for p in app.PHOTOS], app.SMALL_SIZE)
+    outputs, _ = app.build()
+    pipe = polyimage.compile(outputs, name=name, schedule="auto", estimates=app.PAPER_SIZE)
+    pipe.schedule.validate(pipe.stage_graph)
+    expected = app.reference(**inputs, **app.DEFAULTS)
+    for threads in (1, 2):
+        result = pipe(threads=threads, **inputs, **app.DEFAULTS)
+        results = result if isinstance(result, tuple) else (result,)
+        wanted = expected if isinstance(expected, tuple) else (expected,)
+        for r, e in zip(results, wanted):
+            assert_same(r, np.asarray(e), f"{name} under auto")
+    assert "grouping:" in pipe.report()
+
+
+@pytest.mark.parametrize("name", ("unsharp_mask", "harris"))
+def test_auto_fuses_the_stencil_apps_whole(name):
+    app = load_app(name)
+    outputs, _ = app.build()
+    graph = polyimage.compile(outputs).stage_graph
+    result = auto_schedule(graph, app.PAPER_SIZE, MACHINE)
+    assert len(result.schedule.groups) == 1
+    assert result.schedule.groups[0].tile_sizes[0][-1] == 256
+
+
+def test_auto_is_deterministic():
+    app = load_app("interpolate")
+    outputs, _ = app.build()
+    graph = polyimage.compile(outputs).stage_graph
+    first = auto_schedule(graph, app.PAPER_SIZE, MACHINE).schedule
+    assert all(auto_schedule(graph, app.PAPER_SIZE, MACHINE).schedule == first
+               for _ in range(2))
+    pipe = polyimage.compile(outputs, schedule=first)
+    assert any(isinstance(p, TiledGroup) for p in pipe.group_plans)
