@@ -1,4 +1,4 @@
-"""Cost terms and tile sizes of groups, from exact regions (weights not yet calibrated)."""
+"""Cost terms and tile sizes of groups, from exact regions."""
 import math
 
 import polyimage
@@ -16,15 +16,17 @@ def stage_graph(app):
     return graph, estimate_values(graph, app.PAPER_SIZE)
 
 
-def test_fusing_cuts_live_data_per_point_and_adds_overlap():
+def test_fusing_saves_traffic_and_pays_for_overlap():
     graph, params = stage_graph(harris)
     names = tuple(s.name for s in graph.computed)
-    alone = group_cost(graph, names[:1], params, MACHINE)
+    alone = [group_cost(graph, (n,), params, MACHINE) for n in names]
     fused = group_cost(graph, names, params, MACHINE)
-    assert fused.terms["live data / compute"] < alone.terms["live data / compute"]
-    assert alone.terms["overlap"] == 0 and fused.terms["overlap"] > 0
-    deeper = group_cost(graph, names[:2], params, MACHINE)
-    assert 0 < deeper.terms["overlap"] <= fused.terms["overlap"]
+    assert fused.cost < sum(c.cost for c in alone)
+    assert all(c.terms["redundant fraction"] == 0 for c in alone)
+    assert fused.terms["redundant fraction"] > 0
+    no_traffic = Weights(live_data=0.0, cleanup=0.0, overlap=1.0, spread=0.0)
+    assert group_cost(graph, names, params, MACHINE, no_traffic).cost > \
+        sum(group_cost(graph, (n,), params, MACHINE, no_traffic).cost for n in names[:1])
 
 
 def test_tile_sizes_fill_a_cache_with_the_innermost_fixed():
@@ -35,8 +37,8 @@ def test_tile_sizes_fill_a_cache_with_the_innermost_fixed():
     points = c * x * y * 2
     assert points * 4 <= MACHINE.l2_bytes
     weights = Weights(live_data=1.0, cleanup=0.0, overlap=0.0, spread=0.0)
-    assert group_cost(graph, ("blurx", "mask"), params, MACHINE, weights, 128).cost == \
-        cost.terms["live data / compute"]
+    traffic = group_cost(graph, ("blurx", "mask"), params, MACHINE, weights, 128)
+    assert traffic.cost == traffic.terms["tiles"] * traffic.terms["bytes per tile"] / 2
 
 
 def test_groups_that_cannot_be_tiled_cost_infinity():
