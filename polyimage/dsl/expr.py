@@ -245,11 +245,27 @@ class BinOp(Expr):
         typ = operand_type(a, b)
         if op == "/" and typ.is_int:
             op = "//"
-        context = f"{a} {op} {b}"
+        context = _Lazy(lambda: f"{a} {op} {b}")
         return BinOp(op, _as(a, typ, context), _as(b, typ, context), typ)
 
 
-def _as(e: Expr, typ: ScalarType, context: str) -> Expr:
+class _Lazy:
+    """Text formatted only when an error message needs it (formatting every operand tree on
+    every build would be quadratic)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make):
+        self.make = make
+
+    def __str__(self):
+        return self.make()
+
+    def __format__(self, spec):
+        return format(str(self), spec)
+
+
+def _as(e: Expr, typ: ScalarType, context) -> Expr:
     """Convert operand `e` to `typ`: a weak literal takes the type, a typed one gets a Cast."""
     if is_weak(e):
         return convert_weak(e, typ, context)
@@ -296,7 +312,7 @@ class Call(Expr):
             _check_number(a, "argument", fn)
         if len(args) == 2:
             typ = operand_type(*args)
-            context = f"{fn}({args[0]}, {args[1]})"
+            context = _Lazy(lambda: f"{fn}({args[0]}, {args[1]})")
             args = [_as(a, typ, context) for a in args]
         else:
             args = [strong(args[0])]
@@ -336,7 +352,7 @@ class Select(Expr):
         _check_number(a, "second argument", "Select")
         _check_number(b, "third argument", "Select")
         self.typ = operand_type(a, b)
-        context = f"Select({cond}, {a}, {b})"
+        context = _Lazy(lambda: f"Select({cond}, {a}, {b})")
         self.cond, self.a, self.b = cond, _as(a, self.typ, context), _as(b, self.typ, context)
 
     def children(self):
@@ -371,7 +387,7 @@ class Condition(BoolExpr):
         _check_number(lhs, "left side", op)
         _check_number(rhs, "right side", op)
         typ = operand_type(lhs, rhs)
-        context = f"{lhs} {op} {rhs}"
+        context = _Lazy(lambda: f"{lhs} {op} {rhs}")
         self.lhs, self.op, self.rhs = _as(lhs, typ, context), op, _as(rhs, typ, context)
         self.typ = Bool
 

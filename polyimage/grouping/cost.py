@@ -59,11 +59,14 @@ def group_cost(graph, stages, params, machine, weights=Weights(), innermost=DEFA
         return GroupCost(cost, (), {"untiled": plan.reason})
     evaluate = Evaluator({}, {}, params)
     sizes = [_extent(evaluate, iv) for iv in graph.stage(plan.anchor).func.intervals]
-    probe = _measure(graph, plan, params, evaluate, [min(s, 32) for s in sizes])
-    best = None
+    probe = _measure(graph, plan, params, evaluate, [tuple(min(s, 32) for s in sizes)])[0]
+    candidates = []
     for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
         tiles = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, innermost)
-        measured = _measure(graph, plan, params, evaluate, tiles)
+        if tiles not in candidates:
+            candidates.append(tiles)
+    best = None
+    for tiles, measured in zip(candidates, _measure(graph, plan, params, evaluate, candidates)):
         result = _combine(graph, plan, measured, tiles, sizes, evaluate, machine, weights)
         if best is None or result.cost < best.cost:
             best = result
@@ -92,49 +95,48 @@ def _extent(evaluate, iv) -> int:
     return max(hi - lo + 1, 1)
 
 
-def _measure(graph, plan, params, evaluate, tiles) -> dict:
-    """Volumes of one tile in the middle of the anchor's domain."""
+def _measure(graph, plan, params, evaluate, candidates) -> list:
+    """Volumes of one tile in the middle of the anchor's domain, for each tile-size tuple in
+    `candidates` (all evaluated at once)."""
     anchor = graph.stage(plan.anchor).func
-    lows = []
-    for iv, t in zip(anchor.intervals, tiles):
-        lo = int(np.asarray(evaluate(iv.lb, {}, 1)).reshape(-1)[0])
-        hi = int(np.asarray(evaluate(iv.ub, {}, 1)).reshape(-1)[0])
-        lows.append(((lo + hi) // 2 // t) * t)
-    lows = np.array(lows, np.int64)
-    highs = lows + np.array(tiles) - 1
-    point = np.concatenate([lows, highs, lows])[None, :]
-    regions = plan.regions.evaluate(point, params)
-    volume = {n: int(np.prod(np.maximum(hi - lo + 1, 0))) for n, (lo, hi) in regions.items()}
-    points = {v: np.asarray(point[0, k:k + 1]) for k, v in enumerate(plan.regions.tile_vars)}
-    box_eval = Evaluator({}, {}, params)
+    bounds = [(int(np.asarray(evaluate(iv.lb, {}, 1)).reshape(-1)[0]),
+               int(np.asarray(evaluate(iv.ub, {}, 1)).reshape(-1)[0])) for iv in anchor.intervals]
+    tiles = np.array(candidates, np.int64)
+    lows = np.array([[((lo + hi) // 2 // t) * t for (lo, hi), t in zip(bounds, row)]
+                     for row in candidates], np.int64)
+    points = np.concatenate([lows, lows + tiles - 1, lows], axis=1)
+    regions = plan.regions.evaluate(points, params)
+    columns = {v: points[:, k] for k, v in enumerate(plan.regions.tile_vars)}
     owned = {}
     for name, box in plan.owned.items():
-        n = 1
+        n = np.ones(len(candidates), np.int64)
         for lo, hi in box:
-            a = int(np.broadcast_to(box_eval(lo, points, 1), (1,))[0])
-            b = int(np.broadcast_to(box_eval(hi, points, 1), (1,))[0])
-            n *= max(b - a + 1, 0)
+            a = np.broadcast_to(evaluate(lo, columns, len(candidates)), (len(candidates),))
+            b = np.broadcast_to(evaluate(hi, columns, len(candidates)), (len(candidates),))
+            n = n * np.maximum(b.astype(np.int64) - a + 1, 0)
         owned[name] = n
+    volume = {n: np.prod(np.maximum(hi - lo + 1, 0), axis=1) for n, (lo, hi) in regions.items()}
     itemsize = {n: graph.stage(n).func.typ.dtype.itemsize for n in regions}
-    tile_points = int(np.prod(tiles))
     full = {n: _extent_product(graph.stage(n).func, evaluate) for n in plan.members}
-    halo = []
-    for d, t in enumerate(tiles):
-        reach = 0
-        for n in plan.members:
-            lo, hi = regions[n]
-            if d < lo.shape[1]:
-                reach += max(int(hi[0, d] - lo[0, d] + 1) - t, 0)
-        halo.append(reach / max(len(plan.members), 1))
     anchor_points = max(_extent_product(anchor, evaluate), 1)
-    own = sum(max(tile_points * full[n] / anchor_points, 1.0) for n in plan.members)
-    computed = sum(volume[n] for n in plan.members)
-    scratch_bytes = sum(volume[n] * itemsize[n] for n in plan.scratch)
-    return {"computed": computed, "own": own, "redundant": max(computed - own, 0.0),
-            "volumes": volume, "scratch_bytes": scratch_bytes,
-            "live_in": sum(volume[n] * itemsize[n] for n in regions if n not in plan.members),
-            "live_out": sum(owned[n] * itemsize[n] for n in plan.liveouts),
-            "halo": halo, "full_bytes": {n: full[n] * itemsize[n] for n in plan.members}}
+    results = []
+    for k, row in enumerate(candidates):
+        tile_points = int(np.prod(row))
+        halo = []
+        for d, t in enumerate(row):
+            reach = sum(max(int(regions[n][1][k, d] - regions[n][0][k, d] + 1) - t, 0)
+                        for n in plan.members if d < regions[n][0].shape[1])
+            halo.append(reach / max(len(plan.members), 1))
+        vol = {n: int(v[k]) for n, v in volume.items()}
+        own = sum(max(tile_points * full[n] / anchor_points, 1.0) for n in plan.members)
+        computed = sum(vol[n] for n in plan.members)
+        results.append({
+            "computed": computed, "own": own, "redundant": max(computed - own, 0.0),
+            "volumes": vol, "scratch_bytes": sum(vol[n] * itemsize[n] for n in plan.scratch),
+            "live_in": sum(vol[n] * itemsize[n] for n in regions if n not in plan.members),
+            "live_out": sum(int(owned[n][k]) * itemsize[n] for n in plan.liveouts),
+            "halo": halo, "full_bytes": {n: full[n] * itemsize[n] for n in plan.members}})
+    return results
 
 
 def _extent_product(func, evaluate) -> int:

@@ -19,10 +19,9 @@ import numpy as np
 
 from ..dsl import expr as E
 from ..dsl.constructs import Reduction
-from ..dsl.printer import format_expr
 from ..graph.dag import definition_exprs
 from ..interp.evaluate import Evaluator
-from .simplify import simplify
+from .simplify import expr_key, simplify
 
 
 @dataclass(frozen=True)
@@ -95,7 +94,7 @@ def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
             continue
         func = graph.stage(name).func
         region = _clip(name, _union(pending.pop(name)), func)
-        key = tuple(_key(e) for bound in region.bounds for e in bound)
+        key = tuple(expr_key(e) for bound in region.bounds for e in bound)
         region = regions[name] = Region(region.bounds, same.setdefault(key, region.symbols))
         for ref, env in _reads(func, region):
             box = [_index_interval(a, env, ref.func.intervals[d]) for d, a in enumerate(ref.args)]
@@ -103,11 +102,6 @@ def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
     for name in sorted(pending, key=order.index):
         regions[name] = _clip(name, _union(pending[name]), graph.stage(name).func)
     return Regions(tuple(tile_vars), regions)
-
-
-def _key(e):
-    """Identity of a bound expression: its text and the identity of its symbols."""
-    return format_expr(e), tuple(id(s) for s in E.free_symbols(e))
 
 
 def _reads(func, region):

@@ -7,7 +7,6 @@ input for every value of its symbols (no overflow assumptions beyond the input's
 from __future__ import annotations
 
 from ..dsl import expr as E
-from ..dsl.printer import format_expr
 
 
 def simplify(e: E.Expr) -> E.Expr:
@@ -26,6 +25,21 @@ def simplify(e: E.Expr) -> E.Expr:
     if isinstance(e, E.Select):
         return E.Select(e.cond, simplify(e.a), simplify(e.b))
     return e
+
+
+def expr_key(e):
+    """A hashable key equal for structurally equal expressions (symbols by identity)."""
+    if isinstance(e, E.Const):
+        return ("const", e.value, e.typ.c_name)
+    if isinstance(e, E.Symbol):
+        return ("symbol", id(e))
+    if isinstance(e, E.BinOp):
+        return ("binop", e.op, e.typ.c_name, expr_key(e.a), expr_key(e.b))
+    if isinstance(e, E.Cast):
+        return ("cast", e.typ.c_name, expr_key(e.a))
+    if isinstance(e, E.Neg):
+        return ("neg", expr_key(e.a))
+    return ("node", id(e))
 
 
 def _const(e):
@@ -73,8 +87,7 @@ def _extremum(op, terms, typ):
     best, order = {}, []
     for t in flat:
         base, k = _split(t)
-        key = None if base is None else (format_expr(base), tuple(
-            id(s) for s in E.free_symbols(base)))
+        key = None if base is None else expr_key(base)
         if key not in best:
             order.append(key)
             best[key] = (base, k)

@@ -15,12 +15,11 @@ from dataclasses import dataclass
 
 from ..dsl import expr as E
 from ..dsl.constructs import Reduction
-from ..dsl.printer import format_expr
 from ..graph.dag import definition_exprs
 from ..interp.evaluate import Evaluator
 from ..poly.affine import is_affine
 from ..poly.regions import Regions, infer_group_regions
-from ..poly.simplify import simplify
+from ..poly.simplify import expr_key, simplify
 from .plan import liveouts as group_liveouts
 
 DEFAULT_ESTIMATE = 1024
@@ -225,5 +224,5 @@ def _nests(graph, members, scratch, regions, owned) -> tuple:
     return tuple(Nest(tuple(n["stages"]), n["scratch"]) for n in nests)
 
 
-def _bounds_text(bounds) -> str:
-    return ";".join(f"{format_expr(lo)}:{format_expr(hi)}" for lo, hi in bounds)
+def _bounds_text(bounds) -> tuple:
+    return tuple((expr_key(lo), expr_key(hi)) for lo, hi in bounds)
