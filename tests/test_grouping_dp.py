@@ -152,3 +152,14 @@ def test_siblings_of_one_input_can_share_a_group():
     dag = FusionDag.build([("x",), ("y",)], {"x": ["img"], "y": ["img"]})
     total, groups = dp_grouping(dag, lambda stages: 1.0)
     assert [dag.stages(g) for g in groups] == [("x", "y")]
+
+
+def test_leading_groups_search_fewer_states_and_stay_valid():
+    rng = random.Random(99)
+    dag, _ = random_dag(rng, 14)
+    cost = random_cost(rng)
+    exact, leading = GroupingStats(), GroupingStats()
+    best, _ = dp_grouping(dag, cost, 4, exact)
+    total, groups = dp_grouping(dag, cost, 4, leading, leading=True)
+    check_valid(dag, groups)
+    assert leading.states < exact.states and total >= best

@@ -12,6 +12,7 @@ from .machine import Machine
 
 INITIAL_LIMIT = 4
 STEP = 2
+MAX_STATES = 2000
 
 
 @dataclass(frozen=True)
@@ -24,7 +25,7 @@ class AutoResult:
 
 
 def auto_schedule(graph, estimates, machine: Machine = None, weights: Weights = Weights(),
-                  initial_limit=INITIAL_LIMIT, step=STEP) -> AutoResult:
+                  initial_limit=INITIAL_LIMIT, step=STEP, max_states=MAX_STATES) -> AutoResult:
     """The cheapest grouping the bounded incremental DP finds, with its tile sizes."""
     machine = machine or Machine.detect()
     params = estimate_values(graph, estimates)
@@ -40,7 +41,7 @@ def auto_schedule(graph, estimates, machine: Machine = None, weights: Weights = 
     stats = GroupingStats()
     start = time.perf_counter()
     _, groups = incremental_grouping(FusionDag.from_graph(graph), cost, initial_limit, step,
-                                     stats)
+                                     stats, max_states)
     stats.seconds = time.perf_counter() - start
     chosen = [tuple(sorted(g, key=order.get)) for g in groups]
     schedule = Schedule(tuple(GroupSchedule(g, (costs[g].tile_sizes,) if costs[g].tile_sizes

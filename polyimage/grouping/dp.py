@@ -77,9 +77,12 @@ class GroupingStats:
     rounds: list = field(default_factory=list)
 
 
-def dp_grouping(dag: FusionDag, cost, group_limit=None, stats=None):
+def dp_grouping(dag: FusionDag, cost, group_limit=None, stats=None, leading=False):
     """(total cost, groups as bitmasks in execution order) minimizing the sum of `cost(stages)`
-    (a tuple of stage names; math.inf forbids a group) over valid groupings."""
+    (a tuple of stage names; math.inf forbids a group) over valid groupings. With `leading`,
+    each next group must hold the first stage not yet done (in topological order): far fewer
+    states on wide graphs, at the price of some groupings (a group whose first stage waits for
+    another group)."""
     limit = len(dag.nodes) if group_limit is None else max(1, group_limit)
     full = (1 << len(dag.nodes)) - 1
     ancestors = _ancestors(dag)
@@ -96,7 +99,7 @@ def dp_grouping(dag: FusionDag, cost, group_limit=None, stats=None):
         if done in memo:
             return memo[done]
         result = (math.inf, ())
-        for group in _candidates(dag, done, full, limit, ancestors):
+        for group in _candidates(dag, done, full, limit, ancestors, leading):
             c = group_cost(group)
             if c == math.inf:
                 continue
@@ -113,20 +116,37 @@ def dp_grouping(dag: FusionDag, cost, group_limit=None, stats=None):
     return total, groups
 
 
-def incremental_grouping(dag: FusionDag, cost, initial_limit=4, step=2, stats=None):
+def incremental_grouping(dag: FusionDag, cost, initial_limit=4, step=2, stats=None,
+                         max_states=None):
     """Algorithm 5: group with `initial_limit`, make each group a node, group again at most
     `step` of those at a time, until a group may hold every stage. Returns (cost, stage tuples
-    in execution order)."""
+    in execution order). Rounds whose DAG has more than `max_states` done sets search with
+    `leading` groups (see dp_grouping)."""
     stats = stats if stats is not None else GroupingStats()
     stages = len(dag.nodes)
     limit, covered = initial_limit, initial_limit
     while True:
-        total, groups = dp_grouping(dag, cost, limit, stats)
+        leading = max_states is not None and count_states(dag, max_states) > max_states
+        total, groups = dp_grouping(dag, cost, limit, stats, leading)
         stats.rounds.append((limit, len(groups)))
         if covered >= stages or len(groups) <= 1:
             return total, tuple(dag.stages(g) for g in groups)
         dag = _coarsen(dag, groups)
         limit, covered = step, covered * step
+
+
+def count_states(dag: FusionDag, cap: int) -> int:
+    """How many done sets (sets closed under producers) the DAG has, counting up to cap + 1."""
+    seen, stack = set(), [0]
+    while stack and len(seen) <= cap:
+        done = stack.pop()
+        if done in seen:
+            continue
+        seen.add(done)
+        for i in range(len(dag.nodes)):
+            if not done >> i & 1 and dag.preds[i] & ~done == 0:
+                stack.append(done | 1 << i)
+    return len(seen)
 
 
 def _coarsen(dag: FusionDag, groups) -> FusionDag:
@@ -158,7 +178,7 @@ def _ancestors(dag: FusionDag) -> tuple:
     return tuple(result)
 
 
-def _candidates(dag, done, full, limit, ancestors):
+def _candidates(dag, done, full, limit, ancestors, leading=False):
     """Connected, closed groups of at most `limit` not-done nodes, each once, in a fixed
     order (by the bitmask's growth from its lowest ready node)."""
     remaining = full & ~done
@@ -166,6 +186,8 @@ def _candidates(dag, done, full, limit, ancestors):
                if bin(ancestors[i] & remaining).count("1") < limit]
     allowed_mask = sum(1 << i for i in allowed)
     ready = [i for i in allowed if dag.preds[i] & ~done == 0]
+    if leading:
+        ready = ready[:1] if ready and ready[0] == next(_bits(remaining)) else []
     seen, order = set(), []
     for root in ready:
         stack = [1 << root]
