@@ -6,6 +6,9 @@ POLYIMAGE_NO_CACHE   1: build every pipeline afresh in a temporary directory
 POLYIMAGE_CFLAGS     extra compiler flags, appended to the defaults
 POLYIMAGE_L1_BYTES, POLYIMAGE_L2_BYTES, POLYIMAGE_CORES
                      override what grouping.Machine reads from the host
+POLYIMAGE_WEIGHTS    cost weights, `live_data=1,overlap=0.3` (grouping.weights)
+POLYIMAGE_WEIGHTS_FILE  the autotuner's weights file (default:
+                     $XDG_CONFIG_HOME/polyimage/weights.json, else ~/.config/polyimage/...)
 CC                   the C compiler (as for any Python extension build)
 """
 from __future__ import annotations
@@ -16,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .grouping.machine import positive
+from .grouping.weights import parse_weights_text
 
 # one level of loop unswitching keeps its gains and cuts gcc's time on large groups 2-3x
 DEFAULT_CFLAGS = ("-O3", "-march=native", "-fopenmp", "-std=c99", "-fwrapv", "-ffp-contract=off",
@@ -35,6 +39,8 @@ class Options:
     use_cache: bool = True
     cflags: tuple = DEFAULT_CFLAGS
     machine: dict = field(default_factory=dict)
+    weights: tuple = ()
+    weights_file: str = ""
 
     @classmethod
     def from_env(cls, environ=None) -> "Options":
@@ -44,9 +50,14 @@ class Options:
         extra = tuple(shlex.split(env.get("POLYIMAGE_CFLAGS", "")))
         machine = {name: positive(variable, env[variable])
                    for name, variable in MACHINE_VARIABLES.items() if env.get(variable)}
+        weights = parse_weights_text(env.get("POLYIMAGE_WEIGHTS", ""), "POLYIMAGE_WEIGHTS")
+        config = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
+        weights_file = env.get("POLYIMAGE_WEIGHTS_FILE") or os.path.join(config, "polyimage",
+                                                                         "weights.json")
         return cls(cache_dir=cache_dir,
                    use_cache=env.get("POLYIMAGE_NO_CACHE", "") in ("", "0"),
-                   cflags=DEFAULT_CFLAGS + extra, machine=machine)
+                   cflags=DEFAULT_CFLAGS + extra, machine=machine,
+                   weights=tuple(sorted(weights.items())), weights_file=weights_file)
 
 
 def _default_cache_dir(environ=None) -> Path:

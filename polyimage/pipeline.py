@@ -23,6 +23,7 @@ from .jit.build import build
 from .graph.inline import inline_stages
 from .grouping.auto import auto_schedule
 from .grouping.machine import Machine
+from .grouping.weights import resolve_weights
 from .poly.analysis import analyze
 from .poly.bounds import branch_free_stages, check_analysis
 from .schedule.memory import memory_estimate
@@ -35,7 +36,7 @@ SCHEDULES = ("naive", "auto")
 
 
 def compile(outputs, estimates=None, constraints=(), name=None, schedule="naive",
-            inline=True, options=None) -> "Pipeline":
+            inline=True, options=None, weights=None) -> "Pipeline":
     """Compile the pipeline computing `outputs` to a callable `Pipeline`.
 
     estimates: typical parameter values, `{R: 2848, C: 4256}` (used by the optimizer).
@@ -45,17 +46,20 @@ def compile(outputs, estimates=None, constraints=(), name=None, schedule="naive"
         the cost model, polyimage.grouping), or a `Schedule` (or its text / JSON form) naming
         groups of stages after inlining, each with one or two levels of tile sizes.
     inline: substitute pointwise and non-overlapping producers into their consumers.
+    weights: cost weights for "auto" (a grouping.Weights or a dict of some of its fields);
+        default: POLYIMAGE_WEIGHTS, else the weights file, else Weights().
     """
-    return Pipeline(outputs, estimates, constraints, name, schedule, inline, options)
+    return Pipeline(outputs, estimates, constraints, name, schedule, inline, options, weights)
 
 
 class Pipeline:
     """A compiled pipeline: call it with images and parameters as keyword arguments."""
 
     def __init__(self, outputs, estimates=None, constraints=(), name=None, schedule="naive",
-                 inline=True, options=None):
+                 inline=True, options=None, weights=None):
         self.pass_seconds = {}
         self.options = options or Options.from_env()
+        self.weights, self.weights_origin = resolve_weights(weights, self.options)
         with self._timed("build_graph"):
             self.graph = build_graph(outputs)
         self.name = name or self.graph.outputs[0]
@@ -95,7 +99,7 @@ class Pipeline:
             return Schedule.naive(self.stage_graph)
         if schedule == "auto":
             self.auto = auto_schedule(self.stage_graph, self.estimates,
-                                      Machine.detect(**self.options.machine))
+                                      Machine.detect(**self.options.machine), self.weights)
             return self.auto.schedule
         if isinstance(schedule, str) and ("{" in schedule or "group" in schedule):
             schedule = Schedule.parse(schedule)

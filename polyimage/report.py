@@ -39,6 +39,7 @@ def pipeline_report(pipe) -> str:
                          + (f"; fused loops {'; '.join(fused)}" if fused else ""))
     if pipe.auto is not None:
         stats = pipe.auto.stats
+        lines.append(f"weights: {pipe.weights} ({pipe.weights_origin})")
         lines.append(f"grouping: {stats.seconds:.2f} s, {stats.states} states, "
                      f"{stats.groups_costed} groups costed, rounds (limit, groups) "
                      f"{stats.rounds}")

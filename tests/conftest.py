@@ -19,14 +19,19 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache(tmp_path_factory):
-    """Point POLYIMAGE_CACHE_DIR at a temporary directory for the whole session."""
-    old = os.environ.get("POLYIMAGE_CACHE_DIR")
+    """Point POLYIMAGE_CACHE_DIR at a temporary directory for the whole session, and keep the
+    user's cost weights (environment, weights file) out of the tests."""
+    saved = {k: os.environ.get(k) for k in ("POLYIMAGE_CACHE_DIR", "POLYIMAGE_WEIGHTS",
+                                            "POLYIMAGE_WEIGHTS_FILE")}
     os.environ["POLYIMAGE_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
+    os.environ["POLYIMAGE_WEIGHTS_FILE"] = str(tmp_path_factory.mktemp("config") / "none.json")
+    os.environ.pop("POLYIMAGE_WEIGHTS", None)
     yield
-    if old is None:
-        os.environ.pop("POLYIMAGE_CACHE_DIR", None)
-    else:
-        os.environ["POLYIMAGE_CACHE_DIR"] = old
+    for key, value in saved.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
 
 
 @pytest.fixture

@@ -1,0 +1,53 @@
+"""Cost weights: compile argument, then POLYIMAGE_WEIGHTS, then the weights file, then defaults."""
+import json
+
+import pytest
+
+import polyimage
+from apps import unsharp_mask
+from polyimage.config import Options
+from polyimage.grouping import Weights
+from polyimage.grouping.weights import resolve_weights, weights_from
+
+
+def test_precedence(tmp_path):
+    path = tmp_path / "weights.json"
+    path.write_text(json.dumps({"overlap": 0.7}))
+    env = {"POLYIMAGE_WEIGHTS_FILE": str(path), "POLYIMAGE_CACHE_DIR": str(tmp_path)}
+    assert resolve_weights(None, Options.from_env(env)) == (
+        Weights(overlap=0.7), f"weights file {path}")
+    env["POLYIMAGE_WEIGHTS"] = "live_data=2, spread=0"
+    weights, origin = resolve_weights(None, Options.from_env(env))
+    assert weights == Weights(live_data=2.0, spread=0.0) and origin == "POLYIMAGE_WEIGHTS"
+    assert resolve_weights({"cleanup": 3}, Options.from_env(env)) == (
+        Weights(cleanup=3.0), "compile argument")
+    del env["POLYIMAGE_WEIGHTS"]
+    path.unlink()
+    assert resolve_weights(None, Options.from_env(env)) == (Weights(), "defaults")
+
+
+@pytest.mark.parametrize("values, message", [
+    ({"overlapp": 1}, "unknown weight 'overlapp'"),
+    ({"overlap": -1}, "must be a number >= 0"),
+    ({"overlap": "big"}, "must be a number >= 0"),
+])
+def test_bad_weights_are_errors(values, message):
+    with pytest.raises(ValueError, match=message):
+        weights_from(values, "test")
+
+
+def test_bad_environment_text_is_an_error(tmp_path):
+    with pytest.raises(ValueError, match="POLYIMAGE_WEIGHTS: expected NAME=NUMBER"):
+        Options.from_env({"POLYIMAGE_WEIGHTS": "overlap"})
+
+
+def test_weights_steer_auto_and_the_report_says_where_they_came_from():
+    outputs, _ = unsharp_mask.build()
+    fused = polyimage.compile(outputs, schedule="auto", estimates=unsharp_mask.PAPER_SIZE)
+    assert len(fused.schedule.groups) == 1
+    assert "(defaults)" in fused.report()
+    # when recomputing is ruinous and moving data free, nothing is fused
+    apart = polyimage.compile(outputs, schedule="auto", estimates=unsharp_mask.PAPER_SIZE,
+                              weights={"overlap": 1e6, "live_data": 0.0})
+    assert len(apart.schedule.groups) == 2
+    assert "(compile argument)" in apart.report()
