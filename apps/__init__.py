@@ -23,8 +23,10 @@ APP_NAMES = ("unsharp_mask", "harris", "bilateral_grid", "pyramid_blend", "inter
 
 
 def app_schedules(app) -> dict:
-    """{name: schedule} of an app: "naive", "auto", then the app's own (as text)."""
-    return {"naive": "naive", "auto": "auto", **getattr(app, "SCHEDULES", {})}
+    """{name: schedule} of an app: the compiler's own ("naive", "auto", "greedy",
+    "greedy-cost"), then the app's hand-written ones (as text)."""
+    from polyimage.pipeline import SCHEDULES
+    return {**{name: name for name in SCHEDULES}, **getattr(app, "SCHEDULES", {})}
 
 
 def default_schedule(app) -> str:

@@ -22,6 +22,7 @@ from .graph.dot import to_dot
 from .jit.build import build
 from .graph.inline import inline_stages
 from .grouping.auto import auto_schedule
+from .grouping.greedy import greedy_cost_schedule, greedy_schedule
 from .grouping.machine import Machine
 from .grouping.weights import resolve_weights
 from .poly.analysis import analyze
@@ -32,7 +33,7 @@ from .schedule.tiling import estimate_values, plan_groups
 
 log = logging.getLogger("polyimage")
 
-SCHEDULES = ("naive", "auto")
+SCHEDULES = ("naive", "auto", "greedy", "greedy-cost")
 
 
 def compile(outputs, estimates=None, constraints=(), name=None, schedule="naive",
@@ -43,8 +44,9 @@ def compile(outputs, estimates=None, constraints=(), name=None, schedule="naive"
     constraints: Conditions on Parameters that every call satisfies, e.g. `[R >= 32]`.
     name: the C entry is `pipeline_<name>` (default: the first output's name).
     schedule: "naive" (one parallel loop nest per stage), "auto" (groups and tile sizes from
-        the cost model, polyimage.grouping), or a `Schedule` (or its text / JSON form) naming
-        groups of stages after inlining, each with one or two levels of tile sizes.
+        the cost model, polyimage.grouping), the baselines "greedy" (PolyMage's heuristic) and
+        "greedy-cost" (pairwise merging by the cost model), or a `Schedule` (or its text / JSON
+        form) naming groups of stages after inlining, with one or two levels of tile sizes.
     inline: substitute pointwise and non-overlapping producers into their consumers.
     weights: cost weights for "auto" (a grouping.Weights or a dict of some of its fields);
         default: POLYIMAGE_WEIGHTS, else the weights file, else Weights().
@@ -101,6 +103,11 @@ class Pipeline:
             self.auto = auto_schedule(self.stage_graph, self.estimates,
                                       Machine.detect(**self.options.machine), self.weights)
             return self.auto.schedule
+        if schedule == "greedy":
+            return greedy_schedule(self.stage_graph, self.estimates)
+        if schedule == "greedy-cost":
+            return greedy_cost_schedule(self.stage_graph, self.estimates,
+                                        Machine.detect(**self.options.machine), self.weights)
         if isinstance(schedule, str) and ("{" in schedule or "group" in schedule):
             schedule = Schedule.parse(schedule)
         if not isinstance(schedule, Schedule):

@@ -51,3 +51,26 @@ def test_auto_is_deterministic():
                for _ in range(2))
     pipe = polyimage.compile(outputs, schedule=first)
     assert any(isinstance(p, TiledGroup) for p in pipe.group_plans)
+
+
+@pytest.mark.parametrize("schedule", ["greedy", "greedy-cost"])
+@pytest.mark.parametrize("name", ("unsharp_mask", "harris", "bilateral_grid"))
+def test_baselines_match_the_reference(name, schedule):
+    app = load_app(name)
+    inputs = app.prepare([load_image(bundled(p)) for p in app.PHOTOS], app.SMALL_SIZE)
+    outputs, _ = app.build()
+    pipe = polyimage.compile(outputs, name=name, schedule=schedule, estimates=app.PAPER_SIZE)
+    result = pipe(threads=2, **inputs, **app.DEFAULTS)
+    assert_same(result, np.asarray(app.reference(**inputs, **app.DEFAULTS)), name)
+
+
+@pytest.mark.parametrize("name", ("pyramid_blend", "camera_pipe", "local_laplacian"))
+def test_baselines_group_the_large_apps_validly(name):
+    from polyimage.grouping.greedy import greedy_cost_schedule, greedy_schedule
+    app = load_app(name)
+    outputs, _ = app.build()
+    graph = polyimage.compile(outputs).stage_graph
+    for schedule in (greedy_schedule(graph, app.PAPER_SIZE),
+                     greedy_cost_schedule(graph, app.PAPER_SIZE, MACHINE)):
+        schedule.validate(graph)
+        assert len(schedule.groups) < len(graph.computed)

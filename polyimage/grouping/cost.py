@@ -73,6 +73,15 @@ def group_cost(graph, stages, params, machine, weights=Weights(), innermost=DEFA
     return best
 
 
+def redundant_fraction(graph, stages, params, tiles):
+    """The share of recomputed points of `stages` at tile sizes `tiles` (None: untileable)."""
+    plan = plan_group(graph, stages, (tuple(tiles),), params)
+    if isinstance(plan, UntiledGroup):
+        return None
+    measured = _measure(graph, plan, params, Evaluator({}, {}, params), [tuple(tiles)])[0]
+    return measured["redundant"] / max(measured["computed"], 1)
+
+
 def tile_sizes(graph, plan, probe, sizes, cache, cores, innermost) -> tuple:
     """Algorithm 2's COMPUTE TILE SIZES with reuse scores from the regions' halos."""
     itemsize = max(graph.stage(n).func.typ.dtype.itemsize for n in plan.members)

@@ -1,0 +1,129 @@
+"""Baseline groupings, to measure what the DP buys (TOPLAS 2020, Sec. 2.2, 2.3 and 7.4).
+
+"greedy": PolyMage's original heuristic. A group whose stages are all read by one other group
+is merged into it while the share of recomputed points (at the fixed tile size) stays under a
+threshold; every group gets the same tile sizes.
+"greedy-cost": Halide's pairwise merging with this cost function (the paper's PolyMage+G+TC):
+the producer-consumer pair of groups whose merge saves the most cost is merged, until no merge
+saves anything; tile sizes come from the cost function.
+"""
+from __future__ import annotations
+
+from ..schedule.plan import GroupSchedule, Schedule, tile_rank
+from ..schedule.tiling import estimate_values
+from .cost import Weights, group_cost, redundant_fraction
+
+OVERLAP_THRESHOLD = 0.4
+
+
+def fixed_tiles(rank: int) -> tuple:
+    """PolyMage's one tile size for every group: 32 x 256 in the last two dimensions."""
+    return ((1,) * max(rank - 2, 0) + (32, 256))[-rank:]
+
+
+def greedy_schedule(graph, estimates, threshold=OVERLAP_THRESHOLD) -> Schedule:
+    params = estimate_values(graph, estimates)
+    groups = _singletons(graph)
+    merged = True
+    while merged:
+        merged = False
+        for group in list(groups):
+            children = _children(graph, groups, group)
+            if len(children) != 1 or not _can_merge(graph, groups, group, children[0]):
+                continue
+            union = group | children[0]
+            stages = _ordered(graph, union)
+            fraction = redundant_fraction(graph, stages, params,
+                                          fixed_tiles(tile_rank(graph, stages)))
+            if fraction is not None and fraction <= threshold:
+                groups = [g for g in groups if g not in (group, children[0])] + [union]
+                merged = True
+                break
+    return _schedule(graph, groups, lambda stages: _fixed_or_untiled(graph, stages, params))
+
+
+def greedy_cost_schedule(graph, estimates, machine, weights=Weights()) -> Schedule:
+    params = estimate_values(graph, estimates)
+    costs = {}
+
+    def cost(group):
+        if group not in costs:
+            costs[group] = group_cost(graph, _ordered(graph, group), params, machine, weights)
+        return costs[group]
+
+    groups = _singletons(graph)
+    while True:
+        best, pair = 0.0, None
+        for group in groups:
+            for child in _children(graph, groups, group):
+                if not _can_merge(graph, groups, group, child):
+                    continue
+                saving = cost(group).cost + cost(child).cost - cost(group | child).cost
+                if saving > best:
+                    best, pair = saving, (group, child)
+        if pair is None:
+            break
+        groups = [g for g in groups if g not in pair] + [pair[0] | pair[1]]
+    return _schedule(graph, groups, lambda stages: cost(frozenset(stages)).tile_sizes)
+
+
+def _singletons(graph) -> list:
+    return [frozenset((s.name,)) for s in graph.computed]
+
+
+def _ordered(graph, group) -> tuple:
+    return tuple(s.name for s in graph.computed if s.name in group)
+
+
+def _owner(groups) -> dict:
+    return {name: g for g in groups for name in g}
+
+
+def _children(graph, groups, group) -> list:
+    """Groups reading `group`, in stage order."""
+    owner, found = _owner(groups), []
+    for name in _ordered(graph, group):
+        for consumer in graph.stage(name).consumers:
+            child = owner[consumer]
+            if child != group and child not in found:
+                found.append(child)
+    return found
+
+
+def _can_merge(graph, groups, producer, consumer) -> bool:
+    """No path from `producer` to `consumer` through a third group (that would be a cycle)."""
+    owner = _owner(groups)
+    stack = [c for c in _children(graph, groups, producer) if c != consumer]
+    seen = set(stack)
+    while stack:
+        group = stack.pop()
+        if group == consumer:
+            return False
+        for child in _children(graph, groups, group):
+            if child not in seen:
+                seen.add(child)
+                stack.append(child)
+    return consumer not in seen and all(owner[n] is not None for n in producer)
+
+
+def _fixed_or_untiled(graph, stages, params) -> tuple:
+    tiles = fixed_tiles(tile_rank(graph, stages))
+    return tiles if redundant_fraction(graph, stages, params, tiles) is not None else ()
+
+
+def _schedule(graph, groups, tiles_of) -> Schedule:
+    """The groups in an order where producers come first, each with its tile sizes."""
+    order = {s.name: k for k, s in enumerate(graph.computed)}
+    owner, done, result = _owner(groups), set(), []
+    remaining = sorted(groups, key=lambda g: min(order[n] for n in g))
+    while remaining:
+        for group in remaining:
+            needs = {owner[p] for n in group for p in graph.stage(n).producers if p in owner}
+            if needs - {group} <= done:
+                stages = _ordered(graph, group)
+                tiles = tiles_of(stages)
+                result.append(GroupSchedule(stages, (tiles,) if tiles else ()))
+                done.add(group)
+                remaining.remove(group)
+                break
+    return Schedule(tuple(result)).validate(graph)
