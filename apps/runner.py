@@ -80,8 +80,9 @@ def run_app(name: str, inputs=(), output=None, params=(), threads=None, runs=3, 
     return {"compile": compile_seconds, "run": statistics.median(times)}
 
 
-def draw_graph(name: str, output: str, report=print) -> None:
-    """Write the stage graph of app `name` as Graphviz text, or render it with `dot`."""
+def draw_graph(name: str, output: str, report=print, schedule=None) -> None:
+    """Write the stage graph of app `name` as Graphviz text, or render it with `dot`: as
+    written, or, given a schedule, as compiled (after inlining) with a colour per group."""
     import shutil
     import subprocess
     from pathlib import Path
@@ -89,8 +90,13 @@ def draw_graph(name: str, output: str, report=print) -> None:
     from polyimage.graph import build_graph
     from polyimage.graph.dot import to_dot
 
-    outputs, _ = load_app(name).build()
-    text = to_dot(build_graph(outputs), name)
+    app = load_app(name)
+    outputs, _ = app.build()
+    if schedule:
+        text = polyimage.compile(outputs, name=name, estimates=app.PAPER_SIZE,
+                                 schedule=resolve_schedule(app, schedule)).to_dot()
+    else:
+        text = to_dot(build_graph(outputs), name)
     path = Path(output)
     if path.suffix == ".dot":
         path.write_text(text)
@@ -111,3 +117,37 @@ def report_app(name: str, inline: bool = True, schedule=None) -> str:
     pipe = polyimage.compile(outputs, estimates=app.PAPER_SIZE, name=name, inline=inline,
                              schedule=resolve_schedule(app, schedule) if inline else "naive")
     return pipe.report()
+
+
+TABLE_LIMITS = (2, 4, 8, 16)
+
+
+def grouping_table(names=None, limits=TABLE_LIMITS, report=print) -> str:
+    """The paper's Table 1 for our apps: stages as written and after inlining, the most
+    successors of a stage, and per initial group limit the states the DP memoized, the groups
+    it costed and the seconds it took (rounds over 2000 states search leading groups, as auto
+    does)."""
+    from apps import APP_NAMES
+    from polyimage.grouping import Machine
+    from polyimage.grouping.auto import auto_schedule
+
+    machine = Machine.detect()
+    heads = "".join(f"{'limit ' + str(l):>26}" for l in limits)
+    lines = [f"{'app':<16}{'stages':>8}{'inlined':>8}{'succ':>6}{heads}",
+             f"{'':<38}" + f"{'states / groups / s':>26}" * len(limits)]
+    for name in names or APP_NAMES:
+        app = load_app(name)
+        outputs, _ = app.build()
+        pipe = polyimage.compile(outputs, name=name)
+        graph = pipe.stage_graph
+        successors = max(len(s.consumers) for s in graph.computed)
+        cells = []
+        for limit in limits:
+            report(f"{name}: grouping with limit {limit or 'none'} ...")
+            result = auto_schedule(graph, app.PAPER_SIZE, machine, pipe.weights,
+                                   initial_limit=limit)
+            s = result.stats
+            cells.append(f"{s.states} / {s.groups_costed} / {s.seconds:.2f}")
+        lines.append(f"{name:<16}{len(pipe.graph.computed):>8}{len(graph.computed):>8}"
+                     f"{successors:>6}" + "".join(f"{c:>26}" for c in cells))
+    return "\n".join(lines)

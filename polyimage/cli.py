@@ -2,8 +2,9 @@
 
 polyimage run APP [INPUT...] -o OUTPUT [--param NAME=VALUE] [--schedule NAME|FILE]
 polyimage bench [APP...] [--size paper|small] [--threads N]   time the apps
-polyimage report APP                                          stages, domains, inlining
-polyimage graph APP -o graph.svg|graph.dot                    draw an app's stage graph
+polyimage report APP | --all                                  stages, domains, inlining;
+                                                              --all: the grouping search
+polyimage graph APP -o graph.svg|graph.dot [--schedule S]     draw an app's stage graph
 """
 from __future__ import annotations
 
@@ -39,7 +40,10 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
 
     report = commands.add_parser("report", help="print what the compiler made of an app")
-    report.add_argument("app", help="app name")
+    report.add_argument("app", nargs="?", help="app name")
+    report.add_argument("--all", action="store_true", help="Table 1 of the TOPLAS 2020 paper for "
+                        "every app: stages, most successors, states and time of the grouping "
+                        "search for several group limits")
     report.add_argument("--no-inline", action="store_true", help="compile without inlining")
     report.add_argument("--schedule", metavar="NAME|FILE", help="as for run")
 
@@ -47,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     graph.add_argument("app", help="app name")
     graph.add_argument("-o", "--output", required=True, help="FILE.dot, or FILE.svg/.png "
                        "(needs Graphviz's dot)")
+    graph.add_argument("--schedule", metavar="NAME|FILE", help="draw the stages as compiled "
+                       "under this schedule (as for run), a colour per group")
     return parser
 
 
@@ -64,11 +70,16 @@ def main(argv=None) -> int:
             run_bench(args.apps, args.size, args.threads, args.runs, args.json,
                       report=lambda text: print(text, flush=True))
         elif args.command == "report":
-            from apps.runner import report_app
-            print(report_app(args.app, inline=not args.no_inline, schedule=args.schedule))
+            from apps.runner import grouping_table, report_app
+            if args.all:
+                print(grouping_table(report=lambda text: print(text, flush=True)))
+            elif args.app:
+                print(report_app(args.app, inline=not args.no_inline, schedule=args.schedule))
+            else:
+                raise ValueError("report needs an app name, or --all")
         else:
             from apps.runner import draw_graph
-            draw_graph(args.app, args.output)
+            draw_graph(args.app, args.output, schedule=args.schedule)
     except BrokenPipeError:
         sys.stdout = open(os.devnull, "w")
         return 0

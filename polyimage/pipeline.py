@@ -146,8 +146,8 @@ class Pipeline:
         return pipeline_report(self)
 
     def to_dot(self) -> str:
-        """The stage DAG as compiled (after inlining) as Graphviz text."""
-        return to_dot(self.stage_graph, self.name)
+        """The stage DAG as compiled (after inlining) as Graphviz text, a colour per group."""
+        return to_dot(self.stage_graph, self.name, [g.stages for g in self.schedule.groups])
 
     @property
     def build_info(self):

@@ -92,3 +92,22 @@ def test_report_cli(capsys):
     assert "harris: 11 stages as written, 5 after inlining" in out
     assert main(["report", "harris", "--no-inline"]) == 0
     assert "11 stages as written, 11 after inlining" in capsys.readouterr().out
+
+
+def test_graph_colours_the_groups_of_a_schedule(tmp_path):
+    target = tmp_path / "groups.dot"
+    assert main(["graph", "harris", "-o", str(target), "--schedule", "greedy"]) == 0
+    text = target.read_text()
+    assert text.count("fillcolor") == 5     # the 5 stages after inlining, in one group
+    assert len(set(line.split("fillcolor=")[1] for line in text.splitlines()
+                   if "fillcolor" in line)) == 1
+
+
+def test_grouping_table_lists_states_and_times():
+    from apps.runner import grouping_table
+    text = grouping_table(["harris"], limits=(2, 4), report=lambda _: None)
+    header, units, row = text.splitlines()
+    assert "limit 2" in header and "limit 4" in header
+    cells = row.split()
+    assert cells[:4] == ["harris", "11", "5", "2"]
+    assert cells[4:].count("/") == 4
