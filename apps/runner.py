@@ -119,7 +119,7 @@ def report_app(name: str, inline: bool = True, schedule=None) -> str:
     return pipe.report()
 
 
-TABLE_LIMITS = (2, 4, 8, 16)
+TABLE_LIMITS = (2, 4, 8)
 
 
 def grouping_table(names=None, limits=TABLE_LIMITS, report=print) -> str:
