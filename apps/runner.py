@@ -129,9 +129,12 @@ def grouping_table(names=None, limits=TABLE_LIMITS, report=print) -> str:
     does)."""
     from apps import APP_NAMES
     from polyimage.grouping import Machine
+    from polyimage.config import Options
     from polyimage.grouping.auto import auto_schedule
+    from polyimage.grouping.weights import resolve_weights
 
     machine = Machine.detect()
+    weights, _ = resolve_weights(None, Options.from_env())
     heads = "".join(f"{'limit ' + str(l):>26}" for l in limits)
     lines = [f"{'app':<16}{'stages':>8}{'inlined':>8}{'succ':>6}{heads}",
              f"{'':<38}" + f"{'states / groups / s':>26}" * len(limits)]
@@ -144,7 +147,7 @@ def grouping_table(names=None, limits=TABLE_LIMITS, report=print) -> str:
         cells = []
         for limit in limits:
             report(f"{name}: grouping with limit {limit or 'none'} ...")
-            result = auto_schedule(graph, app.PAPER_SIZE, machine, pipe.weights,
+            result = auto_schedule(graph, app.PAPER_SIZE, machine, weights,
                                    initial_limit=limit)
             s = result.stats
             cells.append(f"{s.states} / {s.groups_costed} / {s.seconds:.2f}")

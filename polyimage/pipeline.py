@@ -48,8 +48,9 @@ def compile(outputs, estimates=None, constraints=(), name=None, schedule="naive"
         "greedy-cost" (pairwise merging by the cost model), or a `Schedule` (or its text / JSON
         form) naming groups of stages after inlining, with one or two levels of tile sizes.
     inline: substitute pointwise and non-overlapping producers into their consumers.
-    weights: cost weights for "auto" (a grouping.Weights or a dict of some of its fields);
-        default: POLYIMAGE_WEIGHTS, else the weights file, else Weights().
+    weights: cost weights for "auto" and "greedy-cost" (a grouping.Weights or a dict of some of
+        its fields); default: POLYIMAGE_WEIGHTS, else the weights file, else Weights(). Only
+        those schedules read them.
     """
     return Pipeline(outputs, estimates, constraints, name, schedule, inline, options, weights)
 
@@ -61,7 +62,8 @@ class Pipeline:
                  inline=True, options=None, weights=None):
         self.pass_seconds = {}
         self.options = options or Options.from_env()
-        self.weights, self.weights_origin = resolve_weights(weights, self.options)
+        self.weights = self.weights_origin = None
+        self._weights_given = weights
         with self._timed("build_graph"):
             self.graph = build_graph(outputs)
         self.name = name or self.graph.outputs[0]
@@ -99,6 +101,9 @@ class Pipeline:
         """The Schedule to generate code for: a name from SCHEDULES, a Schedule, or its text."""
         if schedule == "naive":
             return Schedule.naive(self.stage_graph)
+        if schedule in ("auto", "greedy-cost"):
+            self.weights, self.weights_origin = resolve_weights(self._weights_given,
+                                                                self.options)
         if schedule == "auto":
             self.auto = auto_schedule(self.stage_graph, self.estimates,
                                       Machine.detect(**self.options.machine), self.weights)

@@ -51,3 +51,13 @@ def test_weights_steer_auto_and_the_report_says_where_they_came_from():
                               weights={"overlap": 1e6, "live_data": 0.0})
     assert len(apart.schedule.groups) == 2
     assert "(compile argument)" in apart.report()
+
+
+def test_only_cost_driven_schedules_read_the_weights_file(tmp_path, monkeypatch):
+    path = tmp_path / "weights.json"
+    path.write_text("{not json")
+    monkeypatch.setenv("POLYIMAGE_WEIGHTS_FILE", str(path))
+    outputs, _ = unsharp_mask.build()
+    assert polyimage.compile(outputs).weights is None
+    with pytest.raises(ValueError, match=f"weights file {path}: not JSON"):
+        polyimage.compile(outputs, schedule="auto")
