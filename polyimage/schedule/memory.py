@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..interp.evaluate import Evaluator
-from .tiling import UntiledGroup
+from .tiling import UntiledGroup, scalar, tile_span
 
 MAX_TILES_EVALUATED = 20000
 
@@ -63,14 +63,10 @@ def memory_estimate(graph, plans, params: dict) -> MemoryEstimate:
     return MemoryEstimate(sum(sizes.values()), peak, scratch)
 
 
-def _value(evaluate, e) -> int:
-    return int(np.asarray(evaluate(e, {}, 1)).reshape(-1)[0])
-
-
 def _buffer_bytes(func, evaluate) -> int:
     n = 1
     for iv in func.intervals:
-        n *= max(_value(evaluate, iv.ub) - _value(evaluate, iv.lb) + 1, 0)
+        n *= max(scalar(evaluate, iv.ub) - scalar(evaluate, iv.lb) + 1, 0)
     return n * func.typ.dtype.itemsize
 
 
@@ -78,13 +74,8 @@ def tile_indices(graph, plan, evaluate) -> list:
     """Per tile dimension, the range of outer tile indices (as the generated C computes)."""
     ranges = []
     for d, size in enumerate(plan.tile_sizes[0]):
-        lows, highs = [], []
-        for name, j, dim, p, q in plan.spans:
-            if dim == d:
-                iv = graph.stage(name).func.intervals[j]
-                lows.append((_value(evaluate, iv.lb) * q) // (p * size))
-                highs.append((_value(evaluate, iv.ub) * q) // (p * size))
-        ranges.append(range(min(lows), max(highs) + 1))
+        lo, hi = (scalar(evaluate, e) for e in tile_span(graph, plan, d, size))
+        ranges.append(range(lo, hi + 1))
     return ranges
 
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+import numpy as np
+
 from ..dsl import expr as E
 from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs
 from ..interp.evaluate import Evaluator
 from ..poly.affine import is_affine
-from ..poly.regions import Regions, infer_group_regions
+from ..poly.regions import Regions, as_long, infer_group_regions
 from ..poly.simplify import expr_key, simplify
 from .plan import liveouts as group_liveouts
 
@@ -134,10 +136,30 @@ def untileable_reason(graph, members):
     return None
 
 
-def _extent(iv, params) -> int:
-    evaluate = Evaluator({}, {}, params)
-    lo, hi = (int(evaluate(e, {}, 1)) for e in (iv.lb, iv.ub))
-    return max(hi - lo + 1, 1)
+def scalar(evaluate, e) -> int:
+    """The integer value of an expression of the parameters only."""
+    return int(np.asarray(evaluate(e, {}, 1)).reshape(-1)[0])
+
+
+def extent(evaluate, iv) -> int:
+    """Points of Interval `iv` at the evaluator's parameters (at least 1)."""
+    return max(scalar(evaluate, iv.ub) - scalar(evaluate, iv.lb) + 1, 1)
+
+
+def tile_span(graph, plan, d: int, size: int) -> tuple:
+    """(first, last) outer tile index along tile dimension `d` for tiles of `size`, as Long
+    expressions of the parameters: the tiles holding the first and last point of every live-out
+    aligned with `d`."""
+    lows, highs = [], []
+    for name, j, dim, p, q in plan.spans:
+        if dim == d:
+            iv = graph.stage(name).func.intervals[j]
+            lows.append((as_long(iv.lb) * q) // (p * size))
+            highs.append((as_long(iv.ub) * q) // (p * size))
+    lo, hi = lows[0], highs[0]
+    for a, b in zip(lows[1:], highs[1:]):
+        lo, hi = E.Min(lo, a), E.Max(hi, b)
+    return lo, hi
 
 
 def _align(func, anchor, params) -> tuple:
@@ -145,6 +167,7 @@ def _align(func, anchor, params) -> tuple:
     p/q times the anchor's."""
     names = [v.name for v in anchor.variables]
     taken, result = set(), []
+    evaluate = Evaluator({}, {}, params)
     for j, var in enumerate(func.variables):
         d = names.index(var.name) if var.name in names else None
         if func is anchor:
@@ -153,7 +176,7 @@ def _align(func, anchor, params) -> tuple:
             result.append((None, 1, 1))
             continue
         taken.add(d)
-        ratio = _extent(func.intervals[j], params) / _extent(anchor.intervals[d], params)
+        ratio = extent(evaluate, func.intervals[j]) / extent(evaluate, anchor.intervals[d])
         k = max(-MAX_SCALE_LOG2, min(MAX_SCALE_LOG2, round(math.log2(ratio))))
         result.append((d, 2 ** max(k, 0), 2 ** max(-k, 0)))
     return tuple(result)
@@ -170,7 +193,7 @@ def _owned_box(func, alignment, tile_lo, tile_hi, first, rank) -> tuple:
     tile's."""
     box, matched = [], set()
     for (d, p, q), iv in zip(alignment, func.intervals):
-        lb, ub = _long(iv.lb), _long(iv.ub)
+        lb, ub = as_long(iv.lb), as_long(iv.ub)
         if d is None:
             box.append((lb, ub))
             continue
@@ -184,16 +207,13 @@ def _owned_box(func, alignment, tile_lo, tile_hi, first, rank) -> tuple:
             empty = _or(empty, (first[d] < tile_lo[d]) | (first[d] > tile_hi[d]))
     if empty is None:
         return tuple(box)
-    return tuple((E.Select(empty, _long(iv.ub) + 1, lo), E.Select(empty, _long(iv.lb) - 1, hi))
+    return tuple((E.Select(empty, as_long(iv.ub) + 1, lo), E.Select(empty, as_long(iv.lb) - 1, hi))
                  for (lo, hi), iv in zip(box, func.intervals))
 
 
 def _or(a, b):
     return b if a is None else a | b
 
-
-def _long(e):
-    return e if e.typ is E.Long else E.Cast(E.Long, e)
 
 
 def _nests(graph, members, scratch, regions, owned) -> tuple:
