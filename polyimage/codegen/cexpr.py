@@ -51,7 +51,8 @@ def _shortest_float32(value) -> str:
 
 class CExprPrinter:
     """Prints expressions; `names` maps Symbols to C names, `address(ref)` gives a subscript.
-    With `eager` set, `&` and `|` evaluate both sides (for reads known to be in bounds)."""
+    With `eager` set (for reads known to be in bounds), `&&`, `||` and Selects evaluate both
+    sides: a branch-free body the vectorizer blends instead of masking its loads."""
 
     def __init__(self, names, address, helpers: set):
         self.names = names
@@ -104,6 +105,8 @@ class CExprPrinter:
         return f"(({dst.c_name}){self(e.a)})"
 
     def _Select(self, e):
+        if self.eager:
+            return f"{self.helper('select', e.typ)}({self(e.cond)}, {self(e.a)}, {self(e.b)})"
         return f"({self(e.cond)} ? {self(e.a)} : {self(e.b)})"
 
     def _Condition(self, e):
@@ -172,6 +175,8 @@ def helper_source(op: str, c_type: str) -> str:
         cmp = "<=" if op == "min" else ">="
         nan = " || a != a" if c_type in ("float", "double") else ""
         return f"{head}({c_type} a, {c_type} b) {{ return (a {cmp} b{nan}) ? a : b; }}"
+    if op == "select":
+        return f"{head}(int c, {c_type} a, {c_type} b) {{ return c ? a : b; }}"
     if op == "abs":
         return f"{head}({c_type} a) {{ return ({c_type})(a < 0 ? -a : a); }}"
     if c_type in ("float", "double"):

@@ -14,7 +14,7 @@ from .names import PREFIX, NameRegistry
 from ..schedule.plan import Schedule
 from ..schedule.memory import buffer_lifetimes
 from ..schedule.tiling import UntiledGroup, plan_groups
-from .loops import LoopEmitter, StageStorage
+from .loops import LoopEmitter, StageStorage, gathered_stages, storage_type
 from .tiled import TiledEmitter
 
 _PRELUDE = """\
@@ -85,9 +85,11 @@ def generate_module(graph: StageGraph, name: str, plans=None,
 
     body = [f"    if ({PREFIX}nthreads <= 0) {PREFIX}nthreads = omp_get_max_threads();"]
     storage = {}
+    gathered = gathered_stages(graph)
     for s in graph.stages:
         func, buf = s.func, names[s.func]
-        store = storage[s.name] = StageStorage(buf, func.ndim)
+        store = storage[s.name] = StageStorage(buf, func.ndim,
+                                               storage_type(graph, func, gathered))
         for d, iv in enumerate(func.intervals):
             lb = "0" if isinstance(func, Image) else f"(int64_t)({printer(iv.lb)})"
             ub = f"(int64_t)({printer(iv.ub)})"
@@ -96,7 +98,7 @@ def generate_module(graph: StageGraph, name: str, plans=None,
     lifetimes = buffer_lifetimes(graph, plans)
     for stage_name in lifetimes:
         func = by_name[stage_name]
-        body.append(f"    {func.typ.c_name} *restrict {names[func]} = NULL;")
+        body.append(f"    {storage[stage_name].c_type} *restrict {names[func]} = NULL;")
     untiled = LoopEmitter(graph, names, helpers, storage, branch_free)
     functions = []
     for i, plan in enumerate(plans):
@@ -104,8 +106,9 @@ def generate_module(graph: StageGraph, name: str, plans=None,
             if first == i:
                 func = by_name[stage_name]
                 buf, size = names[func], " * ".join(storage[stage_name].n)
-                body.append(f"    {buf} = ({func.typ.c_name} *){PREFIX}alloc("
-                            f"sizeof({func.typ.c_name}) * (size_t)({size}));")
+                c_type = storage[stage_name].c_type
+                body.append(f"    {buf} = ({c_type} *){PREFIX}alloc("
+                            f"sizeof({c_type}) * (size_t)({size}));")
                 body.append(f"    if (!{buf}) goto {PREFIX}fail;")
         if isinstance(plan, UntiledGroup):
             for stage_name in plan.members:

@@ -9,18 +9,40 @@ whose reads are in bounds everywhere are blended without branches.
 """
 from __future__ import annotations
 
+from ..dsl import expr as E
 from ..dsl.constructs import Image, Reduction
-from ..graph.dag import StageGraph
+from ..graph.dag import StageGraph, definition_exprs
+from ..poly.affine import is_affine
 from .cexpr import CExprPrinter, wide_name
 from .split import case_breakpoints
 from .names import PREFIX
 
 
-class StageStorage:
-    """C names describing a stage's full buffer: origin and extent of every dimension."""
+def gathered_stages(graph: StageGraph) -> frozenset:
+    """Stages some consumer reads at a data-dependent index (a table lookup)."""
+    return frozenset(ref.func.name for s in graph.stages if not isinstance(s.func, Image)
+                     for e in definition_exprs(s.func) for ref in E.references(e)
+                     if not all(is_affine(a) for a in ref.args))
 
-    def __init__(self, buffer: str, ndim: int):
-        self.buffer = buffer
+
+def storage_type(graph: StageGraph, func, gathered: frozenset) -> str:
+    """The C element type of a stage's full buffer: its own, except that narrow integer
+    tables read at data-dependent indices are kept in int32, which the vectorizer can gather
+    (there is no gather of 8- or 16-bit elements). Inputs, outputs and Reductions keep
+    theirs."""
+    typ = func.typ
+    if (func.name in gathered and typ.is_int and typ.bits < 32 and not isinstance(func, Image)
+            and not isinstance(func, Reduction) and func.name not in graph.outputs):
+        return "int32_t"
+    return typ.c_name
+
+
+class StageStorage:
+    """C names describing a stage's buffer: element type, origin and extent of every
+    dimension."""
+
+    def __init__(self, buffer: str, ndim: int, c_type: str):
+        self.buffer, self.c_type = buffer, c_type
         self.lb = [f"{PREFIX}lb_{buffer}_{d}" for d in range(ndim)]
         self.n = [f"{PREFIX}n_{buffer}_{d}" for d in range(ndim)]
 
@@ -44,22 +66,25 @@ class LoopEmitter:
         self.graph = graph
         self.branch_free = branch_free
         self.names = names
-        self.storage = storage or {s.name: StageStorage(names[s.func], s.func.ndim)
+        self.storage = storage or {s.name: StageStorage(names[s.func], s.func.ndim,
+                                                        s.func.typ.c_name)
                                    for s in graph.stages}
         self.printer = CExprPrinter(names, self.address, helpers)
         self.lines = []
         self.touched = {}
 
-    def touch(self, store, c_type: str, writes: bool):
+    def touch(self, store, writes: bool):
         """Record a buffer the code emitted since `touched` was reset reads or writes."""
-        _, _, wrote = self.touched.get(store.buffer, (None, None, False))
-        self.touched[store.buffer] = (store, c_type, wrote or writes)
+        _, wrote = self.touched.get(store.buffer, (None, False))
+        self.touched[store.buffer] = (store, wrote or writes)
 
-    def address(self, ref, printer) -> str:
+    def address(self, ref, printer, lvalue=False) -> str:
         store = self.storage[ref.func.name]
-        self.touch(store, ref.func.typ.c_name, False)
+        self.touch(store, False)
         idx = [printer.index(a, store.lb[d], store.upper(d)) for d, a in enumerate(ref.args)]
-        return f"{store.buffer}[{store.offset(idx)}]"
+        text = f"{store.buffer}[{store.offset(idx)}]"
+        typ = ref.func.typ.c_name
+        return text if lvalue or store.c_type == typ else f"(({typ}){text})"
 
     def emit(self, text: str, depth: int):
         self.lines.append("    " * depth + text)
@@ -182,7 +207,9 @@ class LoopEmitter:
             self.emit("#pragma omp simd", depth + 2)
             self.emit(f"for (int64_t {w} = {PREFIX}a; {w} <= {PREFIX}b; {w}++) {{", depth + 2)
             self.emit(self._aliases([var]), depth + 3)
+            self.printer.eager = func.name in self.branch_free
             value = "0" if case is None else self.printer(case.value)
+            self.printer.eager = False
             self._store(func, f"({func.typ.c_name})({value})" if case is None else value,
                         depth + 3)
             self.emit("}", depth + 2)
@@ -194,14 +221,16 @@ class LoopEmitter:
 
     def _store(self, func, value: str, depth: int):
         store = self.storage[func.name]
-        self.touch(store, func.typ.c_name, True)
+        self.touch(store, True)
         own = store.offset([wide_name(self.names[v]) for v in func.variables])
         self.emit(f"{store.buffer}[{own}] = {value};", depth)
 
     def _cases(self, func, depth):
         cases = func.defn
         if len(cases) == 1 and cases[0].cond is None:
+            self.printer.eager = func.name in self.branch_free
             self._store(func, self.printer(cases[0].value), depth)
+            self.printer.eager = False
             return
         if func.name in self.branch_free:
             self._blend(func, depth)
@@ -242,7 +271,7 @@ class LoopEmitter:
         typ = func.typ
         for i, case in enumerate(func.defn):
             red = case.value
-            target = self.address(red.target, self.printer)
+            target = self.address(red.target, self.printer, lvalue=True)
             value = self.printer(red.value)
             if red.op.name in ("Min", "Max"):
                 combined = f"{self.printer.helper(red.op.name.lower(), typ)}({target}, {value})"

@@ -31,7 +31,7 @@ class TiledEmitter(LoopEmitter):
         self.scratch = {}
         for name in plan.scratch:
             func = graph.stage(name).func
-            store = StageStorage(f"{PREFIX}sp{index}_{names[func]}", func.ndim)
+            store = StageStorage(f"{PREFIX}sp{index}_{names[func]}", func.ndim, func.typ.c_name)
             store.lb = [f"{PREFIX}org{index}_{names[func]}_{d}" for d in range(func.ndim)]
             store.n = [f"{PREFIX}ext{index}_{names[func]}_{d}" for d in range(func.ndim)]
             local[name] = self.scratch[name] = store
@@ -66,7 +66,7 @@ class TiledEmitter(LoopEmitter):
         self.emit("{", 2)
         checks = []
         for name, store in self.scratch.items():
-            c_type = self.graph.stage(name).func.typ.c_name
+            c_type = store.c_type
             self.emit(f"{c_type} *restrict {store.buffer} = ({c_type} *){PREFIX}alloc("
                       f"sizeof({c_type}) * {self.v('cap')}_{self._cname(name)});", 3)
             checks.append(f"{store.buffer} != NULL")
@@ -243,8 +243,8 @@ class TiledEmitter(LoopEmitter):
         body, self.lines = self.lines, outer_lines
         params = [f"int64_t {name}" for name, _ in args]
         values = [value for _, value in args]
-        for buffer, (store, c_type, writes) in sorted(self.touched.items()):
-            params.append(f"{'' if writes else 'const '}{c_type} *restrict {buffer}")
+        for buffer, (store, writes) in sorted(self.touched.items()):
+            params.append(f"{'' if writes else 'const '}{store.c_type} *restrict {buffer}")
             values.append(buffer)
             params += [f"int64_t {text}" for text in store.lb + store.n]
             values += store.lb + store.n
@@ -282,8 +282,8 @@ class TiledEmitter(LoopEmitter):
         """Owned part of a scratch live-out to its full buffer."""
         func = self.graph.stage(name).func
         full, scratch = self.full[name], self.scratch[name]
-        self.touch(full, func.typ.c_name, True)
-        self.touch(scratch, func.typ.c_name, False)
+        self.touch(full, True)
+        self.touch(scratch, False)
         idx = [wide_name(self.names[v]) for v in func.variables]
 
         def body(d):
