@@ -6,11 +6,11 @@ from dataclasses import dataclass
 
 from ..schedule.plan import GroupSchedule, Schedule
 from ..schedule.tiling import estimate_values
-from .cost import Weights, group_cost
+from .cost import CostModel, Weights
 from .dp import FusionDag, GroupingStats, incremental_grouping
 from .machine import Machine
 
-INITIAL_LIMIT = 4
+INITIAL_LIMIT = 3
 STEP = 2
 MAX_STATES = 2000
 
@@ -30,12 +30,12 @@ def auto_schedule(graph, estimates, machine: Machine = None, weights: Weights = 
     machine = machine or Machine.detect()
     params = estimate_values(graph, estimates)
     order = {s.name: k for k, s in enumerate(graph.stages)}
-    costs = {}
+    costs, model = {}, CostModel(graph, params, machine, weights)
 
     def cost(stages):
         key = tuple(sorted(stages, key=order.get))
         if key not in costs:
-            costs[key] = group_cost(graph, key, params, machine, weights)
+            costs[key] = model(key)
         return costs[key].cost
 
     stats = GroupingStats()

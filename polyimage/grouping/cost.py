@@ -50,35 +50,140 @@ class GroupCost:
     terms: dict
 
 
+class CostModel:
+    """Costs groups of one graph at fixed parameter values; facts about single stages (sizes,
+    operations) are computed once per model."""
+
+    def __init__(self, graph, params, machine, weights=Weights(), innermost=DEFAULT_INNERMOST):
+        self.graph, self.params, self.machine = graph, params, machine
+        self.weights, self.innermost = weights, innermost
+        self.evaluate = Evaluator({}, {}, params)
+        self._points, self._ops = {}, {}
+
+    def points(self, name) -> int:
+        """Points of the stage's whole domain at the parameters."""
+        if name not in self._points:
+            func = self.graph.stage(name).func
+            self._points[name] = math.prod(extent(self.evaluate, iv) for iv in func.intervals)
+        return self._points[name]
+
+    def ops(self, name) -> int:
+        """Operations per point: the arithmetic nodes of the definition (at least one)."""
+        if name not in self._ops:
+            exprs = definition_exprs(self.graph.stage(name).func)
+            self._ops[name] = max(1, sum(1 for e in exprs for node in E.walk(e) if isinstance(
+                node, (E.BinOp, E.Call, E.Select, E.Cast, E.Condition))))
+        return self._ops[name]
+
+    def itemsize(self, name) -> int:
+        return self.graph.stage(name).func.typ.dtype.itemsize
+
+    def __call__(self, stages) -> GroupCost:
+        """GroupCost of running `stages` as one group (math.inf when they cannot be tiled)."""
+        graph, machine = self.graph, self.machine
+        plan = plan_group(graph, stages, ((1,) * tile_rank(graph, stages),), self.params,
+                          simplified=False)
+        if isinstance(plan, UntiledGroup):
+            cost = math.inf if len(stages) > 1 else self._untiled(stages[0])
+            return GroupCost(cost, (), {"untiled": plan.reason})
+        sizes = [extent(self.evaluate, iv) for iv in graph.stage(plan.anchor).func.intervals]
+        probe = self.measure(plan, [tuple(min(s, 32) for s in sizes)])[0]
+        candidates = []
+        for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
+            tiles = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
+            if tiles not in candidates:
+                candidates.append(tiles)
+        best = None
+        for tiles, measured in zip(candidates, self.measure(plan, candidates)):
+            result = self._combine(plan, measured, tiles, sizes)
+            if best is None or result.cost < best.cost:
+                best = result
+        return best
+
+    def measure(self, plan, candidates) -> list:
+        """Volumes of one tile in the middle of the anchor's domain, for each tile-size tuple
+        in `candidates` (all evaluated at once)."""
+        graph, evaluate, n_cand = self.graph, self.evaluate, len(candidates)
+        anchor = graph.stage(plan.anchor).func
+        bounds = [(scalar(evaluate, iv.lb), scalar(evaluate, iv.ub)) for iv in anchor.intervals]
+        tiles = np.array(candidates, np.int64)
+        lows = np.array([[((lo + hi) // 2 // t) * t for (lo, hi), t in zip(bounds, row)]
+                         for row in candidates], np.int64)
+        points = np.concatenate([lows, lows + tiles - 1, lows], axis=1)
+        regions = plan.regions.evaluate(points, self.params)
+        columns = {v: points[:, k] for k, v in enumerate(plan.regions.tile_vars)}
+        owned = {}
+        for name, box in plan.owned.items():
+            n = np.ones(n_cand, np.int64)
+            for lo, hi in box:
+                a = np.broadcast_to(evaluate(lo, columns, n_cand), (n_cand,))
+                b = np.broadcast_to(evaluate(hi, columns, n_cand), (n_cand,))
+                n = n * np.maximum(b.astype(np.int64) - a + 1, 0)
+            owned[name] = n
+        volume = {n: np.prod(np.maximum(hi - lo + 1, 0), axis=1)
+                  for n, (lo, hi) in regions.items()}
+        itemsize = {n: self.itemsize(n) for n in regions}
+        full = {n: self.points(n) for n in plan.members}
+        anchor_points = max(self.points(plan.anchor), 1)
+        results = []
+        for k, row in enumerate(candidates):
+            tile_points = int(np.prod(row))
+            halo = []
+            for d, t in enumerate(row):
+                reach = sum(max(int(regions[n][1][k, d] - regions[n][0][k, d] + 1) - t, 0)
+                            for n in plan.members if d < regions[n][0].shape[1])
+                halo.append(reach / max(len(plan.members), 1))
+            vol = {n: int(v[k]) for n, v in volume.items()}
+            own = sum(max(tile_points * full[n] / anchor_points, 1.0) for n in plan.members)
+            computed = sum(vol[n] for n in plan.members)
+            results.append({
+                "computed": computed, "own": own, "redundant": max(computed - own, 0.0),
+                "volumes": vol, "scratch_bytes": sum(vol[n] * itemsize[n] for n in plan.scratch),
+                "live_in": sum(vol[n] * itemsize[n] for n in regions if n not in plan.members),
+                "live_out": sum(int(owned[n][k]) * itemsize[n] for n in plan.liveouts),
+                "halo": halo, "full_bytes": {n: full[n] * itemsize[n] for n in plan.members}})
+        return results
+
+    def _combine(self, plan, measured, tiles, sizes) -> GroupCost:
+        machine, weights = self.machine, self.weights
+        n_tiles = math.prod(math.ceil(s / t) for s, t in zip(sizes, tiles))
+        cores = machine.cores
+        ops = sum(measured["volumes"][n] * self.ops(n) for n in plan.members)
+        traffic = measured["live_in"] + measured["live_out"]
+        if measured["scratch_bytes"] > machine.l2_bytes:
+            traffic += 2 * measured["scratch_bytes"]
+        tile_time = weights.live_data * traffic + weights.overlap * ops
+        idle = (cores - n_tiles % cores) % cores
+        anchor_points = max(self.points(plan.anchor), 1)
+        ratios = [self.points(n) / anchor_points for n in plan.members]
+        spread = float(np.std(ratios)) if len(ratios) > 1 else 0.0
+        time = n_tiles * tile_time / cores
+        cost = time + weights.cleanup * tile_time * idle / cores + weights.spread * spread * time
+        terms = {"bytes per tile": traffic, "ops per tile": ops, "tiles": n_tiles,
+                 "redundant fraction": measured["redundant"] / max(measured["computed"], 1),
+                 "idle cores in the last round": idle, "size spread": spread}
+        return GroupCost(cost, tuple(int(t) for t in tiles), terms)
+
+    def _untiled(self, name) -> float:
+        """A stage run alone, untiled: its inputs read and its output written once."""
+        weights, points = self.weights, self.points(name)
+        reads = sum(self.points(p) * self.itemsize(p) for p in self.graph.stage(name).producers)
+        time = weights.live_data * (reads + points * self.itemsize(name)) \
+            + weights.overlap * points * self.ops(name)
+        return time / self.machine.cores
+
+
 def group_cost(graph, stages, params, machine, weights=Weights(), innermost=DEFAULT_INNERMOST):
-    """GroupCost of running `stages` as one group (math.inf when they cannot be tiled)."""
-    plan = plan_group(graph, stages, ((1,) * tile_rank(graph, stages),), params)
-    if isinstance(plan, UntiledGroup):
-        cost = math.inf if len(stages) > 1 else _untiled_cost(graph, stages, params, machine,
-                                                              weights)
-        return GroupCost(cost, (), {"untiled": plan.reason})
-    evaluate = Evaluator({}, {}, params)
-    sizes = [extent(evaluate, iv) for iv in graph.stage(plan.anchor).func.intervals]
-    probe = _measure(graph, plan, params, evaluate, [tuple(min(s, 32) for s in sizes)])[0]
-    candidates = []
-    for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
-        tiles = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, innermost)
-        if tiles not in candidates:
-            candidates.append(tiles)
-    best = None
-    for tiles, measured in zip(candidates, _measure(graph, plan, params, evaluate, candidates)):
-        result = _combine(graph, plan, measured, tiles, sizes, evaluate, machine, weights)
-        if best is None or result.cost < best.cost:
-            best = result
-    return best
+    """GroupCost of running `stages` as one group (see CostModel)."""
+    return CostModel(graph, params, machine, weights, innermost)(stages)
 
 
 def redundant_fraction(graph, stages, params, tiles):
     """The share of recomputed points of `stages` at tile sizes `tiles` (None: untileable)."""
-    plan = plan_group(graph, stages, (tuple(tiles),), params)
+    plan = plan_group(graph, stages, (tuple(tiles),), params, simplified=False)
     if isinstance(plan, UntiledGroup):
         return None
-    measured = _measure(graph, plan, params, Evaluator({}, {}, params), [tuple(tiles)])[0]
+    measured = CostModel(graph, params, None).measure(plan, [tuple(tiles)])[0]
     return measured["redundant"] / max(measured["computed"], 1)
 
 
@@ -97,89 +202,3 @@ def tile_sizes(graph, plan, probe, sizes, cache, cores, innermost) -> tuple:
     tau = (points / last / math.prod(gamma)) ** (1.0 / (rank - 1))
     outer = [max(1, min(s, int(round(g * tau)))) for s, g in zip(sizes, gamma)]
     return tuple(outer) + (last,)
-
-
-def _measure(graph, plan, params, evaluate, candidates) -> list:
-    """Volumes of one tile in the middle of the anchor's domain, for each tile-size tuple in
-    `candidates` (all evaluated at once)."""
-    anchor = graph.stage(plan.anchor).func
-    bounds = [(scalar(evaluate, iv.lb), scalar(evaluate, iv.ub)) for iv in anchor.intervals]
-    tiles = np.array(candidates, np.int64)
-    lows = np.array([[((lo + hi) // 2 // t) * t for (lo, hi), t in zip(bounds, row)]
-                     for row in candidates], np.int64)
-    points = np.concatenate([lows, lows + tiles - 1, lows], axis=1)
-    regions = plan.regions.evaluate(points, params)
-    columns = {v: points[:, k] for k, v in enumerate(plan.regions.tile_vars)}
-    owned = {}
-    for name, box in plan.owned.items():
-        n = np.ones(len(candidates), np.int64)
-        for lo, hi in box:
-            a = np.broadcast_to(evaluate(lo, columns, len(candidates)), (len(candidates),))
-            b = np.broadcast_to(evaluate(hi, columns, len(candidates)), (len(candidates),))
-            n = n * np.maximum(b.astype(np.int64) - a + 1, 0)
-        owned[name] = n
-    volume = {n: np.prod(np.maximum(hi - lo + 1, 0), axis=1) for n, (lo, hi) in regions.items()}
-    itemsize = {n: graph.stage(n).func.typ.dtype.itemsize for n in regions}
-    full = {n: _extent_product(graph.stage(n).func, evaluate) for n in plan.members}
-    anchor_points = max(_extent_product(anchor, evaluate), 1)
-    results = []
-    for k, row in enumerate(candidates):
-        tile_points = int(np.prod(row))
-        halo = []
-        for d, t in enumerate(row):
-            reach = sum(max(int(regions[n][1][k, d] - regions[n][0][k, d] + 1) - t, 0)
-                        for n in plan.members if d < regions[n][0].shape[1])
-            halo.append(reach / max(len(plan.members), 1))
-        vol = {n: int(v[k]) for n, v in volume.items()}
-        own = sum(max(tile_points * full[n] / anchor_points, 1.0) for n in plan.members)
-        computed = sum(vol[n] for n in plan.members)
-        results.append({
-            "computed": computed, "own": own, "redundant": max(computed - own, 0.0),
-            "volumes": vol, "scratch_bytes": sum(vol[n] * itemsize[n] for n in plan.scratch),
-            "live_in": sum(vol[n] * itemsize[n] for n in regions if n not in plan.members),
-            "live_out": sum(int(owned[n][k]) * itemsize[n] for n in plan.liveouts),
-            "halo": halo, "full_bytes": {n: full[n] * itemsize[n] for n in plan.members}})
-    return results
-
-
-def _extent_product(func, evaluate) -> int:
-    return math.prod(extent(evaluate, iv) for iv in func.intervals)
-
-
-def _ops(func) -> int:
-    """Operations per point: the arithmetic nodes of the definition (at least one)."""
-    return max(1, sum(1 for e in definition_exprs(func) for node in E.walk(e)
-                      if isinstance(node, (E.BinOp, E.Call, E.Select, E.Cast, E.Condition))))
-
-
-def _combine(graph, plan, measured, tiles, sizes, evaluate, machine, weights) -> GroupCost:
-    n_tiles = math.prod(math.ceil(s / t) for s, t in zip(sizes, tiles))
-    cores = machine.cores
-    ops = sum(measured["volumes"][n] * _ops(graph.stage(n).func) for n in plan.members)
-    traffic = measured["live_in"] + measured["live_out"]
-    if measured["scratch_bytes"] > machine.l2_bytes:
-        traffic += 2 * measured["scratch_bytes"]
-    tile_time = weights.live_data * traffic + weights.overlap * ops
-    idle = (cores - n_tiles % cores) % cores
-    anchor_points = max(_extent_product(graph.stage(plan.anchor).func, evaluate), 1)
-    ratios = [_extent_product(graph.stage(n).func, evaluate) / anchor_points
-              for n in plan.members]
-    spread = float(np.std(ratios)) if len(ratios) > 1 else 0.0
-    time = n_tiles * tile_time / cores
-    cost = (time + weights.cleanup * tile_time * idle / cores + weights.spread * spread * time)
-    terms = {"bytes per tile": traffic, "ops per tile": ops, "tiles": n_tiles,
-             "redundant fraction": measured["redundant"] / max(measured["computed"], 1),
-             "idle cores in the last round": idle, "size spread": spread}
-    return GroupCost(cost, tuple(int(t) for t in tiles), terms)
-
-
-def _untiled_cost(graph, stages, params, machine, weights) -> float:
-    """A stage run alone, untiled: its inputs read and its output written once."""
-    evaluate = Evaluator({}, {}, params)
-    func = graph.stage(stages[0]).func
-    points = _extent_product(func, evaluate)
-    itemsize = func.typ.dtype.itemsize
-    reads = sum(_extent_product(graph.stage(p).func, evaluate)
-                * graph.stage(p).func.typ.dtype.itemsize for p in graph.stage(stages[0]).producers)
-    time = weights.live_data * (reads + points * itemsize) + weights.overlap * points * _ops(func)
-    return time / machine.cores

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ..schedule.plan import GroupSchedule, Schedule, tile_rank
 from ..schedule.tiling import estimate_values
-from .cost import Weights, group_cost, redundant_fraction
+from .cost import CostModel, Weights, redundant_fraction
 
 OVERLAP_THRESHOLD = 0.4
 
@@ -44,11 +44,11 @@ def greedy_schedule(graph, estimates, threshold=OVERLAP_THRESHOLD) -> Schedule:
 
 def greedy_cost_schedule(graph, estimates, machine, weights=Weights()) -> Schedule:
     params = estimate_values(graph, estimates)
-    costs = {}
+    costs, model = {}, CostModel(graph, params, machine, weights)
 
     def cost(group):
         if group not in costs:
-            costs[group] = group_cost(graph, _ordered(graph, group), params, machine, weights)
+            costs[group] = model(_ordered(graph, group))
         return costs[group]
 
     groups = _singletons(graph)

@@ -82,9 +82,12 @@ def infer_regions(graph, group, liveouts, tile_sizes, tile_vars=None) -> Regions
     return infer_group_regions(graph, group, boxes, tile_vars)
 
 
-def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
+def infer_group_regions(graph, group, liveout_boxes, tile_vars, simplified=True) -> Regions:
     """Regions as in `infer_regions`, from given boxes of the live-outs: {name: [(low, high)
-    per dimension]} as Long DSL expressions in `tile_vars` and the parameters."""
+    per dimension]} as Long DSL expressions in `tile_vars` and the parameters. Without
+    `simplified`, bounds are left as built (equal values, faster to infer; the cost model
+    only evaluates them)."""
+    tidy = simplify if simplified else (lambda e: e)
     order = [s.name for s in graph.stages]
     members = sorted(set(group), key=order.index)
     pending = {name: [box] for name, box in liveout_boxes.items()}
@@ -93,14 +96,14 @@ def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
         if name not in pending:
             continue
         func = graph.stage(name).func
-        region = _clip(name, _union(pending.pop(name)), func)
+        region = _clip(name, _union(pending.pop(name)), func, tidy)
         key = tuple(expr_key(e) for bound in region.bounds for e in bound)
         region = regions[name] = Region(region.bounds, same.setdefault(key, region.symbols))
         for ref, env in _reads(func, region):
             box = [_index_interval(a, env, ref.func.intervals[d]) for d, a in enumerate(ref.args)]
             pending.setdefault(ref.func.name, []).append(box)
     for name in sorted(pending, key=order.index):
-        regions[name] = _clip(name, _union(pending[name]), graph.stage(name).func)
+        regions[name] = _clip(name, _union(pending[name]), graph.stage(name).func, tidy)
     return Regions(tuple(tile_vars), regions)
 
 
@@ -139,8 +142,8 @@ def _union(boxes) -> tuple:
     return tuple(result)
 
 
-def _clip(name, bounds, func) -> Region:
-    clipped = tuple((simplify(E.Max(lo, as_long(iv.lb))), simplify(E.Min(hi, as_long(iv.ub))))
+def _clip(name, bounds, func, tidy) -> Region:
+    clipped = tuple((tidy(E.Max(lo, as_long(iv.lb))), tidy(E.Min(hi, as_long(iv.ub))))
                     for (lo, hi), iv in zip(bounds, func.intervals))
     symbols = tuple((E.Variable(E.Long, f"{name}_lo{d}"), E.Variable(E.Long, f"{name}_hi{d}"))
                     for d in range(func.ndim))

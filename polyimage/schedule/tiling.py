@@ -87,7 +87,9 @@ def plan_groups(graph, schedule, estimates) -> tuple:
     return tuple(plan_group(graph, g.stages, g.tile_sizes, params) for g in schedule.groups)
 
 
-def plan_group(graph, stages, tile_sizes, params):
+def plan_group(graph, stages, tile_sizes, params, simplified=True):
+    """The UntiledGroup or TiledGroup of `stages`; `simplified=False` skips simplifying the
+    region bounds (for the cost model, which only evaluates them)."""
     order = [s.name for s in graph.stages]
     members = tuple(sorted(stages, key=order.index))
     if not tile_sizes:
@@ -110,7 +112,7 @@ def plan_group(graph, stages, tile_sizes, params):
             if d is not None:
                 spans.append((name, j, d, p, q))
         owned[name] = _owned_box(func, alignment, tile_lo, tile_hi, first, rank)
-    regions = infer_group_regions(graph, members, owned, tile_lo + tile_hi + first)
+    regions = infer_group_regions(graph, members, owned, tile_lo + tile_hi + first, simplified)
     scratch = tuple(n for n in members if n not in outs or any(
         c in members for c in graph.stage(n).consumers))
     slide = next((d for d in range(rank) if len(tile_sizes) == 2
