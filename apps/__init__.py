@@ -30,8 +30,8 @@ def app_schedules(app) -> dict:
 
 
 def default_schedule(app) -> str:
-    """The schedule `polyimage run` uses: the app's first hand-written one, else naive."""
-    return next(iter(getattr(app, "SCHEDULES", {}) or {"naive": None}))
+    """The schedule `polyimage run` uses: the app's first hand-written one, else auto."""
+    return next(iter(getattr(app, "SCHEDULES", {}) or {"auto": None}))
 
 
 def load_app(name: str):

@@ -28,8 +28,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--threads", type=int, default=None, help="OpenMP threads for the run")
     run.add_argument("--runs", type=int, default=3, help="timed runs after one warm-up")
     run.add_argument("--check", action="store_true", help="compare with the NumPy reference")
-    run.add_argument("--schedule", metavar="NAME|FILE", help="naive, one of the app's own "
-                     "schedules, or a file with a schedule (default: the app's first)")
+    run.add_argument("--schedule", metavar="NAME|FILE", help="auto, naive, greedy, "
+                     "greedy-cost, one of the app's own schedules, or a file with a schedule "
+                     "(default: the app's first, else auto)")
 
     bench = commands.add_parser("bench", help="time the apps against NumPy, OpenCV, Halide")
     bench.add_argument("apps", nargs="*", help="apps to time (default: all)")

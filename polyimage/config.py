@@ -9,6 +9,7 @@ POLYIMAGE_L1_BYTES, POLYIMAGE_L2_BYTES, POLYIMAGE_CORES
 POLYIMAGE_WEIGHTS    cost weights, `live_data=1,overlap=0.3` (grouping.weights)
 POLYIMAGE_WEIGHTS_FILE  the autotuner's weights file (default:
                      $XDG_CONFIG_HOME/polyimage/weights.json, else ~/.config/polyimage/...)
+POLYIMAGE_MULTILEVEL 1: schedule="auto" also weighs two-level tiles (Algorithm 4); default 0
 CC                   the C compiler (as for any Python extension build)
 """
 from __future__ import annotations
@@ -41,6 +42,7 @@ class Options:
     machine: dict = field(default_factory=dict)
     weights: tuple = ()
     weights_file: str = ""
+    multilevel: bool = False
 
     @classmethod
     def from_env(cls, environ=None) -> "Options":
@@ -57,7 +59,14 @@ class Options:
         return cls(cache_dir=cache_dir,
                    use_cache=env.get("POLYIMAGE_NO_CACHE", "") in ("", "0"),
                    cflags=DEFAULT_CFLAGS + extra, machine=machine,
-                   weights=tuple(sorted(weights.items())), weights_file=weights_file)
+                   weights=tuple(sorted(weights.items())), weights_file=weights_file,
+                   multilevel=_flag("POLYIMAGE_MULTILEVEL", env.get("POLYIMAGE_MULTILEVEL", "")))
+
+
+def _flag(variable: str, text: str) -> bool:
+    if text.strip() not in ("", "0", "1"):
+        raise ValueError(f"{variable} must be 0 or 1, got {text!r}")
+    return text.strip() == "1"
 
 
 def _default_cache_dir(environ=None) -> Path:

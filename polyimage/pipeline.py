@@ -36,17 +36,18 @@ log = logging.getLogger("polyimage")
 SCHEDULES = ("naive", "auto", "greedy", "greedy-cost")
 
 
-def compile(outputs, estimates=None, constraints=(), name=None, schedule="naive",
+def compile(outputs, estimates=None, constraints=(), name=None, schedule="auto",
             inline=True, options=None, weights=None) -> "Pipeline":
     """Compile the pipeline computing `outputs` to a callable `Pipeline`.
 
     estimates: typical parameter values, `{R: 2848, C: 4256}` (used by the optimizer).
     constraints: Conditions on Parameters that every call satisfies, e.g. `[R >= 32]`.
     name: the C entry is `pipeline_<name>` (default: the first output's name).
-    schedule: "naive" (one parallel loop nest per stage), "auto" (groups and tile sizes from
-        the cost model, polyimage.grouping), the baselines "greedy" (PolyMage's heuristic) and
-        "greedy-cost" (pairwise merging by the cost model), or a `Schedule` (or its text / JSON
-        form) naming groups of stages after inlining, with one or two levels of tile sizes.
+    schedule: "auto" (the default: groups and tile sizes from the cost model,
+        polyimage.grouping), "naive" (one parallel loop nest per stage), the baselines
+        "greedy" (PolyMage's heuristic) and "greedy-cost" (pairwise merging by the cost
+        model), or a `Schedule` (or its text / JSON form) naming groups of stages after
+        inlining, with one or two levels of tile sizes.
     inline: substitute pointwise and non-overlapping producers into their consumers.
     weights: cost weights for "auto" and "greedy-cost" (a grouping.Weights or a dict of some of
         its fields); default: POLYIMAGE_WEIGHTS, else the weights file, else Weights(). Only
@@ -58,7 +59,7 @@ def compile(outputs, estimates=None, constraints=(), name=None, schedule="naive"
 class Pipeline:
     """A compiled pipeline: call it with images and parameters as keyword arguments."""
 
-    def __init__(self, outputs, estimates=None, constraints=(), name=None, schedule="naive",
+    def __init__(self, outputs, estimates=None, constraints=(), name=None, schedule="auto",
                  inline=True, options=None, weights=None):
         self.pass_seconds = {}
         self.options = options or Options.from_env()
@@ -106,7 +107,8 @@ class Pipeline:
                                                                 self.options)
         if schedule == "auto":
             self.auto = auto_schedule(self.stage_graph, self.estimates,
-                                      Machine.detect(**self.options.machine), self.weights)
+                                      Machine.detect(**self.options.machine), self.weights,
+                                      multilevel=self.options.multilevel)
             return self.auto.schedule
         if schedule == "greedy":
             return greedy_schedule(self.stage_graph, self.estimates)

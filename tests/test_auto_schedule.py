@@ -8,8 +8,9 @@ from apps.inputs import bundled
 from oracle import assert_same
 from polyimage.grouping import Machine
 from polyimage.grouping.auto import auto_schedule
+from polyimage.grouping.cost import CostModel
 from polyimage.io import load_image
-from polyimage.schedule.tiling import TiledGroup
+from polyimage.schedule.tiling import TiledGroup, estimate_values
 
 FAST_APPS = ("unsharp_mask", "harris", "bilateral_grid", "interpolate")
 MACHINE = Machine(l1_bytes=48 * 1024, l2_bytes=1024 * 1024, cores=2)
@@ -74,3 +75,34 @@ def test_baselines_group_the_large_apps_validly(name):
                      greedy_cost_schedule(graph, app.PAPER_SIZE, MACHINE)):
         schedule.validate(graph)
         assert len(schedule.groups) < len(graph.computed)
+
+
+def test_multilevel_cost_offers_two_levels_that_slide():
+    app = load_app("harris")
+    outputs, _ = app.build()
+    graph = polyimage.compile(outputs, schedule="naive").stage_graph
+    params = estimate_values(graph, app.PAPER_SIZE)
+    names = tuple(s.name for s in graph.computed)
+    single = CostModel(graph, params, MACHINE)(names)
+    two = CostModel(graph, params, MACHINE, multilevel=True)(names)
+    assert len(single.levels) == 1 and len(two.levels) == 2
+    outer, inner = two.levels
+    assert inner[0] < outer[0] and inner[1:] == outer[1:]
+    assert inner[0] * inner[1] * len(names) * 4 <= MACHINE.l1_bytes
+    assert two.terms["inner tile"] == "x".join(map(str, inner))
+    assert two.terms["redundant fraction"] < single.terms["redundant fraction"]
+
+
+def test_multilevel_is_an_option_and_stays_correct(monkeypatch):
+    app = load_app("harris")
+    inputs = app.prepare([load_image(bundled(p)) for p in app.PHOTOS], app.SMALL_SIZE)
+    outputs, _ = app.build()
+    plain = polyimage.compile(outputs, estimates=app.PAPER_SIZE)
+    assert all(len(g.tile_sizes) <= 1 for g in plain.schedule.groups)
+    monkeypatch.setenv("POLYIMAGE_MULTILEVEL", "1")
+    pipe = polyimage.compile(outputs, estimates=app.PAPER_SIZE)
+    assert any(len(g.tile_sizes) == 2 for g in pipe.schedule.groups)
+    assert_same(pipe(**inputs), np.asarray(app.reference(**inputs)), "harris, two levels")
+    monkeypatch.setenv("POLYIMAGE_MULTILEVEL", "yes")
+    with pytest.raises(ValueError, match="POLYIMAGE_MULTILEVEL must be 0 or 1"):
+        polyimage.compile(outputs)

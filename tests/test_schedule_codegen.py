@@ -53,7 +53,7 @@ def test_schedule_text_and_json_compile_to_the_same_code():
 
 def test_full_buffers_live_from_their_group_to_their_last_reader():
     stages = blur_chain(5)
-    pipe = polyimage.compile(stages[-1], estimates={"N": 1000})
+    pipe = polyimage.compile(stages[-1], estimates={"N": 1000}, schedule="naive")
     lifetimes = buffer_lifetimes(pipe.stage_graph, pipe.group_plans)
     assert lifetimes == {"f1": (0, 1), "f2": (1, 2), "f3": (2, 3), "f4": (3, 4)}
     memory = pipe.memory()

@@ -25,12 +25,14 @@ class AutoResult:
 
 
 def auto_schedule(graph, estimates, machine: Machine = None, weights: Weights = Weights(),
-                  initial_limit=INITIAL_LIMIT, step=STEP, max_states=MAX_STATES) -> AutoResult:
-    """The cheapest grouping the bounded incremental DP finds, with its tile sizes."""
+                  initial_limit=INITIAL_LIMIT, step=STEP, max_states=MAX_STATES,
+                  multilevel=False) -> AutoResult:
+    """The cheapest grouping the bounded incremental DP finds, with its tile sizes (two levels
+    where the multi-level cost prefers them)."""
     machine = machine or Machine.detect()
     params = estimate_values(graph, estimates)
     order = {s.name: k for k, s in enumerate(graph.stages)}
-    costs, model = {}, CostModel(graph, params, machine, weights)
+    costs, model = {}, CostModel(graph, params, machine, weights, multilevel=multilevel)
 
     def cost(stages):
         key = tuple(sorted(stages, key=order.get))
@@ -44,6 +46,5 @@ def auto_schedule(graph, estimates, machine: Machine = None, weights: Weights = 
                                      stats, max_states)
     stats.seconds = time.perf_counter() - start
     chosen = [tuple(sorted(g, key=order.get)) for g in groups]
-    schedule = Schedule(tuple(GroupSchedule(g, (costs[g].tile_sizes,) if costs[g].tile_sizes
-                                            else ()) for g in chosen))
+    schedule = Schedule(tuple(GroupSchedule(g, costs[g].levels) for g in chosen))
     return AutoResult(schedule, tuple(costs[g] for g in chosen), stats)

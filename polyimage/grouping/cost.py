@@ -12,6 +12,9 @@ Tile sizes fill a cache budget (L1, half of L2, L2: the cheapest wins): the inne
 gets min(extent, innermost), the others sizes in proportion to their reuse (how far regions reach
 beyond the tile along them). Regions are those the code generator uses (poly/regions.py),
 evaluated for one tile in the middle of the image at the estimates.
+With `multilevel` (Algorithm 4), a two-level candidate competes too: outer tiles of the L2
+size walked by inner tiles that fit L1; scratch bytes that stay in cache only beyond L1 then
+cost L2_BYTE of a memory byte, so inner tiles in L1 can pay for their bookkeeping.
 """
 from __future__ import annotations
 
@@ -27,6 +30,7 @@ from ..schedule.plan import tile_rank
 from ..schedule.tiling import UntiledGroup, extent, plan_group, scalar
 
 DEFAULT_INNERMOST = 256
+L2_BYTE = 0.1
 
 
 @dataclass(frozen=True)
@@ -43,20 +47,27 @@ class Weights:
 
 @dataclass(frozen=True)
 class GroupCost:
-    """A group's cost, the tile sizes it was computed for (() when untiled) and its terms."""
+    """A group's cost, the tile sizes per level it was computed for (() when untiled: one
+    level, or an outer and an inner level) and its terms."""
 
     cost: float
-    tile_sizes: tuple
+    levels: tuple
     terms: dict
+
+    @property
+    def tile_sizes(self) -> tuple:
+        """The outer level's tile sizes (() when untiled)."""
+        return self.levels[0] if self.levels else ()
 
 
 class CostModel:
     """Costs groups of one graph at fixed parameter values; facts about single stages (sizes,
     operations) are computed once per model."""
 
-    def __init__(self, graph, params, machine, weights=Weights(), innermost=DEFAULT_INNERMOST):
+    def __init__(self, graph, params, machine, weights=Weights(), innermost=DEFAULT_INNERMOST,
+                 multilevel=False):
         self.graph, self.params, self.machine = graph, params, machine
-        self.weights, self.innermost = weights, innermost
+        self.weights, self.innermost, self.multilevel = weights, innermost, multilevel
         self.evaluate = Evaluator({}, {}, params)
         self._points, self._ops = {}, {}
 
@@ -98,7 +109,31 @@ class CostModel:
             result = self._combine(plan, measured, tiles, sizes)
             if best is None or result.cost < best.cost:
                 best = result
+        if self.multilevel and len(sizes) > 1:
+            two = self._two_levels(plan, candidates[-1], sizes, probe["halo"])
+            if two is not None and two.cost < best.cost:
+                best = two
         return best
+
+    def _two_levels(self, plan, l2_tiles, sizes, halo):
+        """Algorithm 4: outer tiles sized for L2 walked by inner tiles that fit L1, cut along
+        the first dimension with a halo (the code generator slides along it, so inner tiles
+        recompute nothing). Unlike the paper, it competes even when L1-sized tiles overlap
+        little: the L2 candidate wins most groups here, and the paper's test then never
+        offered two levels. None when no dimension has a halo or the outer tile has a single
+        row along it."""
+        dim = next((d for d, h in enumerate(halo[:-1]) if h > 0 and l2_tiles[d] > 1), None)
+        if dim is None:
+            return None
+        rest = math.prod(t for d, t in enumerate(l2_tiles) if d != dim) * len(plan.members) \
+            * max(self.itemsize(n) for n in plan.members)
+        rows = max(1, min(l2_tiles[dim] - 1, self.machine.l1_bytes // max(rest, 1)))
+        inner = tuple(rows if d == dim else t for d, t in enumerate(l2_tiles))
+        outer_measured, inner_measured = self.measure(plan, [tuple(l2_tiles), inner])
+        result = self._combine(plan, outer_measured, l2_tiles, sizes,
+                               resident=inner_measured["scratch_bytes"])
+        return GroupCost(result.cost, (tuple(l2_tiles), inner),
+                         dict(result.terms, **{"inner tile": "x".join(map(str, inner))}))
 
     def measure(self, plan, candidates) -> list:
         """Volumes of one tile in the middle of the anchor's domain, for each tile-size tuple
@@ -144,14 +179,19 @@ class CostModel:
                 "halo": halo, "full_bytes": {n: full[n] * itemsize[n] for n in plan.members}})
         return results
 
-    def _combine(self, plan, measured, tiles, sizes) -> GroupCost:
+    def _combine(self, plan, measured, tiles, sizes, resident=None) -> GroupCost:
+        """The cost at `tiles`; `resident`: the scratch bytes in cache at a time (default: all
+        of the tile's), which spill to memory beyond L2."""
         machine, weights = self.machine, self.weights
         n_tiles = math.prod(math.ceil(s / t) for s, t in zip(sizes, tiles))
         cores = machine.cores
         ops = sum(measured["volumes"][n] * self.ops(n) for n in plan.members)
         traffic = measured["live_in"] + measured["live_out"]
-        if measured["scratch_bytes"] > machine.l2_bytes:
+        resident = measured["scratch_bytes"] if resident is None else resident
+        if resident > machine.l2_bytes:
             traffic += 2 * measured["scratch_bytes"]
+        elif self.multilevel and resident > machine.l1_bytes:
+            traffic += L2_BYTE * 2 * measured["scratch_bytes"]
         tile_time = weights.live_data * traffic + weights.overlap * ops
         idle = (cores - n_tiles % cores) % cores
         anchor_points = max(self.points(plan.anchor), 1)
@@ -162,7 +202,7 @@ class CostModel:
         terms = {"bytes per tile": traffic, "ops per tile": ops, "tiles": n_tiles,
                  "redundant fraction": measured["redundant"] / max(measured["computed"], 1),
                  "idle cores in the last round": idle, "size spread": spread}
-        return GroupCost(cost, tuple(int(t) for t in tiles), terms)
+        return GroupCost(cost, (tuple(int(t) for t in tiles),), terms)
 
     def _untiled(self, name) -> float:
         """A stage run alone, untiled: its inputs read and its output written once."""
@@ -173,9 +213,10 @@ class CostModel:
         return time / self.machine.cores
 
 
-def group_cost(graph, stages, params, machine, weights=Weights(), innermost=DEFAULT_INNERMOST):
+def group_cost(graph, stages, params, machine, weights=Weights(), innermost=DEFAULT_INNERMOST,
+               multilevel=False):
     """GroupCost of running `stages` as one group (see CostModel)."""
-    return CostModel(graph, params, machine, weights, innermost)(stages)
+    return CostModel(graph, params, machine, weights, innermost, multilevel)(stages)
 
 
 def redundant_fraction(graph, stages, params, tiles):
