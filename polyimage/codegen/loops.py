@@ -9,10 +9,12 @@ whose reads are in bounds everywhere are blended without branches.
 """
 from __future__ import annotations
 
+import contextlib
+
 from ..dsl import expr as E
 from ..dsl.constructs import Image, Reduction
 from ..graph.dag import StageGraph, definition_exprs
-from ..poly.affine import is_affine
+from ..poly.affine import data_dependent
 from .cexpr import CExprPrinter, wide_name
 from .split import case_breakpoints
 from .names import PREFIX
@@ -22,7 +24,7 @@ def gathered_stages(graph: StageGraph) -> frozenset:
     """Stages some consumer reads at a data-dependent index (a table lookup)."""
     return frozenset(ref.func.name for s in graph.stages if not isinstance(s.func, Image)
                      for e in definition_exprs(s.func) for ref in E.references(e)
-                     if not all(is_affine(a) for a in ref.args))
+                     if data_dependent(ref))
 
 
 def storage_type(graph: StageGraph, func, gathered: frozenset) -> str:
@@ -58,17 +60,15 @@ class StageStorage:
 
 
 class LoopEmitter:
-    """Emits loop nests of stages; `storage` says where each stage's values live (full buffers
-    by default; tiled groups substitute scratchpads)."""
+    """Emits loop nests of stages; `storage` says where each stage's values live (full buffers;
+    tiled groups substitute scratchpads)."""
 
-    def __init__(self, graph: StageGraph, names, helpers: set, storage=None,
+    def __init__(self, graph: StageGraph, names, helpers: set, storage: dict,
                  branch_free=frozenset()):
         self.graph = graph
         self.branch_free = branch_free
         self.names = names
-        self.storage = storage or {s.name: StageStorage(names[s.func], s.func.ndim,
-                                                        s.func.typ.c_name)
-                                   for s in graph.stages}
+        self.storage = storage
         self.printer = CExprPrinter(names, self.address, helpers)
         self.lines = []
         self.touched = {}
@@ -88,6 +88,16 @@ class LoopEmitter:
 
     def emit(self, text: str, depth: int):
         self.lines.append("    " * depth + text)
+
+    @contextlib.contextmanager
+    def _eager(self, on: bool):
+        """Print with both sides of every Select and logic operator evaluated while `on`
+        (only for stages whose reads are all in bounds: see CExprPrinter)."""
+        self.printer.eager = on
+        try:
+            yield
+        finally:
+            self.printer.eager = False
 
     def stage(self, func) -> list:
         self.lines = []
@@ -207,9 +217,8 @@ class LoopEmitter:
             self.emit("#pragma omp simd", depth + 2)
             self.emit(f"for (int64_t {w} = {PREFIX}a; {w} <= {PREFIX}b; {w}++) {{", depth + 2)
             self.emit(self._aliases([var]), depth + 3)
-            self.printer.eager = func.name in self.branch_free
-            value = "0" if case is None else self.printer(case.value)
-            self.printer.eager = False
+            with self._eager(func.name in self.branch_free):
+                value = "0" if case is None else self.printer(case.value)
             self._store(func, f"({func.typ.c_name})({value})" if case is None else value,
                         depth + 3)
             self.emit("}", depth + 2)
@@ -228,9 +237,9 @@ class LoopEmitter:
     def _cases(self, func, depth):
         cases = func.defn
         if len(cases) == 1 and cases[0].cond is None:
-            self.printer.eager = func.name in self.branch_free
-            self._store(func, self.printer(cases[0].value), depth)
-            self.printer.eager = False
+            with self._eager(func.name in self.branch_free):
+                value = self.printer(cases[0].value)
+            self._store(func, value, depth)
             return
         if func.name in self.branch_free:
             self._blend(func, depth)
@@ -250,12 +259,11 @@ class LoopEmitter:
     def _blend(self, func, depth):
         """Every condition and value evaluated, then selected: no branch in the loop body."""
         typ, choice = func.typ.c_name, "0"
-        self.printer.eager = True
-        for i, case in enumerate(func.defn):
-            self.emit(f"const {typ} {PREFIX}v{i} = {self.printer(case.value)};", depth)
-            if case.cond is not None:
-                self.emit(f"const int {PREFIX}k{i} = {self.printer(case.cond)};", depth)
-        self.printer.eager = False
+        with self._eager(True):
+            for i, case in enumerate(func.defn):
+                self.emit(f"const {typ} {PREFIX}v{i} = {self.printer(case.value)};", depth)
+                if case.cond is not None:
+                    self.emit(f"const int {PREFIX}k{i} = {self.printer(case.cond)};", depth)
         for i, case in reversed(list(enumerate(func.defn))):
             choice = f"{PREFIX}v{i}" if case.cond is None else \
                 f"({PREFIX}k{i} ? {PREFIX}v{i} : {choice})"

@@ -15,7 +15,7 @@ import itertools
 
 from ..dsl import expr as E
 from ..dsl.constructs import Case, Image, Reduce, Reduction
-from ..poly.affine import is_affine, linear_form
+from ..poly.affine import data_dependent, linear_form
 from .dag import StageGraph, build_graph, definition_exprs
 
 
@@ -42,7 +42,7 @@ def _next_candidate(graph, analyze):
             continue
         refs = [r for c in stage.consumers for r in _references(graph.stage(c).func)
                 if r.func is func]
-        if not all(is_affine(a) for r in refs for a in r.args):
+        if any(data_dependent(r) for r in refs):
             continue
         if not all(_one_to_one(r, graph.stage(c).func) for c in stage.consumers
                    for r in _references(graph.stage(c).func) if r.func is func):

@@ -104,18 +104,19 @@ class CostModel:
             tiles = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
             if tiles not in candidates:
                 candidates.append(tiles)
+        measures = self.measure(plan, candidates)
         best = None
-        for tiles, measured in zip(candidates, self.measure(plan, candidates)):
+        for tiles, measured in zip(candidates, measures):
             result = self._combine(plan, measured, tiles, sizes)
             if best is None or result.cost < best.cost:
                 best = result
         if self.multilevel and len(sizes) > 1:
-            two = self._two_levels(plan, candidates[-1], sizes, probe["halo"])
+            two = self._two_levels(plan, candidates[-1], measures[-1], sizes, probe["halo"])
             if two is not None and two.cost < best.cost:
                 best = two
         return best
 
-    def _two_levels(self, plan, l2_tiles, sizes, halo):
+    def _two_levels(self, plan, l2_tiles, l2_measured, sizes, halo):
         """Algorithm 4: outer tiles sized for L2 walked by inner tiles that fit L1, cut along
         the first dimension with a halo (the code generator slides along it, so inner tiles
         recompute nothing). Unlike the paper, it competes even when L1-sized tiles overlap
@@ -129,8 +130,8 @@ class CostModel:
             * max(self.itemsize(n) for n in plan.members)
         rows = max(1, min(l2_tiles[dim] - 1, self.machine.l1_bytes // max(rest, 1)))
         inner = tuple(rows if d == dim else t for d, t in enumerate(l2_tiles))
-        outer_measured, inner_measured = self.measure(plan, [tuple(l2_tiles), inner])
-        result = self._combine(plan, outer_measured, l2_tiles, sizes,
+        inner_measured = self.measure(plan, [inner])[0]
+        result = self._combine(plan, l2_measured, l2_tiles, sizes,
                                resident=inner_measured["scratch_bytes"])
         return GroupCost(result.cost, (tuple(l2_tiles), inner),
                          dict(result.terms, **{"inner tile": "x".join(map(str, inner))}))

@@ -38,6 +38,12 @@ def is_affine(e: E.Expr) -> bool:
     return False
 
 
+def data_dependent(ref: E.Reference) -> bool:
+    """True when some index of the read `ref` is not affine (a table lookup, a clamped or
+    computed index)."""
+    return not all(is_affine(a) for a in ref.args)
+
+
 def linear_form(e: E.Expr):
     """(symbol, a, b) when `e` is `a*s + b` for one integer Symbol s and integer constants,
     a != 0 (through negation and integer casts); None otherwise."""

@@ -19,7 +19,7 @@ from ..dsl import expr as E
 from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs
 from ..interp.evaluate import Evaluator
-from ..poly.affine import is_affine
+from ..poly.affine import data_dependent
 from ..poly.regions import Regions, as_long, infer_group_regions
 from ..poly.simplify import expr_key, simplify
 from .plan import liveouts as group_liveouts
@@ -133,7 +133,7 @@ def untileable_reason(graph, members):
             return f"{name} is a Reduction"
         for e in definition_exprs(func):
             for ref in E.references(e):
-                if ref.func.name in inside and not all(is_affine(a) for a in ref.args):
+                if ref.func.name in inside and data_dependent(ref):
                     return f"{name} reads {ref.func.name} at a data-dependent index"
     return None
 
