@@ -64,3 +64,28 @@ def test_a_select_guarding_an_outside_read_stays_a_branch():
     assert "pim_select_" not in pipe.c_source
     image = np.random.default_rng(6).integers(-300, 300, (4, 9), dtype=np.int16)
     assert_same(pipe(img=image), polyimage.interpret([f], img=image))
+
+
+@pytest.mark.parametrize("schedule", [
+    "naive",
+    "group 0: lut, lut2 [7]\ngroup 1: out [3x16]",
+    "group 0: lut, lut2 [300]\ngroup 1: out [2x5 then 1x5]",
+])
+def test_wide_tables_written_by_tiled_groups_and_read_by_tiles(schedule):
+    """lut is a scratch live-out of a tiled group (copied out into its int32 buffer) and a
+    live-in of the tiled group that looks it up; odd sizes leave partial tiles."""
+    img = Image(UChar, "img", [R, C])
+    lut = Function(([v], [Interval(Int, 0, 255)]), UChar, "lut")
+    lut.defn = [Cast(UChar, v * 37 + 11)]
+    lut2 = Function(([v], [Interval(Int, 0, 254)]), Short, "lut2")
+    lut2.defn = [Cast(Short, lut(v + 1)) - lut(v)]
+    out = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), Short, "out")
+    out.defn = [lut2(Cast(Int, img(x, y))) + lut(Cast(Int, img(x, y)))]
+    pipe = polyimage.compile([out], schedule=schedule, inline=False)
+    assert "int32_t *restrict lut = NULL" in pipe.c_source
+    rng = np.random.default_rng(9)
+    for rows, cols in [(1, 1), (5, 7), (13, 31)]:
+        image = rng.integers(0, 256, (rows, cols), dtype=np.uint8)
+        for threads in (1, 2):
+            assert_same(pipe(img=image, threads=threads),
+                        polyimage.interpret([out], img=image), f"{rows}x{cols}")
