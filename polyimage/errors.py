@@ -23,3 +23,7 @@ class CompileError(PolyimageError, RuntimeError):
 
 class UncoveredReadWarning(UserWarning):
     """A stage reads producer points that no Case of the producer defines (they hold 0)."""
+
+
+class CacheWarning(UserWarning):
+    """A build cache entry was damaged (truncated, garbled, half-deleted) and is rebuilt."""

@@ -286,3 +286,93 @@ def test_logging_of_misses_and_hits(cache_dir, caplog):
     assert any("loaded from the cache" in r.getMessage() and "scaled" in r.getMessage()
                for r in hit), [r.getMessage() for r in hit]
     assert not any("compiled" in r.getMessage() for r in hit)
+
+
+# -- damaged entries heal ----------------------------------------------------------------------
+
+def _module(entry: Path) -> Path:
+    meta = json.loads((entry / "meta.json").read_text())
+    return entry / meta["module_file"]
+
+
+def _truncate(fraction):
+    def damage(entry):
+        module = _module(entry)
+        data = module.read_bytes()
+        module.write_bytes(data[:int(len(data) * fraction)])
+    return damage
+
+
+def _garble(entry):
+    module = _module(entry)
+    data = bytearray(module.read_bytes())
+    middle = len(data) // 2
+    data[middle:middle + 64] = bytes(255 - b for b in data[middle:middle + 64])
+    module.write_bytes(bytes(data))
+
+
+def _write_meta(text):
+    return lambda entry: (entry / "meta.json").write_text(text)
+
+
+@pytest.mark.parametrize("damage", [
+    _truncate(0.1), _truncate(0.25), _truncate(0.9), _truncate(0.0), _garble,
+    lambda entry: (entry / "meta.json").unlink(),
+    lambda entry: _module(entry).unlink(),
+    _write_meta("{not json"), _write_meta("[]"), _write_meta('{"module_file": 3}'),
+], ids=["truncated-10%", "truncated-25%", "truncated-90%", "emptied", "garbled",
+        "meta-deleted", "module-deleted", "meta-garbled", "meta-a-list", "meta-wrong-types"])
+def test_damaged_entry_is_rebuilt_with_a_warning(tmp_path, damage):
+    """Each damage once made every later compile fail (ImportError, SIGBUS, OSError)."""
+    root = tmp_path / "cache"
+    first = _finish_child(_start_child(root))
+    entry = Path(first["path"])
+    damage(entry)
+    proc = _start_child(root)
+    stdout, stderr = proc.communicate(timeout=120)
+    assert proc.returncode == 0, f"child failed ({proc.returncode}):\n{stderr}"
+    second = json.loads(stdout.strip().splitlines()[-1])
+    assert second["hit"] is False and second["path"] == str(entry)
+    assert "CacheWarning" in stderr and str(entry) in stderr and "rebuilding" in stderr, stderr
+    assert cache.damage(entry) is None
+    assert _leftovers(root) == []
+    third = _finish_child(_start_child(root))
+    assert third["hit"] is True
+
+
+def test_damage_checks_size_and_hash(cache_dir):
+    pipe = polyimage.compile(_pipeline())
+    entry = pipe.build_info.path
+    meta = json.loads((entry / "meta.json").read_text())
+    assert meta["module_bytes"] == _module(entry).stat().st_size
+    assert meta["module_sha256"] == cache.file_digest(_module(entry))
+    assert cache.damage(entry) is None
+    (entry / "meta.json").write_text(json.dumps(dict(meta, module_sha256="0" * 64)))
+    assert "SHA-256" in cache.damage(entry)
+    (entry / "meta.json").write_text(json.dumps(dict(meta, module_bytes=1)))
+    assert "bytes" in cache.damage(entry)
+
+
+def _dead_pid() -> int:
+    proc = subprocess.Popen([sys.executable, "-c", "pass"])
+    proc.wait()
+    return proc.pid
+
+
+def test_staging_folders_of_killed_builds_are_swept(cache_dir):
+    import socket
+    cache_dir.mkdir(parents=True)
+    host = socket.gethostname()
+    dead = cache_dir / f"{cache.STAGING_PREFIX}{host}-{_dead_pid()}-abc123"
+    mine = cache_dir / f"{cache.STAGING_PREFIX}{host}-{os.getpid()}-def456"
+    old_foreign = cache_dir / f"{cache.STAGING_PREFIX}other-host-7-ghi789"
+    new_foreign = cache_dir / f"{cache.STAGING_PREFIX}other-host-8-jkl012"
+    trash = cache_dir / "ab" / f"{cache.TRASH_PREFIX}ab12-1-2"
+    for folder in (dead, mine, old_foreign, new_foreign, trash):
+        (folder / "build").mkdir(parents=True)
+        (folder / "build" / "half.o").write_bytes(b"\0" * 10)
+    stale = time.time() - cache.STALE_SECONDS - 60
+    os.utime(old_foreign, (stale, stale))
+    _check_runs(polyimage.compile(_pipeline()))  # a miss: the build sweeps first
+    assert not dead.exists() and not old_foreign.exists() and not trash.exists()
+    assert mine.exists() and new_foreign.exists()  # live or recent builds are left alone

@@ -1,14 +1,17 @@
-"""Build generated C with cffi (API mode), through the disk cache, and call it on NumPy arrays."""
+"""Build generated C as a cffi (API mode) extension, through the disk cache; call it on NumPy
+arrays."""
 from __future__ import annotations
 
-import contextlib
 import importlib.machinery
 import importlib.util
 import logging
-import os
+import shlex
 import shutil
+import subprocess
 import sys
+import sysconfig
 import tempfile
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +25,11 @@ from . import cache
 from .toolchain import compiler_command, compiler_fingerprint
 
 log = logging.getLogger("polyimage")
+
+# a Python extension module (the OpenMP runtime comes with -fopenmp in the flags)
+LINK_FLAGS = ("-fPIC", "-bundle", "-undefined", "dynamic_lookup") if sys.platform == "darwin" \
+    else ("-fPIC", "-shared")
+_LOAD_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -60,24 +68,27 @@ def _c_array(array: np.ndarray) -> str:
 
 
 def build(cmodule: CModule, options: Options) -> Kernel:
-    """Load `cmodule` from the cache, or compile and install it first."""
+    """Load `cmodule` from the cache, or compile and install it first. Safe from any number
+    of threads and processes at once: the C compiler runs as a child process whose output is
+    captured, and nothing process-wide (descriptors, working directory) changes."""
     start = time.perf_counter()
     compiler = compiler_command()
-    key = cache.cache_key(cmodule.source, compiler,
-                          compiler_fingerprint(compiler, options.cflags), options.cflags)
+    flags = tuple(options.cflags) + LINK_FLAGS
+    key = cache.cache_key(cmodule.source, compiler, compiler_fingerprint(compiler, options.cflags),
+                          flags)
     module_name = f"_pim_{key[:24]}"
+    module_file = module_name + _suffix()
     root = Path(options.cache_dir) if options.use_cache else Path(tempfile.mkdtemp())
     entry = cache.lookup(root, key) if options.use_cache else None
     hit = entry is not None
     try:
         if not hit:
             staging = cache.staging_dir(root)
-            _compile(cmodule, module_name, staging, options.cflags)
-            entry = cache.install(staging, root, key, {
-                "pipeline": cmodule.function, "compiler": compiler,
-                "flags": list(options.cflags), "module": module_name,
-                "seconds": round(time.perf_counter() - start, 3)})
-        module = _load(module_name, entry)
+            _compile(cmodule, module_name, staging, compiler, options.cflags)
+            entry = cache.install(staging, root, key, module_file, {
+                "pipeline": cmodule.function, "compiler": compiler, "flags": list(flags),
+                "module": module_name, "seconds": round(time.perf_counter() - start, 3)})
+        module = _load(module_name, entry / module_file)
     finally:
         if not options.use_cache:
             shutil.rmtree(root, ignore_errors=True)
@@ -90,59 +101,55 @@ def build(cmodule: CModule, options: Options) -> Kernel:
     return Kernel(module, cmodule, info)
 
 
-def _compile(cmodule: CModule, module_name: str, staging: Path, cflags: tuple) -> None:
+def _compile(cmodule: CModule, module_name: str, staging: Path, compiler: str,
+             cflags: tuple) -> None:
+    """cffi writes the extension's C (our source plus its wrappers); the compiler builds it
+    in a child process, its output captured into build.log."""
     from cffi import FFI
+    from cffi.recompiler import make_c_source
     ffi = FFI()
     ffi.cdef(cmodule.cdef)
-    ffi.set_source(module_name, cmodule.source, extra_compile_args=list(cflags),
-                   extra_link_args=["-fopenmp"])
     (staging / "kernel.c").write_text(cmodule.source)
-    log_path = staging / "build.log"
+    wrapper = staging / f"{module_name}.c"
+    make_c_source(ffi, module_name, cmodule.source, str(wrapper))
+    argv = (shlex.split(compiler) + list(cflags) + list(LINK_FLAGS) + _include_flags()
+            + [wrapper.name, "-o", module_name + _suffix()])
     try:
-        with _output_to(log_path):
-            ffi.compile(tmpdir=str(staging / "build"), verbose=True)
-    except Exception as exc:
+        done = subprocess.run(argv, cwd=staging, capture_output=True, text=True,
+                              errors="replace")
+        failure = None if done.returncode == 0 else f"exit status {done.returncode}"
+        output = done.stdout + done.stderr
+    except OSError as exc:
+        failure, output = exc.__class__.__name__, str(exc)
+    log_path = staging / "build.log"
+    log_path.write_text(shlex.join(argv) + "\n" + output)
+    wrapper.unlink()
+    if failure:
         kept = Path(tempfile.mkdtemp(prefix="polyimage-failed-"))
         shutil.copy(log_path, kept / "build.log")
         shutil.copy(staging / "kernel.c", kept / "kernel.c")
         shutil.rmtree(staging, ignore_errors=True)
-        raise CompileError(f"the C compiler failed on {cmodule.function} ({exc.__class__.__name__});"
-                           f" see {kept / 'build.log'}", kept / "build.log") from exc
-    built = next((staging / "build").glob(module_name + "*" + _suffix()))
-    shutil.move(str(built), staging / (module_name + _suffix()))
-    shutil.rmtree(staging / "build", ignore_errors=True)
+        raise CompileError(f"the C compiler failed on {cmodule.function} ({failure});"
+                           f" see {kept / 'build.log'}", kept / "build.log")
+
+
+def _include_flags() -> list:
+    paths = sysconfig.get_paths()
+    folders = dict.fromkeys(paths[k] for k in ("include", "platinclude") if paths.get(k))
+    return [f"-I{folder}" for folder in folders]
 
 
 def _suffix() -> str:
     return importlib.machinery.EXTENSION_SUFFIXES[0]
 
 
-def _load(module_name: str, entry: Path):
-    if module_name in sys.modules:
-        return sys.modules[module_name]
-    path = entry / (module_name + _suffix())
-    spec = importlib.util.spec_from_file_location(module_name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    sys.modules[module_name] = module
-    return module
-
-
-@contextlib.contextmanager
-def _output_to(path: Path):
-    """Send this process's stdout and stderr (file descriptors 1 and 2) to a file."""
-    sys.stdout.flush()
-    sys.stderr.flush()
-    saved = [os.dup(1), os.dup(2)]
-    with open(path, "wb") as sink:
-        os.dup2(sink.fileno(), 1)
-        os.dup2(sink.fileno(), 2)
-        try:
-            yield
-        finally:
-            sys.stdout.flush()
-            sys.stderr.flush()
-            os.dup2(saved[0], 1)
-            os.dup2(saved[1], 2)
-            for fd in saved:
-                os.close(fd)
+def _load(module_name: str, path: Path):
+    """Import the built extension once per process (threads racing here load it once)."""
+    with _LOAD_LOCK:
+        if module_name in sys.modules:
+            return sys.modules[module_name]
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        sys.modules[module_name] = module
+        return module
