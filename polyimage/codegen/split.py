@@ -27,7 +27,7 @@ class _Unsplittable(Exception):
 def case_breakpoints(func, v):
     """Breakpoints (Long DSL expressions without `v`) where the Case chosen along `v` may
     change, or None when the Cases do not qualify or there is nothing to split."""
-    conditions = [case.cond for case in func.defn if case.cond is not None]
+    conditions = [case.cond for case in func.cases if case.cond is not None]
     if not conditions:
         return None
     points = []

@@ -1,4 +1,4 @@
-"""User-facing constructs: Interval, Image, Function, Reduction, Case, Reduce, Op.
+"""User-facing constructs: Interval, Image, Function, Reduction, Case, Reduce, Op, Stencil.
 
 Index order equals NumPy axis order: the last index of a stage is its contiguous axis, and
 element `[i, j]` of a stage's array holds the value at domain point `(lb0 + i, lb1 + j)`.
@@ -6,11 +6,15 @@ element `[i, j]` of a stage's array holds the value at domain point `(lb0 + i, l
 from __future__ import annotations
 
 import enum
+import numbers
 
+import numpy as np
+
+from ..errors import PipelineError
 from . import expr as E
 from .types import Int, ScalarType, as_type
 
-__all__ = ["Interval", "Image", "Function", "Reduction", "Case", "Reduce", "Op"]
+__all__ = ["Interval", "Image", "Function", "Reduction", "Case", "Reduce", "Op", "Stencil"]
 
 
 def _check_name(kind: str, name) -> str:
@@ -21,6 +25,8 @@ def _check_name(kind: str, name) -> str:
 
 def _parameter_expr(value, typ: ScalarType, what: str) -> E.Expr:
     """An integer expression of Parameters only (interval bounds, image extents)."""
+    if isinstance(value, np.integer):
+        value = int(value)  # a size, not a typed value
     e = E.to_expr(value)
     bad = [n for n in E.walk(e) if isinstance(n, (E.Variable, E.Reference))]
     if bad:
@@ -41,6 +47,16 @@ class Interval:
             raise TypeError(f"Interval type must be an integer type, not {self.typ}")
         self.lb = _parameter_expr(lb, self.typ, "Interval lower bound")
         self.ub = _parameter_expr(ub, self.typ, "Interval upper bound")
+
+    @property
+    def lowerBound(self):
+        """PolyMage's name of `lb`."""
+        return self.lb
+
+    @property
+    def upperBound(self):
+        """PolyMage's name of `ub`."""
+        return self.ub
 
     def __repr__(self):
         return f"Interval({self.typ}, {self.lb}, {self.ub})"
@@ -64,6 +80,16 @@ class Case:
         self.cond = cond
         self.value = value if isinstance(value, Reduce) else E.to_expr(value)
 
+    @property
+    def condition(self):
+        """PolyMage's name of `cond`."""
+        return self.cond
+
+    @property
+    def expression(self):
+        """PolyMage's name of `value`."""
+        return self.value
+
     def __repr__(self):
         return f"Case({self.cond}, {self.value})"
 
@@ -83,22 +109,129 @@ class Reduce:
         return f"Reduce({self.target}, {self.value}, Op.{self.op.name})"
 
 
+class DefinitionList(list):
+    """`f.defn` as a list: every edit re-runs the checks of `f.defn = [...]` on the edited list
+    and leaves `f` unchanged when they fail. Before `f` is defined the list cannot be read
+    (the compiler reports the missing definition), only extended."""
+
+    def __init__(self, owner, cases):
+        super().__init__(cases)
+        self._owner = owner
+        self._source = owner._defn
+
+    def _require_definition(self):
+        if self._source is None:
+            self._owner.cases  # raises the missing definition
+
+    def __iter__(self):
+        self._require_definition()
+        return super().__iter__()
+
+    def __len__(self):
+        self._require_definition()
+        return super().__len__()
+
+    def __getitem__(self, index):
+        self._require_definition()
+        return super().__getitem__(index)
+
+    def __reversed__(self):
+        self._require_definition()
+        return super().__reversed__()
+
+    def __contains__(self, piece):
+        self._require_definition()
+        return super().__contains__(piece)
+
+    def __repr__(self):
+        if self._source is None:
+            return f"<{self._owner.name}.defn, not set yet>"
+        return super().__repr__()
+
+    def _edit(self, change):
+        owner = self._owner
+        if owner._defn is not self._source:
+            raise RuntimeError(f"this list is an old copy of {owner.name}.defn, which was set "
+                               f"since; edit {owner.name}.defn itself")
+        pieces = list(super().__iter__())
+        result = change(pieces)
+        owner.defn = pieces
+        self._source = owner._defn
+        super().__setitem__(slice(None), owner._defn)
+        return result
+
+    def append(self, piece):
+        self._edit(lambda pieces: pieces.append(piece))
+
+    def extend(self, more):
+        more = list(more)
+        self._edit(lambda pieces: pieces.extend(more))
+
+    def insert(self, index, piece):
+        self._edit(lambda pieces: pieces.insert(index, piece))
+
+    def __iadd__(self, more):
+        self.extend(more)
+        return self
+
+    def __imul__(self, times):
+        self._edit(lambda pieces: pieces.__imul__(times))
+        return self
+
+    def __setitem__(self, index, piece):
+        self._edit(lambda pieces: pieces.__setitem__(index, piece))
+
+    def __delitem__(self, index):
+        self._edit(lambda pieces: pieces.__delitem__(index))
+
+    def pop(self, index=-1):
+        return self._edit(lambda pieces: pieces.pop(index))
+
+    def remove(self, piece):
+        self._edit(lambda pieces: pieces.remove(piece))
+
+    def clear(self):
+        self._edit(lambda pieces: pieces.clear())
+
+    def reverse(self):
+        self._edit(lambda pieces: pieces.reverse())
+
+    def sort(self, *args, **kwargs):
+        raise TypeError(f"the Cases of {self._owner.name}.defn are tried in order and cannot "
+                        "be sorted")
+
+
+def _parse_function_args(args):
+    """(variables, intervals, typ, name, hint) from the accepted spellings of Function(...)."""
+    var_dom = args[0] if args else None
+    is_var_dom = isinstance(var_dom, tuple) and len(var_dom) == 2 and \
+        not isinstance(var_dom[0], E.Expr)
+    if is_var_dom and len(args) in (3, 4):
+        (variables, intervals), typ, name, *hint = args
+    elif len(args) == 4 and not is_var_dom:
+        variables, intervals, typ, name = args
+        hint = []
+    else:
+        raise TypeError("use Function(([vars], [intervals]), typ, name)")
+    hint = hint[0] if hint else ""
+    if not isinstance(hint, str):
+        raise TypeError(f"the optional last argument of Function is a hint such as \"const\", "
+                        f"got {hint!r}")
+    return variables, intervals, typ, name, hint
+
+
 class Function:
     """A stage: values over a box domain, defined piecewise by Cases.
 
     Accepts `Function(([x, y], [rows, cols]), Float, "f")` and the paper's
-    `Function([x, y], [rows, cols], Float, "f")`. Points no Case covers hold 0.
+    `Function([x, y], [rows, cols], Float, "f")`; PolyMage's optional fifth argument (a hint
+    such as "const") is kept in `hint` and has no effect. Points no Case covers hold 0.
     """
 
     kind = "function"
 
     def __init__(self, *args):
-        if len(args) == 3 and isinstance(args[0], tuple) and len(args[0]) == 2:
-            (variables, intervals), typ, name = args
-        elif len(args) == 4:
-            variables, intervals, typ, name = args
-        else:
-            raise TypeError("use Function(([vars], [intervals]), typ, name)")
+        variables, intervals, typ, name, self.hint = _parse_function_args(args)
         self.name = _check_name(type(self).__name__, name)
         self.typ = as_type(typ)
         self.variables, self.intervals = self._check_dims(variables, intervals, "")
@@ -109,6 +242,10 @@ class Function:
         if len(variables) != len(intervals):
             raise ValueError(f"{self.name}: {len(variables)} {what}variable(s) but "
                              f"{len(intervals)} interval(s)")
+        if not variables:
+            raise ValueError(f"{self.name}: a {what or 'stage '}domain needs at least one "
+                             f"dimension; for a single value use a one-point domain such as "
+                             f"([v], [Interval(Int, 0, 0)])")
         for v, iv in zip(variables, intervals):
             if not isinstance(v, E.Variable) or isinstance(v, E.Parameter):
                 raise TypeError(f"{self.name}: dimension `{v}` is not a Variable")
@@ -131,25 +268,42 @@ class Function:
         return E.Reference(self, indices)
 
     @property
-    def defn(self):
+    def cases(self) -> tuple:
+        """The checked Cases, as the compiler reads them; PipelineError until defn is set."""
+        if self._defn is None:
+            raise PipelineError(f"{type(self).__name__} {self.name} has no definition "
+                                f"(set {self.name}.defn)")
         return self._defn
+
+    @property
+    def defn(self) -> DefinitionList:
+        """The checked Cases, as a list whose edits are checked too; until the definition is
+        set, reading it raises PipelineError and appending to it sets it."""
+        return DefinitionList(self, self._defn or ())
 
     @defn.setter
     def defn(self, pieces):
-        if isinstance(pieces, (E.Expr, Case, Reduce, int, float)):
+        self._defn = self._checked_definition(pieces)
+
+    def _checked_definition(self, pieces) -> tuple:
+        """The Cases of `pieces`, checked; a plain value may only stand last."""
+        if isinstance(pieces, (E.Expr, Case, Reduce, numbers.Number)):
             pieces = [pieces]
         pieces = list(pieces)
         if not pieces:
             raise ValueError(f"{self.name}: the definition is empty")
         cases = []
         for i, piece in enumerate(pieces):
+            plain = not isinstance(piece, Case) or isinstance(piece, _Always)
+            if plain and i != len(pieces) - 1:
+                shown = piece.value if isinstance(piece, _Always) else piece
+                raise TypeError(f"{self.name}: only the last entry of defn may be a plain "
+                                f"value (the value where no Case holds); `{shown}` is not "
+                                f"last: wrap it in a Case or put the Cases before it")
             if not isinstance(piece, Case):
-                if i != len(pieces) - 1:
-                    raise TypeError(f"{self.name}: only the last entry of defn may be a plain "
-                                    f"value; wrap `{piece}` in a Case")
                 piece = _Always(piece)
             cases.append(self._check_case(piece))
-        self._defn = tuple(cases)
+        return tuple(cases)
 
     def _check_case(self, case):
         if isinstance(case.value, Reduce):
@@ -199,6 +353,7 @@ class Image(Function):
     def __init__(self, typ, name, extents):
         self.name = _check_name("Image", name)
         self.typ = as_type(typ)
+        self.hint = ""
         if self.typ.dtype.kind == "b":
             raise TypeError(f"Image {name} cannot have a boolean type")
         self.extents = tuple(_parameter_expr(x, Int, f"extent of Image {name}")
@@ -210,10 +365,11 @@ class Image(Function):
         self._defn = ()
 
     @property
-    def defn(self):
-        return self._defn
+    def dimensions(self) -> tuple:
+        """PolyMage's name of `extents`."""
+        return self.extents
 
-    @defn.setter
+    @Function.defn.setter
     def defn(self, pieces):
         raise TypeError(f"Image {self.name} is an input and cannot be given a definition")
 
@@ -243,12 +399,12 @@ class Reduction(Function):
 
     @Function.defn.setter
     def defn(self, pieces):
-        Function.defn.fset(self, pieces)
-        ops = {case.value.op for case in self._defn}
+        cases = self._checked_definition(pieces)
+        ops = {case.value.op for case in cases}
         if len(ops) > 1:
-            self._defn = None
             raise ValueError(f"{self.name}: every Reduce of one Reduction must use the same "
                              f"operator, got {', '.join(sorted(op.name for op in ops))}")
+        self._defn = cases
 
     @property
     def op(self) -> Op:
@@ -269,3 +425,84 @@ class Reduction(Function):
             value = E.Cast(self.typ, value)
         new_reduce = Reduce(red.target, value, red.op)
         return _rebuild_case(case, new_reduce)
+
+
+def Stencil(func, indices, kernel, origin=None) -> E.Expr:
+    """PolyMage's weighted sum of neighbours: the sum over positions k of the nested-list
+    `kernel` (rows over the first index) of `kernel[k] * func(indices[d] + k[d] - origin[d])`.
+
+    `origin` is the kernel position that weighs `func(*indices)`; by default `(n - 1) // 2` for a
+    dimension of n entries (the centre of an odd size, as in PolyMage). Zero weights are
+    skipped; the arithmetic is the DSL's (in `func`'s type with Python-number weights, so Cast
+    small integer inputs in a stage of their own first if the sum may overflow).
+    """
+    if not isinstance(func, Function):
+        raise TypeError(f"Stencil needs a Function or Image first, got {func!r}")
+    indices = list(indices)
+    if len(indices) != func.ndim:
+        raise ValueError(f"Stencil of {func.name}: {func.name} has {func.ndim} dimension(s) "
+                         f"but {len(indices)} index(es) were given")
+    shape, weights = _kernel_weights(kernel, len(indices), func.name)
+    if origin is None:
+        origin = [(n - 1) // 2 for n in shape]
+    origin = list(origin)
+    if len(origin) != len(shape) or not all(isinstance(o, numbers.Integral) and
+                                            not isinstance(o, bool) for o in origin):
+        raise ValueError(f"Stencil of {func.name}: origin must be {len(shape)} integer(s), "
+                         f"got {origin}")
+    total = None
+    for position, weight in weights:
+        if weight == 0:
+            continue
+        term = func(*(_offset(i, k - o) for i, k, o in zip(indices, position, origin)))
+        if not (type(weight) is int and weight == 1):
+            term = term * weight
+        total = term if total is None else total + term
+    return E.to_expr(0) if total is None else total
+
+
+def _offset(index, delta: int):
+    """`index + delta`, written `index - |delta|` when delta is negative."""
+    if delta == 0:
+        return index
+    return index + delta if delta > 0 else index - (-delta)
+
+
+def _kernel_weights(kernel, rank: int, name: str):
+    """The shape of a regular nested-list kernel of `rank` levels, and its (position, weight)
+    entries in row-major order."""
+    if isinstance(kernel, np.ndarray):
+        kernel = kernel.tolist()
+    shape, level = [], kernel
+    while isinstance(level, (list, tuple)):
+        if not level:
+            raise ValueError(f"Stencil of {name}: the kernel has an empty row")
+        shape.append(len(level))
+        level = level[0]
+    if len(shape) != rank:
+        raise ValueError(f"Stencil of {name}: the kernel nests {len(shape)} level(s) of lists "
+                         f"but {name} is indexed with {rank} index(es)")
+    weights = []
+
+    def visit(node, position):
+        depth = len(position)
+        if depth == rank:
+            if isinstance(node, (list, tuple)):
+                raise ValueError(f"Stencil of {name}: the kernel is ragged: entry "
+                                 f"{list(position)} is a list, expected a number")
+            if isinstance(node, bool) or not isinstance(node, numbers.Real):
+                raise TypeError(f"Stencil of {name}: kernel entry {list(position)} is "
+                                f"{node!r}, not a number")
+            weights.append((position, node))
+            return
+        if not isinstance(node, (list, tuple)):
+            raise ValueError(f"Stencil of {name}: the kernel is ragged: entry {list(position)} "
+                             f"is {node!r}, expected a list of {shape[depth]}")
+        if len(node) != shape[depth]:
+            raise ValueError(f"Stencil of {name}: the kernel is ragged: row {list(position)} "
+                             f"has {len(node)} entries, expected {shape[depth]}")
+        for k, child in enumerate(node):
+            visit(child, position + (k,))
+
+    visit(kernel, ())
+    return shape, weights

@@ -1,22 +1,26 @@
 """Expression trees of the DSL, with NumPy-style typing fixed at construction.
 
 Python numbers are *weak* constants (NEP 50): `Float * 0.5` stays Float, `Int * 0.5` is Double.
-Every node carries `typ`, a ScalarType; weak constants carry `typ=None` until they meet a typed
-operand, at which point they are converted to that operand's type.
+NumPy scalars are *strong*, as in NEP 50: `np.float32(0.5)` is a Float constant and
+`Float * np.float64(0.5)` is Double. Every node carries `typ`, a ScalarType; weak constants carry
+`typ=None` until they meet a typed operand, at which point they are converted to that operand's
+type.
 """
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
 import numpy as np
 
-from .types import Bool, Double, Long, ScalarType, as_type, promote
+from . import libm
+from .types import Bool, Double, Long, ScalarType, as_type, promote, type_of_dtype
 
 __all__ = ["Expr", "Const", "Symbol", "Variable", "Parameter", "BinOp", "Neg", "Call", "Cast",
            "Select", "Condition", "Logic", "Not", "Reference", "to_expr", "Min", "Max", "Clamp",
-           "Abs", "Sqrt", "Exp", "Log", "Pow", "Sin", "Cos", "Floor", "walk", "free_symbols",
-           "references"]
+           "Abs", "Sqrt", "Exp", "Log", "Pow", "Sin", "Cos", "Floor", "Powf", "Sqrtf", "Expf",
+           "Logf", "walk", "free_symbols", "references"]
 
 CMP_OPS = ("<", "<=", ">", ">=", "==", "!=")
 ARITH_OPS = ("+", "-", "*", "/", "//", "%", "min", "max")
@@ -34,7 +38,43 @@ class Expr:
     def __bool__(self):
         raise TypeError(f"the DSL expression `{self}` has no truth value: use Condition, "
                         "Select or Case instead of Python's `if`, `and`, `or` or chained "
-                        "comparisons")
+                        "comparisons, and Min, Max or Clamp instead of Python's `min` and `max`")
+
+    def __int__(self):
+        raise TypeError(f"the DSL expression `{self}` has no Python value (it is computed when "
+                        "the pipeline runs), so it cannot be a Python int, a list index or a "
+                        "range() bound: use Cast(Int, e) to convert it inside the DSL")
+
+    __index__ = __int__
+
+    def __float__(self):
+        raise TypeError(f"the DSL expression `{self}` has no Python value (it is computed when "
+                        "the pipeline runs): use Cast(Float, e) to convert it, and the DSL's "
+                        "Sqrt, Exp, Log, Sin, Cos, Floor instead of the `math` module")
+
+    def __round__(self, ndigits=None):
+        raise TypeError(f"round() does not apply to the DSL expression `{self}`: use "
+                        "Floor(e + 0.5) to round to the nearest integer, or Cast(Int, e) to "
+                        "truncate toward zero")
+
+    def __abs__(self):
+        return Abs(self)
+
+    def __pow__(self, other):
+        raise TypeError(f"`**` is not a DSL operator (in `{self} ** {other}`): use Pow(a, b), "
+                        "which computes in floating point, or repeated `*`")
+
+    def __rpow__(self, other):
+        raise TypeError(f"`**` is not a DSL operator (in `{other} ** {self}`): use Pow(a, b), "
+                        "which computes in floating point, or repeated `*`")
+
+    def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
+        """NumPy ufuncs on expressions: the ones with a DSL counterpart build it."""
+        return _apply_ufunc(ufunc, method, inputs, kwargs)
+
+    def __array_function__(self, func, types, args, kwargs):
+        """NumPy functions on expressions: `numpy.clip` is Clamp, others are refused."""
+        return _apply_function(func, args, kwargs)
 
     def __add__(self, other):
         return BinOp.make("+", self, other)
@@ -107,11 +147,19 @@ class Expr:
 
 
 def to_expr(value) -> Expr:
-    """Turn a Python number into a weak constant; pass expressions through."""
+    """Turn a Python number into a weak constant and a NumPy scalar into a constant of its own
+    type (strong, as NEP 50 has it); pass expressions through."""
     if isinstance(value, Expr):
         return value
     if isinstance(value, (bool, np.bool_)):
         raise TypeError(f"a boolean {value!r} cannot be a DSL value; use a Condition")
+    if isinstance(value, np.generic) and value.dtype.kind in "iuf":
+        try:
+            typ = type_of_dtype(value.dtype)
+        except TypeError:
+            raise TypeError(f"the NumPy scalar {value!r} has a dtype ({value.dtype}) polyimage "
+                            "has no type for; convert it with float() or int()") from None
+        return Const(value.item(), typ)
     if isinstance(value, numbers.Integral):
         return Const(int(value))
     if isinstance(value, numbers.Real):
@@ -219,8 +267,8 @@ def _fold(op: str, a, b):
     if op == "/":
         op = "//" if isinstance(a, int) and isinstance(b, int) else "/"
     fns = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b,
-           "//": lambda: a // b, "%": lambda: a % b, "min": lambda: min(a, b),
-           "max": lambda: max(a, b)}
+           "//": lambda: a // b, "%": lambda: a % b, "min": lambda: a if a < b or a != a else b,
+           "max": lambda: a if a > b or a != a else b}  # numpy.minimum/maximum on ties, NaN
     return fns[op]()
 
 
@@ -323,8 +371,9 @@ class Call(Expr):
         return Call(fn, tuple(args), typ)
 
 
-_WEAK_MATH = {"abs": abs, "sqrt": math.sqrt, "exp": math.exp, "log": math.log, "sin": math.sin,
-              "cos": math.cos, "floor": math.floor, "pow": math.pow}
+_WEAK_MATH = {"abs": abs, "sqrt": lambda a: math.sqrt(a) if a >= 0 else math.nan,
+              "floor": math.floor, **{fn: functools.partial(libm.scalar, fn)
+                                      for fn in libm.FUNCTIONS}}
 
 
 class Cast(Expr):
@@ -476,7 +525,8 @@ Cos = _math("cos", "Cosine.")
 Floor = _math("floor", "Round toward minus infinity (identity on integers).")
 Pow = _math("pow", "`a` to the power `b`, in floating point.")
 
-
+# PolyMage's spellings of the float versions; the type follows the arguments here
+Powf, Sqrtf, Expf, Logf = Pow, Sqrt, Exp, Log
 
 
 def walk(e: Expr):
@@ -500,3 +550,90 @@ def free_symbols(e: Expr, kind=Symbol) -> list:
 def references(e: Expr) -> list:
     """References in `e`, in first-use order."""
     return [node for node in walk(e) if isinstance(node, Reference)]
+
+
+# -- NumPy functions on expressions ------------------------------------------------------------
+
+_DSL_OFFER = ("the DSL has + - * / // %, comparisons, Min, Max, Clamp, Abs, Sqrt, Exp, Log, Pow, "
+              "Sin, Cos, Floor, Cast and Select")
+
+
+def _binary(op: str):
+    return lambda a, b: BinOp.make(op, a, b)
+
+
+def _comparison(op: str):
+    return lambda a, b: Condition(a, op, b)
+
+
+_UFUNCS = {
+    np.add: _binary("+"), np.subtract: _binary("-"), np.multiply: _binary("*"),
+    np.true_divide: _binary("/"), np.floor_divide: _binary("//"), np.remainder: _binary("%"),
+    np.negative: Neg.make, np.positive: to_expr,
+    np.less: _comparison("<"), np.less_equal: _comparison("<="), np.greater: _comparison(">"),
+    np.greater_equal: _comparison(">="), np.equal: _comparison("=="),
+    np.not_equal: _comparison("!="),
+    np.minimum: Min, np.maximum: Max, np.absolute: Abs, np.sqrt: Sqrt, np.exp: Exp, np.log: Log,
+    np.sin: Sin, np.cos: Cos, np.floor: Floor, np.power: Pow,
+}
+
+_ROUND_HINT = "use Floor(e + 0.5) to round to the nearest integer, or Cast(Int, e) to truncate"
+
+_HINTS = {
+    "rint": _ROUND_HINT, "round": _ROUND_HINT, "around": _ROUND_HINT,
+    "trunc": "Cast(Int, e) truncates toward zero", "ceil": "use -Floor(-e)",
+    "square": "use e * e", "fabs": "use Abs", "fmod": "use %, which takes the divisor's sign",
+    "fmin": "use Min, which gives NaN if either operand is NaN",
+    "fmax": "use Max, which gives NaN if either operand is NaN",
+    "tan": "use Sin(e) / Cos(e)", "exp2": "use Pow(2.0, e)", "log2": "use Log(e) / Log(2.0)",
+    "log10": "use Log(e) / Log(10.0)", "where": "use Select(cond, a, b)",
+}
+
+
+def _refuse(name: str, operands):
+    shown = next((v for v in operands if isinstance(v, Expr)), None)
+    hint = _HINTS.get(name.rsplit(".", 1)[-1])
+    raise TypeError(f"numpy.{name} does not apply to the DSL expression `{shown}`"
+                    + (f": {hint}" if hint else "") + f"; {_DSL_OFFER}")
+
+
+def _numpy_operand(value, name: str):
+    """A scalar operand of a NumPy call (0-d arrays unwrapped); arrays are refused."""
+    if isinstance(value, np.ndarray):
+        if value.ndim:
+            raise TypeError(f"numpy.{name}: a NumPy array of shape {value.shape} cannot be "
+                            "combined with a DSL expression, which stands for one value per "
+                            "point; index the array (arr[i] * e) or loop in Python")
+        value = value[()]
+    return value
+
+
+def _apply_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict):
+    """`ufunc(*inputs)` as a DSL expression (np.minimum is Min, np.sqrt is Sqrt, ...)."""
+    name = ufunc.__name__ if method == "__call__" else f"{ufunc.__name__}.{method}"
+    build = _UFUNCS.get(ufunc)
+    if build is None or method != "__call__":
+        _refuse(name, (*inputs, *kwargs.values()))
+    if kwargs:
+        raise TypeError(f"numpy.{name} on DSL expressions takes no keyword arguments, got "
+                        f"{', '.join(kwargs)}")
+    return build(*(_numpy_operand(v, name) for v in inputs))
+
+
+def _apply_function(func, args: tuple, kwargs: dict):
+    """NumPy's array functions on expressions: numpy.clip is Clamp, the others are refused."""
+    if func is not np.clip:
+        _refuse(func.__name__, (*args, *kwargs.values()))
+    extra = dict(kwargs)
+    lo = extra.pop("a_min", extra.pop("min", args[1] if len(args) > 1 else None))
+    hi = extra.pop("a_max", extra.pop("max", args[2] if len(args) > 2 else None))
+    if len(args) > 3 or extra:
+        raise TypeError("numpy.clip on a DSL expression takes (e, lo, hi) only; it is Clamp")
+    if lo is None and hi is None:
+        raise TypeError("numpy.clip needs a lower or an upper bound")
+    e = to_expr(_numpy_operand(args[0], "clip"))
+    if lo is not None:
+        e = Max(e, _numpy_operand(lo, "clip"))
+    if hi is not None:
+        e = Min(e, _numpy_operand(hi, "clip"))
+    return e

@@ -92,7 +92,7 @@ def _non_overlapping(analysis, producer: str) -> bool:
 def producer_value(func) -> E.Expr:
     """The value of a Function at its own point as one expression (Cases become Selects)."""
     value = E.Const(0, func.typ)
-    for case in reversed(func.defn):
+    for case in reversed(func.cases):
         value = case.value if case.cond is None else E.Select(case.cond, case.value, value)
     return value
 
@@ -177,7 +177,7 @@ def _rewrite(func, refs):
         changed = changed or out is not e
         return out
     cases = []
-    for case in func.defn:
+    for case in func.cases:
         cond = None if case.cond is None else sub(case.cond)
         if isinstance(case.value, Reduce):
             red = case.value

@@ -63,7 +63,7 @@ def _case_masks(cases, evaluator, points):
 def _evaluate_cases(func, evaluator, points):
     count = len(next(iter(points.values())))
     out = np.zeros(count, func.typ.dtype)
-    for case, chosen in _case_masks(func.defn, evaluator, points):
+    for case, chosen in _case_masks(func.cases, evaluator, points):
         out[chosen] = evaluator.full(case.value, subset(points, chosen), len(chosen))
     return out
 
@@ -87,7 +87,7 @@ def _reduce(func, evaluator, points, binding):
     used = np.zeros(total, bool)
     targets = np.zeros(total, np.int64)
     values = np.zeros(total, func.typ.dtype)
-    for case, chosen in _case_masks(func.defn, evaluator, red_points):
+    for case, chosen in _case_masks(func.cases, evaluator, red_points):
         sub = subset(red_points, chosen)
         idx = evaluator.indices(case.value.target, sub, len(chosen))
         targets[chosen] = np.ravel_multi_index(idx, shape) if idx else 0

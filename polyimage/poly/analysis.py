@@ -143,7 +143,7 @@ def condition_bounds(space, cond):
 
 
 def case_label(func, i: int) -> str:
-    cases = func.defn
+    cases = func.cases
     if len(cases) == 1 and cases[0].cond is None:
         return "its definition"
     return f"case {i + 1} of {len(cases)}"
@@ -153,7 +153,7 @@ def case_guards(space, func, domain_set):
     """(case index, label, guard set) per Case: the points where it is the first that holds
     (over-approximated where conditions are not affine)."""
     remaining = domain_set
-    for i, case in enumerate(func.defn):
+    for i, case in enumerate(func.cases):
         if case.cond is None:
             yield i, case_label(func, i), remaining, remaining
             return
@@ -173,7 +173,7 @@ def _covered(space, func, domain_set) -> isl.Set:
 def _case_accesses(spaces, func, space, domain_set) -> list:
     accesses = []
     for i, label, before, guard in case_guards(space, func, domain_set):
-        case = func.defn[i]
+        case = func.cases[i]
         if case.cond is not None:
             accesses += _expr_accesses(spaces, func.name, space, case.cond, before, label)
         if isinstance(func, Reduction):

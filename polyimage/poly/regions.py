@@ -113,7 +113,7 @@ def _reads(func, region):
     if isinstance(func, Reduction):
         red_env = {id(v): (as_long(iv.lb), as_long(iv.ub))
                    for v, iv in zip(func.reduction_variables, func.reduction_intervals)}
-        for case in func.defn:
+        for case in func.cases:
             for e in ([case.cond] if case.cond is not None else []) + [case.value.value,
                                                                      *case.value.target.args]:
                 for ref in E.references(e):
