@@ -5,6 +5,7 @@ Entry: `int pipeline_<name>(int nthreads, <parameters by name>, <input images by
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from ..dsl.constructs import Image
@@ -64,7 +65,7 @@ def generate_module(graph: StageGraph, name: str, plans=None,
     """C source of `graph` run as the group `plans` (schedule.tiling; default: naive); stages
     in `branch_free` evaluate their Cases eagerly (see poly.bounds.branch_free_stages)."""
     names = NameRegistry()
-    function = f"pipeline_{name}"
+    function = "pipeline_" + re.sub(r"\W", "_", name, flags=re.ASCII)
     for p in graph.parameters:
         names.name(p, p.name)
     for s in graph.stages:
@@ -83,7 +84,9 @@ def generate_module(graph: StageGraph, name: str, plans=None,
     args += [f"{by_name[n].typ.c_name} *restrict {names[by_name[n]]}" for n in graph.outputs]
     signature = f"int {function}({', '.join(args)})"
 
-    body = [f"    if ({PREFIX}nthreads <= 0) {PREFIX}nthreads = omp_get_max_threads();"]
+    body = [f"    if ({PREFIX}nthreads <= 0) {PREFIX}nthreads = omp_get_max_threads();",
+            f"    if ({PREFIX}nthreads > omp_get_thread_limit()) {PREFIX}nthreads = "
+            f"omp_get_thread_limit();"]
     storage = {}
     gathered = gathered_stages(graph)
     for s in graph.stages:

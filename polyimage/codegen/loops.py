@@ -190,28 +190,29 @@ class LoopEmitter:
         it, w = self.names[var], wide_name(self.names[var])
         lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
         n = len(points) + 2
-        bp = f"{PREFIX}bp"
+        bp, p = f"{PREFIX}bp", f"{PREFIX}p"
         self.emit(f"if ({lo} <= {hi}) {{", depth)
         depth += 1
         self.emit(f"int64_t {bp}[{n}]; {bp}[0] = {lo}; {bp}[{n - 1}] = {hi} + 1;", depth)
         for k, point in enumerate(points, 1):
-            self.emit(f"{{ const int64_t p = {self.printer.wide(point)}; {bp}[{k}] = p < {lo} ? "
-                      f"{lo} : (p > {hi} + 1 ? {hi} + 1 : p); }}", depth)
-        self.emit(f"for (int i = 2; i < {n - 1}; i++) for (int j = i; j > 1 && {bp}[j - 1] > "
-                  f"{bp}[j]; j--) {{ const int64_t t = {bp}[j]; {bp}[j] = {bp}[j - 1]; "
-                  f"{bp}[j - 1] = t; }}", depth)
+            self.emit(f"{{ const int64_t {p} = {self.printer.wide(point)}; {bp}[{k}] = {p} < {lo}"
+                      f" ? {lo} : ({p} > {hi} + 1 ? {hi} + 1 : {p}); }}", depth)
+        i, j, t = (f"{PREFIX}{x}" for x in "ijt")
+        self.emit(f"for (int {i} = 2; {i} < {n - 1}; {i}++) for (int {j} = {i}; {j} > 1 && "
+                  f"{bp}[{j} - 1] > {bp}[{j}]; {j}--) {{ const int64_t {t} = {bp}[{j}]; "
+                  f"{bp}[{j}] = {bp}[{j} - 1]; {bp}[{j} - 1] = {t}; }}", depth)
         self.emit(f"for (int {PREFIX}s = 0; {PREFIX}s < {n - 1}; {PREFIX}s++) {{", depth)
         self.emit(f"const int64_t {PREFIX}a = {bp}[{PREFIX}s], {PREFIX}b = {bp}[{PREFIX}s + 1]"
                   f" - 1;", depth + 1)
         self.emit(f"if ({PREFIX}a > {PREFIX}b) continue;", depth + 1)
-        self.emit(f"int {PREFIX}case = {len(func.defn)};", depth + 1)
+        self.emit(f"int {PREFIX}case = {len(func.cases)};", depth + 1)
         self.emit(f"{{ const int64_t {w} = {PREFIX}a; {self._aliases([var])}", depth + 1)
-        choice = str(len(func.defn))
-        for i, case in reversed(list(enumerate(func.defn))):
+        choice = str(len(func.cases))
+        for i, case in reversed(list(enumerate(func.cases))):
             choice = str(i) if case.cond is None else \
                 f"({self.printer(case.cond)} ? {i} : {choice})"
         self.emit(f"{PREFIX}case = {choice}; }}", depth + 2)
-        for i, case in enumerate(list(func.defn) + [None]):
+        for i, case in enumerate(list(func.cases) + [None]):
             keyword = "if" if i == 0 else "else if"
             self.emit(f"{keyword} ({PREFIX}case == {i}) {{", depth + 1)
             self.emit("#pragma omp simd", depth + 2)
@@ -235,7 +236,7 @@ class LoopEmitter:
         self.emit(f"{store.buffer}[{own}] = {value};", depth)
 
     def _cases(self, func, depth):
-        cases = func.defn
+        cases = func.cases
         if len(cases) == 1 and cases[0].cond is None:
             with self._eager(func.name in self.branch_free):
                 value = self.printer(cases[0].value)
@@ -260,11 +261,11 @@ class LoopEmitter:
         """Every condition and value evaluated, then selected: no branch in the loop body."""
         typ, choice = func.typ.c_name, "0"
         with self._eager(True):
-            for i, case in enumerate(func.defn):
+            for i, case in enumerate(func.cases):
                 self.emit(f"const {typ} {PREFIX}v{i} = {self.printer(case.value)};", depth)
                 if case.cond is not None:
                     self.emit(f"const int {PREFIX}k{i} = {self.printer(case.cond)};", depth)
-        for i, case in reversed(list(enumerate(func.defn))):
+        for i, case in reversed(list(enumerate(func.cases))):
             choice = f"{PREFIX}v{i}" if case.cond is None else \
                 f"({PREFIX}k{i} ? {PREFIX}v{i} : {choice})"
         self._store(func, choice, depth)
@@ -277,7 +278,7 @@ class LoopEmitter:
 
     def _reduce_cases(self, func, depth):
         typ = func.typ
-        for i, case in enumerate(func.defn):
+        for i, case in enumerate(func.cases):
             red = case.value
             target = self.address(red.target, self.printer, lvalue=True)
             value = self.printer(red.value)

@@ -8,18 +8,22 @@ _C_RESERVED = frozenset("""auto break case char const continue default do double
 float for goto if inline int long register restrict return short signed sizeof static struct
 switch typedef union unsigned void volatile while main""".split())
 
-
+# library names the generated code uses, and the lowercase object-like macros of the headers it
+# includes (Python.h among them, through cffi); macros in capitals are caught by their shape
 _C_LIBRARY = frozenset("""abs free malloc posix_memalign size_t sqrt sqrtf exp expf log logf sin
-sinf cos cosf floor floorf pow powf fabs fabsf fmod fmodf copysign copysignf INFINITY NAN NULL
-omp_get_max_threads""".split())
-_LIBRARY_PATTERN = re.compile(r"^(u?int\w*_t|U?INT\d+_(MIN|MAX|C)|omp_\w*|_\w*)$")
+sinf cos cosf floor floorf pow powf fabs fabsf fmod fmodf copysign copysignf omp_get_max_threads
+omp_get_thread_limit errno stdin stdout stderr math_errhandling static_assert assert alloca
+offsetof sched_priority st_atime st_ctime st_mtime st_atim st_ctim st_mtim linux unix
+i386""".split())
+_LIBRARY_PATTERN = re.compile(r"^(u?int\w*_t|(Py|PY|PIM_|M_|L_|P_|PRI|SCN)\w*|_\w*)$")
 
 
 def _reserved(name: str) -> bool:
-    """C keywords, the library names generated code uses, and every name polyimage derives
-    (those all start with PREFIX)."""
+    """C keywords, the library and header names generated code may meet, every name polyimage
+    derives (those all start with PREFIX), and names shaped like macros (no lowercase)."""
     return (name in _C_RESERVED or name in _C_LIBRARY or name.startswith(PREFIX)
-            or bool(_LIBRARY_PATTERN.match(name)))
+            or bool(_LIBRARY_PATTERN.match(name))
+            or (len(name) > 1 and not any(ch.islower() for ch in name)))
 
 
 class NameRegistry:
@@ -34,8 +38,10 @@ class NameRegistry:
         if key in self._by_object:
             return self._by_object[key][1]
         base = re.sub(r"[^A-Za-z0-9_]", "_", wanted) or "v"
-        if base[0].isdigit() or _reserved(base):
-            base = "u" + base
+        if base[0] in "_0123456789" or base.startswith((PREFIX, "PIM_")):
+            base = "v" + base
+        if _reserved(base):
+            base += "_"
         candidate, n = base, 1
         while candidate in self._taken:
             candidate = f"{base}_{n}"

@@ -138,11 +138,11 @@ class TiledEmitter(LoopEmitter):
         allocation it would otherwise swamp."""
         plan, self.lines = self.plan, []
         params = "".join(f", {p.typ.c_name} {self.names[p]}" for p in self.graph.parameters)
-        self.emit(f"static PIM_NOINLINE void {self.v('regions')}(int64_t *restrict rg, "
-                  f"const int64_t *restrict tile{params})", 0)
+        self.emit(f"static PIM_NOINLINE void {self.v('regions')}(int64_t *restrict {PREFIX}rg, "
+                  f"const int64_t *restrict {PREFIX}tile{params})", 0)
         self.emit("{", 0)
         for d, vs in enumerate(zip(plan.tile_lo, plan.tile_hi, plan.first)):
-            self.emit(" ".join(f"const int64_t {self.names[v]} = tile[{3 * d + k}];"
+            self.emit(" ".join(f"const int64_t {self.names[v]} = {PREFIX}tile[{3 * d + k}];"
                                for k, v in enumerate(vs)), 1)
         declared = set()
         for name, region in plan.regions.by_stage.items():
@@ -152,7 +152,7 @@ class TiledEmitter(LoopEmitter):
             for (lo, hi), (lo_sym, hi_sym) in zip(region.bounds, region.symbols):
                 self.emit(f"const int64_t {self.names[lo_sym]} = {self.printer(lo)}, "
                           f"{self.names[hi_sym]} = {self.printer(hi)};", 1)
-        self.emit(" ".join(f"rg[{k}] = {PREFIX}r{k};" for k in range(len(self.slot))), 1)
+        self.emit(" ".join(f"{PREFIX}rg[{k}] = {PREFIX}r{k};" for k in range(len(self.slot))), 1)
         self.emit("}", 0)
         return self.lines
 
@@ -174,7 +174,8 @@ class TiledEmitter(LoopEmitter):
                 f"{PREFIX}extent({self.names[lo]}, {self.names[hi]})"
                 for lo, hi in self.plan.regions[name].symbols)
             cap = f"{self.v('cap')}_{self._cname(name)}"
-            self.emit(f"{{ const int64_t v = {volume}; if (v > {cap}) {cap} = v; }}", depth + 1)
+            self.emit(f"{{ const int64_t {PREFIX}vol = {volume}; if ({PREFIX}vol > {cap}) "
+                      f"{cap} = {PREFIX}vol; }}", depth + 1)
         self.emit("}", depth)
 
     def _inner_tiles(self, rank: int, depth: int):

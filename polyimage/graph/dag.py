@@ -60,7 +60,7 @@ def definition_exprs(func: Function):
         yield iv.ub
     if isinstance(func, Reduction):
         yield func.default
-    for case in func.defn or ():
+    for case in func.cases:
         if case.cond is not None:
             yield case.cond
         value = case.value
@@ -93,9 +93,7 @@ def build_graph(outputs) -> StageGraph:
             cycle = path[path.index(func):] + [func]
             raise PipelineError("the pipeline has a cycle: "
                                 + " -> ".join(f.name for f in cycle))
-        if not isinstance(func, Image) and func.defn is None:
-            raise PipelineError(f"{type(func).__name__} {func.name} has no definition "
-                                f"(set {func.name}.defn)")
+        func.cases  # a stage without a definition raises here, before its producers
         state[id(func)] = "active"
         for producer in direct_producers(func):
             visit(producer, path + [func])
@@ -112,6 +110,10 @@ def build_graph(outputs) -> StageGraph:
             consumers[p].append(f.name)
     stages = tuple(Stage(f, tuple(producers[f.name]), tuple(consumers[f.name])) for f in order)
     return StageGraph(stages, tuple(o.name for o in outputs), _collect_parameters(order))
+
+
+# keywords of a pipeline call and of interpret(); no Image or Parameter may take these names
+CALL_KEYWORDS = ("out", "threads", "constraints")
 
 
 def _check_outputs(outputs) -> tuple:
@@ -156,4 +158,10 @@ def _collect_parameters(funcs) -> tuple:
     for f in funcs:
         if isinstance(f, Image) and f.name in params:
             raise PipelineError(f"Image {f.name} and a Parameter share the name {f.name}")
+    for name in [f.name for f in funcs if isinstance(f, Image)] + sorted(params):
+        if name in CALL_KEYWORDS:
+            kind = "Parameter" if name in params else "Image"
+            raise PipelineError(f"{kind} {name} cannot be passed by name: {name}= is a keyword "
+                                f"of the call ({', '.join(k + '=' for k in CALL_KEYWORDS)}); "
+                                f"rename it")
     return tuple(params[n] for n in sorted(params))
