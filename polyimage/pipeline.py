@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import time
 
 import numpy as np
@@ -161,10 +162,13 @@ class Pipeline:
         """Cache key, module path and whether the build came from the cache."""
         return self.kernel.info
 
-    def __call__(self, out=None, threads=None, **arguments):
-        """Run on the given images and parameters; returns the output array, or a tuple of
-        them for several outputs. `out` takes preallocated outputs, `threads` overrides
-        OMP_NUM_THREADS for this call."""
+    def __call__(self, *images, out=None, threads=None, **arguments):
+        """Run on the given images and parameters (by name; a pipeline with one input image
+        also takes it by position); returns the output array, or a tuple of them for several
+        outputs. `out` takes preallocated outputs, `threads` overrides OMP_NUM_THREADS for this
+        call (at most MAX_THREADS)."""
+        if images:
+            arguments = _bind_positional(self.graph, images, arguments)
         binding = bind_arguments(self.graph, arguments, self.constraints)
         outputs = self._outputs(out, binding)
         nthreads = _check_threads(threads)
@@ -200,11 +204,27 @@ class Pipeline:
         return given
 
 
+def _bind_positional(graph, images: tuple, arguments: dict) -> dict:
+    """The one input image given by position, as if by name; anything else is refused with the
+    call written by name."""
+    names = [img.name for img in graph.images]
+    if len(names) == 1 and len(images) == 1 and names[0] not in arguments:
+        return {names[0]: images[0], **arguments}
+    by_name = ", ".join(f"{n}=..." for n in names + [p.name for p in graph.parameters])
+    raise TypeError(f"pass images and parameters by name: pipe({by_name}) (got {len(images)} "
+                    f"positional argument(s))")
+
+
+# far beyond any core count, short of what makes the OpenMP runtime fail to start threads
+MAX_THREADS = max(256, 8 * (os.cpu_count() or 1))
+
+
 def _check_threads(threads) -> int:
     if threads is None:
         return 0
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) or threads < 1:
-        raise ValueError(f"threads must be a positive integer, got {threads!r}")
+    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
+            or not 1 <= threads <= MAX_THREADS:
+        raise ValueError(f"threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
     return int(threads)
 
 

@@ -139,7 +139,7 @@ def test_image_not_a_numpy_array(pipe, which):
 
 @pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])
 def test_bad_threads(pipe, threads):
-    with pytest.raises(ValueError, match=r"threads must be a positive integer, got "
+    with pytest.raises(ValueError, match=r"threads must be an integer from 1 to \d+, got "
                                          + re.escape(repr(threads))):
         pipe(img=_image(), w=1.0, threads=threads)
 

@@ -11,6 +11,7 @@ import math
 import numpy as np
 
 from ..dsl import expr as E
+from ..dsl import libm
 from ..dsl.types import ScalarType
 from ..poly.affine import is_affine
 from .names import PREFIX
@@ -96,6 +97,9 @@ class CExprPrinter:
             if e.typ.is_float:
                 return f"fabs{'f' if e.typ.c_name == 'float' else ''}({args})"
             return args if not e.typ.is_signed else f"{self.helper('abs', e.typ)}({args})"
+        if e.typ.c_name == "float" and libm.is_libm(e.fn):  # as the interpreter: see dsl.libm
+            wide = ", ".join(f"(double)({self(a)})" for a in e.args)
+            return f"((float){e.fn}({wide}))"
         return f"{e.fn}{'f' if e.typ.c_name == 'float' else ''}({args})"
 
     def _Cast(self, e):
@@ -171,8 +175,8 @@ def helper_source(op: str, c_type: str) -> str:
     if op == "clamp":
         return (f"{head}({c_type} v, {c_type} lo, {c_type} hi) "
                 "{ return v < lo ? lo : (v > hi ? hi : v); }")
-    if op in ("min", "max"):
-        cmp = "<=" if op == "min" else ">="
+    if op in ("min", "max"):  # as numpy.minimum/maximum: NaN from either side, ties give b
+        cmp = "<" if op == "min" else ">"
         nan = " || a != a" if c_type in ("float", "double") else ""
         return f"{head}({c_type} a, {c_type} b) {{ return (a {cmp} b{nan}) ? a : b; }}"
     if op == "select":

@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dsl import expr as E
+from ..dsl import libm
 from ..dsl.types import ScalarType
 from ..errors import BoundsError
 from ..poly.affine import is_affine
@@ -17,8 +18,7 @@ _BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
            "//": np.floor_divide, "%": np.remainder, "min": np.minimum, "max": np.maximum}
 _COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
             "==": np.equal, "!=": np.not_equal}
-_MATH = {"sqrt": np.sqrt, "exp": np.exp, "log": np.log, "sin": np.sin, "cos": np.cos,
-         "floor": np.floor, "abs": np.abs, "pow": np.power}
+_MATH = {"sqrt": np.sqrt, "floor": np.floor, "abs": np.abs}  # the rest: dsl.libm
 
 
 def cast_array(values, typ: ScalarType) -> np.ndarray:
@@ -81,6 +81,8 @@ class Evaluator:
         args = [self._eval(a, points, count) for a in e.args]
         if e.fn == "floor" and e.typ.is_int:
             return args[0]
+        if libm.is_libm(e.fn):
+            return libm.apply(e.fn, *args).astype(e.typ.dtype, copy=False)
         return np.asarray(_MATH[e.fn](*args)).astype(e.typ.dtype, copy=False)
 
     def _Cast(self, e, points, count):
