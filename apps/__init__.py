@@ -2,6 +2,7 @@
 
 Every app module defines:
   NAME        its name, as on the command line
+  DESCRIPTION one line: what the output shows (listed by `polyimage run --help`)
   PAPER_SIZE  the size parameters of the TOPLAS 2020 paper's Table 1, e.g. {"R": 2848, "C": 4256}
   SMALL_SIZE  odd small sizes for tests, e.g. {"R": 67, "C": 93}
   DEFAULTS    values of the other (non-size) parameters
@@ -32,6 +33,13 @@ def app_schedules(app) -> dict:
 def default_schedule(app) -> str:
     """The schedule `polyimage run` uses: the app's first hand-written one, else auto."""
     return next(iter(getattr(app, "SCHEDULES", {}) or {"auto": None}))
+
+
+def app_descriptions() -> dict:
+    """{app name: (DESCRIPTION, PHOTOS)} of every app, importing the app modules (on demand,
+    so that commands that do not list the apps stay quick)."""
+    modules = {name: load_app(name) for name in APP_NAMES}
+    return {name: (app.DESCRIPTION, app.PHOTOS) for name, app in modules.items()}
 
 
 def load_app(name: str):

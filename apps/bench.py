@@ -2,6 +2,7 @@
 autoschedulers (when installed) and a plain memory copy, as medians over repeated runs."""
 from __future__ import annotations
 
+import importlib
 import json
 import os
 import platform
@@ -18,6 +19,28 @@ from polyimage.io import load_image
 from . import APP_NAMES, app_schedules, default_schedule, load_app
 from .baselines import halide_variants, opencv_variants
 from .inputs import bundled
+
+
+# optional baselines: (name, module to import, the timings it adds)
+OPTIONAL_BASELINES = (("OpenCV", "cv2", "the opencv timings (of unsharp_mask and harris)"),
+                      ("Halide", "halide", "the halide:<autoscheduler> timings"))
+INSTALL_HINT = 'pip install "polyimage[bench]" (in a checkout: pip install -e ".[bench]")'
+
+
+def _importable(module: str) -> bool:
+    try:
+        importlib.import_module(module)
+    except ImportError:
+        return False
+    return True
+
+
+def missing_baselines(importable=_importable) -> list:
+    """A note for each optional baseline left out because its module does not import, with
+    how to install it; `importable(module) -> bool` decides (for tests)."""
+    return [f"{what} is not installed ({module} does not import), so {variants} are left out; "
+            f"install it with {INSTALL_HINT}"
+            for what, module, variants in OPTIONAL_BASELINES if not importable(module)]
 
 
 def measure(fn, runs: int) -> dict:
@@ -117,17 +140,22 @@ def run_bench(apps=(), size="paper", threads=None, runs=5, json_path=None, repor
     names = list(apps) or list(APP_NAMES)
     for name in names:
         load_app(name)
+    left_out = missing_baselines()
+    for note in left_out:
+        report(f"note: {note}")
     results = {}
     for name in names:
         report(f"{name}: preparing {size} inputs and compiling")
         results[name] = bench_app(name, size, threads, runs, report)
     report(format_table(results))
+    for note in left_out:
+        report(f"note: {note}")
     if json_path:
         machine = {"platform": platform.platform(), "processor": platform.processor(),
                    "cpus": os.cpu_count(), "threads": threads,
                    "polyimage": polyimage.__version__}
         with open(json_path, "w") as fh:
-            json.dump({"machine": machine, "size": size, "runs": runs, "apps": results}, fh,
-                      indent=1)
+            json.dump({"machine": machine, "size": size, "runs": runs, "left_out": left_out,
+                       "apps": results}, fh, indent=1)
         report(f"wrote {json_path}")
     return results

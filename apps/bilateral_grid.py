@@ -28,6 +28,7 @@ from polyimage import (Cast, Clamp, Float, Function, Image, Int, Interval, Op, P
                        Reduction, Select, Variable)
 
 NAME = "bilateral_grid"
+DESCRIPTION = "the grey photo smoothed by a bilateral filter: flat areas smooth, edges kept sharp"
 PAPER_SIZE = {"R": 2560, "C": 1536}
 SMALL_SIZE = {"R": 67, "C": 93}
 DEFAULTS = {"r_sigma": 0.1}

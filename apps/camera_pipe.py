@@ -57,6 +57,7 @@ from polyimage import (Abs, Case, Cast, Clamp, Float, Function, Image, Int, Inte
                        Parameter, Pow, Select, Short, UChar, UShort, Variable)
 
 NAME = "camera_pipe"
+DESCRIPTION = "the photo as a simulated raw Bayer mosaic, demosaicked and colour-corrected to RGB"
 PAPER_SIZE = {"R": 1968, "C": 2592}
 SMALL_SIZE = {"R": 67, "C": 93}
 BLACK_LEVEL, WHITE_LEVEL = 25, 1023

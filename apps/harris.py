@@ -14,6 +14,7 @@ from apps.inputs import fit, to_float
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
 
 NAME = "harris"
+DESCRIPTION = "corner response map of the photo's luma: corners bright, edges dark, flat mid-grey"
 PAPER_SIZE = {"R": 2848, "C": 4256}
 SMALL_SIZE = {"R": 67, "C": 93}
 DEFAULTS = {}

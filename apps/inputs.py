@@ -17,13 +17,16 @@ def bundled(name: str = DEFAULT_PHOTO) -> Path:
 
 
 def to_float(photo: np.ndarray, channels: int) -> np.ndarray:
-    """HWC (or HW) integer or float photo -> float32 HWC in [0, 1] with `channels` channels."""
+    """HWC (or HW) integer or float photo -> float32 HWC in [0, 1] with `channels` channels
+    (alpha dropped)."""
     photo = np.asarray(photo)
     if photo.dtype.kind in "ui":
         photo = photo.astype(np.float32) / np.float32(np.iinfo(photo.dtype).max)
     photo = photo.astype(np.float32)
     if photo.ndim == 2:
         photo = photo[:, :, None]
+    if photo.shape[2] == 2:  # grey + alpha: the alpha is not part of the picture
+        photo = photo[:, :, :1]
     if photo.shape[2] >= 3 and channels == 1:
         return np.ascontiguousarray(photo[:, :, :3] @ np.float32([0.299, 0.587, 0.114])[:, None])
     if photo.shape[2] == 1 and channels > 1:

@@ -32,6 +32,7 @@ from apps.inputs import fit, to_float
 from polyimage import Float, Function, Image, Int, Interval, Max, Min, Parameter, Select, Variable
 
 NAME = "interpolate"
+DESCRIPTION = "square holes cut on purpose in the photo, filled in from their surroundings"
 PAPER_SIZE = {"R": 2560, "C": 1536}
 SMALL_SIZE = {"R": 67, "C": 93}
 DEFAULTS = {}

@@ -34,6 +34,7 @@ from polyimage import Cast, Clamp, Exp, Float, Function, Image, Int, Interval, M
     Parameter, Variable
 
 NAME = "local_laplacian"
+DESCRIPTION = "the photo with local contrast and fine detail boosted, without halos at edges"
 PAPER_SIZE = {"R": 2560, "C": 1536}
 SMALL_SIZE = {"R": 67, "C": 93}
 DEFAULTS = {"alpha": 1.0, "beta": 1.0}

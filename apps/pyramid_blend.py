@@ -29,6 +29,7 @@ from apps.inputs import fit, to_float
 from polyimage import Float, Function, Image, Int, Interval, Max, Min, Parameter, Select, Variable
 
 NAME = "pyramid_blend"
+DESCRIPTION = "the first photo on the left, the second on the right, blended across a soft seam"
 PAPER_SIZE = {"R": 2160, "C": 3840}
 SMALL_SIZE = {"R": 67, "C": 93}
 DEFAULTS = {}

@@ -4,11 +4,12 @@ from __future__ import annotations
 import os
 import statistics
 import time
+from pathlib import Path
 
 import numpy as np
 
 import polyimage
-from polyimage.io import load_image, save_image
+from polyimage.io import load_image, save_format, save_image
 
 from . import app_schedules, default_schedule, load_app
 from .inputs import bundled
@@ -44,15 +45,36 @@ def parse_params(app, pairs) -> dict:
     return values
 
 
+def check_output_path(path) -> None:
+    """Reject an output that could not be saved (unsupported extension, missing directory)
+    before anything is compiled or run."""
+    save_format(path)
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise ValueError(f"cannot save {os.fspath(path)!r}: folder {str(folder)!r} does not "
+                         "exist")
+
+
+def load_input(path):
+    """An input photo, any failure to read it a one-line ValueError naming the file."""
+    try:
+        return load_image(path)
+    except OSError as exc:  # missing, a folder, unreadable
+        reason = exc.strerror or str(exc)
+        raise ValueError(f"cannot read input {os.fspath(path)!r}: {reason}") from None
+
+
 def run_app(name: str, inputs=(), output=None, params=(), threads=None, runs=3, check=False,
             report=print, schedule=None) -> dict:
     """Compile app `name`, run it on photos (the bundled ones by default), save the result.
     Returns the timings in seconds."""
     app = load_app(name)
+    if output:
+        check_output_path(output)
     values = parse_params(app, params)
-    photos = [load_image(p) for p in inputs] or [load_image(bundled(p)) for p in app.PHOTOS]
-    if len(photos) != len(app.PHOTOS):
-        raise ValueError(f"{name} takes {len(app.PHOTOS)} input photo(s), got {len(photos)}")
+    if inputs and len(inputs) != len(app.PHOTOS):
+        raise ValueError(f"{name} takes {len(app.PHOTOS)} input photo(s), got {len(inputs)}")
+    photos = [load_input(p) for p in inputs] or [load_image(bundled(p)) for p in app.PHOTOS]
     arrays = app.prepare(photos)
     outputs, _ = app.build()
     start = time.perf_counter()

@@ -11,6 +11,7 @@ from polyimage import (Abs, Case, Float, Function, Image, Int, Interval, Paramet
                        Variable)
 
 NAME = "unsharp_mask"
+DESCRIPTION = "the photo sharpened: the detail a 5x5 blur removes, times `weight`, added back"
 PAPER_SIZE = {"R": 2848, "C": 4256}
 SMALL_SIZE = {"R": 67, "C": 93}
 DEFAULTS = {"weight": 3.0, "threshold": 0.001}

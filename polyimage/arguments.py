@@ -78,11 +78,53 @@ def _check_image(img, value) -> np.ndarray:
         raise TypeError(f"image {img.name} must be a NumPy array, got {type(value).__name__}")
     if value.dtype != img.typ.dtype:
         raise TypeError(f"image {img.name} must have dtype {img.typ.dtype} ({img.typ}), got "
-                        f"{value.dtype}")
+                        f"{value.dtype}" + _dtype_hint(img.typ.dtype, value.dtype))
     if value.ndim != len(img.extents):
         raise ValueError(f"image {img.name} must have {len(img.extents)} dimension(s) "
-                         f"{extents}, got shape {value.shape}")
+                         f"{extents}, got shape {value.shape}"
+                         + _channels_hint(len(img.extents), value.shape))
     return np.ascontiguousarray(value)
+
+
+def _dtype_hint(expected, given) -> str:
+    """A hint for a photo loaded as integers where a float image is expected."""
+    if expected.kind == "f" and given in (np.uint8, np.uint16):
+        return (f"; load_image(path, dtype=np.{expected}) reads a photo as {expected} in "
+                "[0, 1]")
+    return ""
+
+
+def _channels_hint(rank, shape) -> str:
+    """A hint for a grey photo where a colour one is expected, or the reverse."""
+    if rank == 2 and len(shape) == 3 and (shape[-1] in (3, 4) or shape[0] in (3, 4)):
+        return ("; it looks like a colour image: load_image(path, mode='L') reads it as "
+                "grey (H, W)")
+    if rank == 3 and len(shape) == 2:
+        return ("; it looks like a grey image: load_image(path, mode='RGB') reads it with "
+                "3 channels")
+    return ""
+
+
+def _constant_extent(extent):
+    """The value of an extent that uses no Parameter, else None."""
+    if E.free_symbols(extent, E.Parameter):
+        return None
+    return evaluate_scalar(extent, {})
+
+
+def _layout_hint(img, shape) -> str:
+    """A hint when a 3-D array holds its channels at the other end than `img` expects:
+    HWC given where CHW is declared (a constant first extent), or the reverse."""
+    if len(img.extents) != 3 or len(shape) != 3:
+        return ""
+    first, last = _constant_extent(img.extents[0]), _constant_extent(img.extents[2])
+    if first is not None and last is None and shape[0] != first and shape[2] == first:
+        return ("; it looks like HWC (channels last): load it with load_image(path, "
+                "layout='CHW') or pass array.transpose(2, 0, 1)")
+    if last is not None and first is None and shape[2] != last and shape[0] == last:
+        return ("; it looks like CHW (channels first): load it with load_image(path, "
+                "layout='HWC') (the default) or pass array.transpose(1, 2, 0)")
+    return ""
 
 
 def _check_param(p: E.Parameter, value):
@@ -109,7 +151,8 @@ def _infer_params(graph, arrays, values):
             if (size - const) % coeff != 0:
                 raise ValueError(f"image {img.name}: dimension {dim} must have extent {extent}, "
                                  f"which no integer {param.name} makes {size} (shape "
-                                 f"{arrays[img.name].shape})")
+                                 f"{arrays[img.name].shape})"
+                                 + _layout_hint(img, arrays[img.name].shape))
             values[param.name] = _check_param(param, (size - const) // coeff)
 
 
@@ -120,7 +163,7 @@ def _check_shape(img, array, values):
             given = _describe(extent, values)
             raise ValueError(f"image {img.name}: dimension {dim} must have extent {extent} = "
                              f"{expected}" + (f" ({given})" if given else "")
-                             + f", got shape {array.shape}")
+                             + f", got shape {array.shape}" + _layout_hint(img, array.shape))
 
 
 def _box(func, values):

@@ -1,10 +1,11 @@
 """The `polyimage` command.
 
-polyimage run APP [INPUT...] -o OUTPUT [--param NAME=VALUE] [--schedule NAME|FILE]
-polyimage bench [APP...] [--size paper|small] [--threads N]   time the apps
+polyimage run APP [INPUT ...] [-o OUTPUT] [--param NAME=VALUE] [--schedule NAME|FILE]
+polyimage bench [APP ...] [--size paper|small] [--threads N]  time the apps
 polyimage report APP | --all                                  stages, domains, inlining;
                                                               --all: the grouping search
 polyimage graph APP -o graph.svg|graph.dot [--schedule S]     draw an app's stage graph
+polyimage --version
 """
 from __future__ import annotations
 
@@ -12,17 +13,55 @@ import argparse
 import logging
 import os
 import sys
+import textwrap
+
+from .version import __version__
+
+HELP_WIDTH = 79
+NAME_COLUMN = 18
+
+
+def apps_listing() -> str:
+    """Every app, what its output shows and its default input photos, for `run --help`."""
+    from apps import app_descriptions
+    lines = ["APP, and what its output shows [the bundled photos it reads without INPUT]:"]
+    for name, (description, photos) in app_descriptions().items():
+        text = f"{description} [{', '.join(photos)}]"
+        lines.extend(textwrap.wrap(text, HELP_WIDTH, initial_indent=f"  {name:<{NAME_COLUMN - 2}}",
+                                   subsequent_indent=" " * NAME_COLUMN))
+    return "\n".join(lines)
+
+
+class _HelpWithApps(argparse.Action):
+    """-h/--help of `run`: the usual help, then the apps (imported only when asked for)."""
+
+    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
+                 help=None):
+        super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.epilog = apps_listing()
+        parser.print_help()
+        parser.exit()
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="polyimage", description="Compile and run image "
                                      "processing pipelines.")
+    parser.add_argument("--version", action="version", version=f"polyimage {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the compiler does")
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="run a benchmark app on photos")
-    run.add_argument("app", help="app name, e.g. unsharp_mask")
-    run.add_argument("inputs", nargs="*", help="input photos (default: a bundled photo)")
-    run.add_argument("-o", "--output", help="where to write the result (PNG or JPEG)")
+    run = commands.add_parser("run", help="run a benchmark app on photos", add_help=False,
+                              formatter_class=argparse.RawDescriptionHelpFormatter,
+                              description="Compile an app, run it on photos, time it and "
+                              "optionally save its output.")
+    run.add_argument("-h", "--help", action=_HelpWithApps,
+                     help="show this help and the apps, then exit")
+    run.add_argument("app", metavar="APP", help="app name (listed below)")
+    run.add_argument("inputs", nargs="*", default=[], metavar="INPUT",
+                     help="input photos (default: the app's bundled photos)")
+    run.add_argument("-o", "--output", help="where to write the result: a .png, .jpg or .jpeg "
+                     "file (checked before compiling)")
     run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
                      help="set a parameter (repeatable)")
     run.add_argument("--threads", type=int, default=None, help="OpenMP threads for the run")
@@ -32,8 +71,14 @@ def _parser() -> argparse.ArgumentParser:
                      "greedy-cost, one of the app's own schedules, or a file with a schedule "
                      "(default: the app's first, else auto)")
 
-    bench = commands.add_parser("bench", help="time the apps against NumPy, OpenCV, Halide")
-    bench.add_argument("apps", nargs="*", help="apps to time (default: all)")
+    bench = commands.add_parser(
+        "bench", help="time the apps against NumPy, OpenCV, Halide",
+        description="Time every schedule of the apps against their NumPy references, OpenCV "
+        "and Halide's autoschedulers, and a memory copy. OpenCV and Halide are optional; "
+        "without them their timings are left out (a note says so). Install them with "
+        'pip install "polyimage[bench]", or pip install -e ".[bench]" in a checkout.')
+    bench.add_argument("apps", nargs="*", default=[], metavar="APP",
+                       help="apps to time (default: all)")
     bench.add_argument("--size", choices=("paper", "small"), default="paper",
                        help="the paper's image sizes or small ones (default: paper)")
     bench.add_argument("--threads", type=int, default=None, help="threads for every variant")
@@ -41,7 +86,7 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
 
     report = commands.add_parser("report", help="print what the compiler made of an app")
-    report.add_argument("app", nargs="?", help="app name")
+    report.add_argument("app", nargs="?", metavar="APP", help="app name")
     report.add_argument("--all", action="store_true", help="Table 1 of the TOPLAS 2020 paper for "
                         "every app: stages, most successors, states and time of the grouping "
                         "search for several group limits")
@@ -49,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     report.add_argument("--schedule", metavar="NAME|FILE", help="as for run")
 
     graph = commands.add_parser("graph", help="draw an app's stage graph")
-    graph.add_argument("app", help="app name")
+    graph.add_argument("app", metavar="APP", help="app name")
     graph.add_argument("-o", "--output", required=True, help="FILE.dot, or FILE.svg/.png "
                        "(needs Graphviz's dot)")
     graph.add_argument("--schedule", metavar="NAME|FILE", help="draw the stages as compiled "
@@ -57,8 +102,20 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _one_line(exc: OSError) -> str:
+    """An OSError as `FILE: reason`, without Python's [Errno N] prefix."""
+    if exc.filename is not None and exc.strerror:
+        return f"{os.fspath(exc.filename)}: {exc.strerror}"
+    return str(exc)
+
+
 def main(argv=None) -> int:
-    args = _parser().parse_args(argv)
+    """Run the command in `argv` (default: sys.argv[1:]); returns the exit status: 0, or 2 for
+    a user error, reported in one line on stderr."""
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
+        return exc.code or 0
     logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
                         format="%(name)s: %(message)s")
     try:
@@ -84,8 +141,11 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         sys.stdout = open(os.devnull, "w")
         return 0
-    except (ValueError, TypeError, FileNotFoundError, RuntimeError) as exc:
+    except (ValueError, TypeError, RuntimeError) as exc:
         print(f"polyimage: error: {exc}", file=sys.stderr)
+        return 2
+    except OSError as exc:  # a file that is missing, a folder, or not writable
+        print(f"polyimage: error: {_one_line(exc)}", file=sys.stderr)
         return 2
     return 0
 

@@ -7,9 +7,9 @@ from io import BytesIO
 from pathlib import Path
 
 import numpy as np
-from PIL import Image
+from PIL import Image, UnidentifiedImageError
 
-__all__ = ["load_image", "save_image"]
+__all__ = ["load_image", "save_image", "save_format"]
 
 _LAYOUTS = ("HWC", "CHW")
 _MODES = {"L": 1, "RGB": 3, "RGBA": 4}
@@ -166,6 +166,9 @@ def load_image(path, *, dtype=None, layout="HWC", mode=None):
     data = Path(path).read_bytes()  # FileNotFoundError propagates with the path
     try:
         arr = _read_png16(data) if _is_png16_colour(data) else _pil_array(data)
+    except UnidentifiedImageError:
+        raise ValueError(f"cannot read image {os.fspath(path)!r}: not an image file (or not in "
+                         "a format Pillow reads)") from None
     except (OSError, SyntaxError, ValueError, KeyError, zlib.error, struct.error) as exc:
         raise ValueError(f"cannot read image {os.fspath(path)!r}: {exc}") from exc
     if mode is not None:
@@ -175,6 +178,17 @@ def load_image(path, *, dtype=None, layout="HWC", mode=None):
     if arr.ndim == 3 and layout == "CHW":
         arr = arr.transpose(2, 0, 1)
     return np.ascontiguousarray(arr)
+
+
+def save_format(path) -> str:
+    """The format ("PNG" or "JPEG") `save_image` writes to `path`, chosen by its extension;
+    ValueError for any other extension. Lets callers reject an output path before working."""
+    suffix = Path(path).suffix.lower()
+    if suffix not in _FORMATS:
+        found = f"unsupported extension {suffix!r}" if suffix else "no extension"
+        raise ValueError(f"cannot save {os.fspath(path)!r}: {found}; images are saved as "
+                         f"{', '.join(_FORMATS)}")
+    return _FORMATS[suffix]
 
 
 def save_image(path, array, *, layout="HWC", bits=8):
@@ -196,11 +210,7 @@ def save_image(path, array, *, layout="HWC", bits=8):
     _check_layout(layout)
     if bits not in (8, 16):
         raise ValueError(f"bits must be 8 or 16, got {bits!r}")
-    suffix = Path(path).suffix.lower()
-    if suffix not in _FORMATS:
-        raise ValueError(f"unknown image extension {suffix!r} for {os.fspath(path)!r}; "
-                         f"expected one of {', '.join(_FORMATS)}")
-    fmt = _FORMATS[suffix]
+    fmt = save_format(path)
     arr = np.asarray(array)
     shape = arr.shape
     if arr.ndim == 3 and layout == "CHW":

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from polyimage.io import load_image, save_image
+from polyimage.io import load_image, save_format, save_image
 
 IMAGES = Path(__file__).resolve().parent.parent / "images"
 SHAPES = {"gray": (37, 23), "rgb": (37, 23, 3), "rgba": (37, 23, 4)}
@@ -318,3 +318,25 @@ def test_save_bad_dtype(tmp_path, dtype):
 def test_save_bad_shape(tmp_path, shape, layout):
     with pytest.raises(ValueError, match=re.escape(str(shape))):
         save_image(tmp_path / "a.png", np.zeros(shape, np.uint8), layout=layout)
+
+
+@pytest.mark.parametrize("name, fmt", [("a.png", "PNG"), ("a.PNG", "PNG"), ("b.jpg", "JPEG"),
+                                       ("c.JPEG", "JPEG")])
+def test_save_format_by_extension(name, fmt):
+    assert save_format(name) == fmt
+
+
+@pytest.mark.parametrize("name, reason", [("a.bmp", "unsupported extension '.bmp'"),
+                                          ("a.tif", "unsupported extension '.tif'"),
+                                          ("folder/noext", "no extension")])
+def test_save_format_rejects_other_extensions(name, reason):
+    with pytest.raises(ValueError, match=re.escape(reason) + r".*\.png, \.jpg, \.jpeg"):
+        save_format(name)
+
+
+def test_unreadable_file_message_says_it_is_not_an_image(tmp_path):
+    path = tmp_path / "notes.txt"
+    path.write_text("hello\n")
+    with pytest.raises(ValueError) as info:
+        load_image(path)
+    assert "not an image file" in str(info.value) and "BytesIO" not in str(info.value)

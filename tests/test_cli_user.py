@@ -1,0 +1,159 @@
+"""The command line as a new user meets it: --version, the app list in `run --help`, and one-line
+errors (exit status 2) for bad outputs and inputs, raised before anything is compiled."""
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+import polyimage
+from apps import APP_NAMES, bench, load_app
+from apps.inputs import bundled, to_float
+from polyimage.cli import main
+from polyimage.version import __version__
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+class CompileReached(RuntimeError):
+    """Raised by the stand-in for polyimage.compile: the run got past its checks."""
+
+
+@pytest.fixture
+def no_compile(monkeypatch):
+    """polyimage.compile replaced by a stand-in that fails with CompileReached."""
+    def refuse(*args, **kwargs):
+        raise CompileReached("compile reached")
+    monkeypatch.setattr(polyimage, "compile", refuse)
+
+
+def one_line_error(err: str) -> str:
+    """The single `polyimage: error: ...` line of stderr (and no traceback)."""
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and "Traceback" not in err, err
+    assert lines[0].startswith("polyimage: error: ")
+    return lines[0]
+
+
+def test_version(capsys):
+    assert main(["--version"]) == 0
+    assert capsys.readouterr().out.strip() == f"polyimage {__version__}"
+
+
+def test_run_help_lists_every_app_with_its_description(capsys):
+    assert main(["run", "--help"]) == 0
+    out = capsys.readouterr().out
+    assert "APP [INPUT ...]" in " ".join(out.split()), "INPUT is optional in the usage line"
+    flat = " ".join(out.split())
+    for name in APP_NAMES:
+        app = load_app(name)
+        assert app.DESCRIPTION and "\n" not in app.DESCRIPTION
+        assert f"{name} {' '.join(app.DESCRIPTION.split())}" in flat, name
+        assert ", ".join(app.PHOTOS) in flat
+
+
+def test_help_of_other_commands_imports_no_app():
+    code = ("import sys; from polyimage.cli import main; main(['bench', '--help']); "
+            "main(['--version']); print(sorted(m for m in sys.modules if m.startswith('apps')))")
+    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_missing_app_is_a_usage_error(capsys):
+    assert main(["run"]) == 2
+    err = capsys.readouterr().err
+    assert "required: APP" in err and "INPUT" not in err.splitlines()[-1]
+
+
+@pytest.mark.parametrize("output, expected", [("out.bmp", "'.bmp'"), ("out.tiff", "'.tiff'"),
+                                              ("out", "no extension")])
+def test_unsupported_output_format_fails_before_compiling(tmp_path, capsys, no_compile, output,
+                                                          expected):
+    target = tmp_path / output
+    assert main(["run", "unsharp_mask", "-o", str(target)]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert str(target) in line and expected in line and ".png, .jpg, .jpeg" in line
+    assert not target.exists()
+
+
+def test_output_in_a_missing_folder_fails_before_compiling(tmp_path, capsys, no_compile):
+    target = tmp_path / "no_such_folder" / "out.png"
+    assert main(["run", "unsharp_mask", "-o", str(target)]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert "no_such_folder" in line and "does not exist" in line
+
+
+@pytest.mark.parametrize("output", ["out.png", "out.JPG", "out.jpeg"])
+def test_supported_output_format_gets_to_compiling(tmp_path, capsys, no_compile, output):
+    assert main(["run", "unsharp_mask", "-o", str(tmp_path / output)]) == 2
+    assert "compile reached" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("kind", ["text", "missing", "folder"])
+def test_an_input_that_is_no_image_is_a_one_line_error(tmp_path, capsys, no_compile, kind):
+    path = tmp_path / "notes.txt"
+    if kind == "text":
+        path.write_text("not a photo\n")
+    elif kind == "folder":
+        path.mkdir()
+    assert main(["run", "unsharp_mask", str(path)]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert repr(str(path)) in line
+    assert {"text": "not an image file", "missing": "No such file",
+            "folder": "directory"}[kind] in line
+
+
+def test_wrong_number_of_inputs_is_reported_before_reading_them(tmp_path, capsys, no_compile):
+    missing = tmp_path / "missing.png"
+    assert main(["run", "pyramid_blend", str(missing)]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert "takes 2 input photo(s), got 1" in line
+
+
+def test_grey_with_alpha_photo_becomes_grey_colour():
+    grey_alpha = np.stack([np.arange(12, dtype=np.uint8).reshape(3, 4),
+                           np.full((3, 4), 255, np.uint8)], axis=2)
+    rgb = to_float(grey_alpha, channels=3)
+    assert rgb.shape == (3, 4, 3)
+    np.testing.assert_array_equal(rgb[:, :, 1], grey_alpha[:, :, 0] / np.float32(255))
+    assert to_float(grey_alpha, channels=1).shape == (3, 4, 1)
+
+
+def test_missing_baselines_notes_say_what_and_how_to_install():
+    notes = bench.missing_baselines(importable=lambda module: False)
+    assert len(notes) == 2
+    assert "OpenCV" in notes[0] and "Halide" in notes[1]
+    for note in notes:
+        assert 'pip install "polyimage[bench]"' in note and 'pip install -e ".[bench]"' in note
+    assert bench.missing_baselines(importable=lambda module: True) == []
+    only_halide = bench.missing_baselines(importable=lambda module: module == "cv2")
+    assert len(only_halide) == 1 and "Halide" in only_halide[0]
+
+
+def test_bench_reports_the_missing_baselines(monkeypatch, tmp_path):
+    fake = {"size": {"R": 4, "C": 5}, "compile": {"cold": 1.0, "cached": 0.01},
+            "timings": {"polyimage:naive": {"median": 0.002, "min": 0.001, "max": 0.003}}}
+    monkeypatch.setattr(bench, "bench_app", lambda *args: fake)
+    monkeypatch.setattr(bench, "missing_baselines", lambda: ["Halide is not installed"])
+    lines = []
+    bench.run_bench(["unsharp_mask"], json_path=tmp_path / "b.json", report=lines.append)
+    notes = [i for i, line in enumerate(lines) if line == "note: Halide is not installed"]
+    table = next(i for i, line in enumerate(lines) if "polyimage:naive" in line)
+    assert len(notes) == 2 and notes[0] < table < notes[1], "before the run and under the table"
+    assert json.loads((tmp_path / "b.json").read_text())["left_out"] == ["Halide is not installed"]
+
+
+def test_bench_help_says_how_to_install_the_baselines(capsys):
+    assert main(["bench", "--help"]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert 'pip install "polyimage[bench]"' in flat and "OpenCV" in flat and "Halide" in flat
+
+
+def test_bundled_photos_of_every_app_exist():
+    for name in APP_NAMES:
+        for photo in load_app(name).PHOTOS:
+            assert bundled(photo).is_file()
