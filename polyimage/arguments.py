@@ -11,8 +11,8 @@ import numpy as np
 
 from .dsl import expr as E
 from .graph.dag import StageGraph
-from .interp.evaluate import Evaluator
-from .poly.affine import linear_form
+from .algebra.evaluate import Evaluator, evaluate_scalar
+from .algebra.affine import linear_form
 
 
 @dataclass(frozen=True)
@@ -27,11 +27,6 @@ class Binding:
     def describe_params(self, names=None) -> str:
         names = sorted(self.params) if names is None else names
         return ", ".join(f"{n}={self.params[n]}" for n in names)
-
-
-def evaluate_scalar(e: E.Expr, params: dict):
-    """The value of an expression of Parameters."""
-    return Evaluator({}, {}, params)(e, {}, 1).item()
 
 
 def bind_arguments(graph: StageGraph, kwargs: dict, constraints=()) -> Binding:

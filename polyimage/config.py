@@ -10,6 +10,7 @@ POLYIMAGE_WEIGHTS    cost weights, `live_data=1,overlap=0.3` (grouping.weights)
 POLYIMAGE_WEIGHTS_FILE  the autotuner's weights file (default:
                      $XDG_CONFIG_HOME/polyimage/weights.json, else ~/.config/polyimage/...)
 POLYIMAGE_MULTILEVEL 1: schedule="auto" also weighs two-level tiles (Algorithm 4); default 0
+POLYIMAGE_DUMP       a folder: every compile writes what each pass produced there (dump.py)
 CC                   the C compiler (as for any Python extension build)
 """
 from __future__ import annotations
@@ -19,8 +20,6 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .grouping.machine import positive
-from .grouping.weights import parse_weights_text
 
 # one level of loop unswitching keeps its gains and cuts gcc's time on large groups 2-3x; the
 # C library's exp, log, sin, cos and pow are called as they are (no folding or narrowing by gcc),
@@ -46,6 +45,7 @@ class Options:
     weights: tuple = ()
     weights_file: str = ""
     multilevel: bool = False
+    dump_dir: str = ""
 
     @classmethod
     def from_env(cls, environ=None) -> "Options":
@@ -55,7 +55,7 @@ class Options:
         extra = tuple(shlex.split(env.get("POLYIMAGE_CFLAGS", "")))
         machine = {name: positive(variable, env[variable])
                    for name, variable in MACHINE_VARIABLES.items() if env.get(variable)}
-        weights = parse_weights_text(env.get("POLYIMAGE_WEIGHTS", ""), "POLYIMAGE_WEIGHTS")
+        weights = parse_assignments(env.get("POLYIMAGE_WEIGHTS", ""), "POLYIMAGE_WEIGHTS")
         config = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
         weights_file = env.get("POLYIMAGE_WEIGHTS_FILE") or os.path.join(config, "polyimage",
                                                                          "weights.json")
@@ -63,7 +63,8 @@ class Options:
                    use_cache=env.get("POLYIMAGE_NO_CACHE", "") in ("", "0"),
                    cflags=DEFAULT_CFLAGS + extra, machine=machine,
                    weights=tuple(sorted(weights.items())), weights_file=weights_file,
-                   multilevel=_flag("POLYIMAGE_MULTILEVEL", env.get("POLYIMAGE_MULTILEVEL", "")))
+                   multilevel=_flag("POLYIMAGE_MULTILEVEL", env.get("POLYIMAGE_MULTILEVEL", "")),
+                   dump_dir=env.get("POLYIMAGE_DUMP", ""))
 
 
 def _flag(variable: str, text: str) -> bool:
@@ -76,3 +77,29 @@ def _default_cache_dir(environ=None) -> Path:
     env = os.environ if environ is None else environ
     base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "polyimage"
+
+
+def positive(name, value) -> int:
+    """`value` as a positive int, or ValueError naming `name`."""
+    try:
+        number = int(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a positive integer, got {value!r}") from None
+    if number < 1:
+        raise ValueError(f"{name} must be a positive integer, got {value!r}")
+    return number
+
+
+def parse_assignments(text: str, source: str) -> dict:
+    """`live_data=1,overlap=0.3` -> {"live_data": 1.0, "overlap": 0.3} (names are checked where
+    they are used)."""
+    values = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, sep, number = item.partition("=")
+        try:
+            values[name.strip()] = float(number)
+        except ValueError:
+            raise ValueError(f"{source}: expected NAME=NUMBER, got {item!r}") from None
+        if not sep:
+            raise ValueError(f"{source}: expected NAME=NUMBER, got {item!r}")
+    return values

@@ -25,5 +25,9 @@ class UncoveredReadWarning(UserWarning):
     """A stage reads producer points that no Case of the producer defines (they hold 0)."""
 
 
+class EstimateWarning(UserWarning):
+    """A parameter that sizes a domain has no estimate; the optimizer assumes a value."""
+
+
 class CacheWarning(UserWarning):
     """A build cache entry was damaged (truncated, garbled, half-deleted) and is rebuilt."""

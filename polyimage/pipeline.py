@@ -7,9 +7,11 @@ code is generated from, after inlining.
 from __future__ import annotations
 
 import contextlib
+import html
 import logging
 import os
 import time
+import warnings
 
 import numpy as np
 
@@ -17,9 +19,11 @@ from .arguments import bind_arguments
 from .codegen.cmodule import generate_module
 from .config import Options
 from .dsl import expr as E
-from .errors import PipelineError
+from .dump import (Dump, analysis_text, graph_text, inlined_text, passes_text, plans_text,
+                   schedule_text)
+from .errors import EstimateWarning, PipelineError
 from .graph.dag import build_graph
-from .graph.dot import to_dot
+from .graph.dot import render_svg, to_dot
 from .jit.build import build
 from .graph.inline import inline_stages
 from .grouping.auto import auto_schedule
@@ -30,15 +34,16 @@ from .poly.analysis import analyze
 from .poly.bounds import branch_free_stages, check_analysis
 from .schedule.memory import memory_estimate
 from .schedule.plan import Schedule, ScheduleError
-from .schedule.tiling import estimate_values, plan_groups
+from .schedule.tiling import plan_groups
 
 log = logging.getLogger("polyimage")
 
 SCHEDULES = ("naive", "auto", "greedy", "greedy-cost")
+DEFAULT_ESTIMATE = 1024
 
 
 def compile(outputs, estimates=None, constraints=(), name=None, schedule="auto",
-            inline=True, options=None, weights=None) -> "Pipeline":
+            inline=True, options=None, weights=None, dump=None) -> "Pipeline":
     """Compile the pipeline computing `outputs` to a callable `Pipeline`.
 
     estimates: typical parameter values, `{R: 2848, C: 4256}` (used by the optimizer).
@@ -53,15 +58,17 @@ def compile(outputs, estimates=None, constraints=(), name=None, schedule="auto",
     weights: cost weights for "auto" and "greedy-cost" (a grouping.Weights or a dict of some of
         its fields); default: POLYIMAGE_WEIGHTS, else the weights file, else Weights(). Only
         those schedules read them.
+    dump: a folder to write what each pass produced into (default: POLYIMAGE_DUMP; see dump.py).
     """
-    return Pipeline(outputs, estimates, constraints, name, schedule, inline, options, weights)
+    return Pipeline(outputs, estimates, constraints, name, schedule, inline, options, weights,
+                    dump)
 
 
 class Pipeline:
     """A compiled pipeline: call it with images and parameters as keyword arguments."""
 
     def __init__(self, outputs, estimates=None, constraints=(), name=None, schedule="auto",
-                 inline=True, options=None, weights=None):
+                 inline=True, options=None, weights=None, dump=None):
         self.pass_seconds = {}
         self.options = options or Options.from_env()
         self.weights = self.weights_origin = None
@@ -71,7 +78,10 @@ class Pipeline:
         self.name = name or self.graph.outputs[0]
         if not self.name.isidentifier():
             raise ValueError(f"pipeline name must be an identifier, got {self.name!r}")
+        dumped = Dump(dump or self.options.dump_dir, self.name)
+        dumped.write("01-graph.txt", lambda: graph_text(self.graph))
         self.estimates = _check_estimates(self.graph, estimates or {})
+        self.param_values, self.assumed = resolve_estimates(self.graph, self.estimates)
         self.constraints = _check_constraints(self.graph, constraints)
         with self._timed("analyze"):
             analysis = analyze(self.graph, self.constraints)
@@ -87,17 +97,29 @@ class Pipeline:
             if self.inlined:
                 with self._timed("analyze_inlined"):
                     analysis = analyze(self.stage_graph, self.constraints)
+        dumped.write("02-inlined.txt", lambda: inlined_text(self))
+        dumped.write("03-analysis.txt", lambda: analysis_text(analysis, self.warnings))
         self.branch_free = branch_free_stages(analysis)
         self.auto = None
         with self._timed("schedule"):
             self.schedule = self._resolve_schedule(schedule)
+        if self.assumed and any(group.tile_sizes for group in self.schedule.groups):
+            warnings.warn(f"no estimate for {_listing(self.assumed)}: the optimizer assumes "
+                          f"{DEFAULT_ESTIMATE}; give estimates={{...}} to compile for the sizes "
+                          f"you run", EstimateWarning, stacklevel=3)
+        dumped.write("04-schedule.txt", lambda: schedule_text(self))
         with self._timed("plan_groups"):
-            self.group_plans = plan_groups(self.stage_graph, self.schedule, self.estimates)
+            self.group_plans = self.auto.plans if self.auto is not None else \
+                plan_groups(self.stage_graph, self.schedule, self.param_values)
+        dumped.write("05-plans.txt", lambda: plans_text(self.group_plans))
         with self._timed("generate_c"):
             self.cmodule = generate_module(self.stage_graph, self.name, self.group_plans,
                                            self.branch_free)
+        dumped.write("06-kernel.c", self.cmodule.source)
         with self._timed("build"):
             self.kernel = build(self.cmodule, self.options)
+        dumped.copy("07-build.log", self.kernel.info.path / "build.log")
+        dumped.write("passes.txt", lambda: passes_text(self.pass_seconds))
 
     def _resolve_schedule(self, schedule) -> Schedule:
         """The Schedule to generate code for: a name from SCHEDULES, a Schedule, or its text."""
@@ -107,14 +129,14 @@ class Pipeline:
             self.weights, self.weights_origin = resolve_weights(self._weights_given,
                                                                 self.options)
         if schedule == "auto":
-            self.auto = auto_schedule(self.stage_graph, self.estimates,
+            self.auto = auto_schedule(self.stage_graph, self.param_values,
                                       Machine.detect(**self.options.machine), self.weights,
                                       multilevel=self.options.multilevel)
             return self.auto.schedule
         if schedule == "greedy":
-            return greedy_schedule(self.stage_graph, self.estimates)
+            return greedy_schedule(self.stage_graph, self.param_values)
         if schedule == "greedy-cost":
-            return greedy_cost_schedule(self.stage_graph, self.estimates,
+            return greedy_cost_schedule(self.stage_graph, self.param_values,
                                         Machine.detect(**self.options.machine), self.weights)
         if isinstance(schedule, str) and ("{" in schedule or "group" in schedule):
             schedule = Schedule.parse(schedule)
@@ -132,8 +154,7 @@ class Pipeline:
 
     def memory(self) -> "MemoryEstimate":
         """Bytes of intermediate buffers at the estimates (see schedule.memory)."""
-        return memory_estimate(self.stage_graph, self.group_plans,
-                               estimate_values(self.stage_graph, self.estimates))
+        return memory_estimate(self.stage_graph, self.group_plans, self.param_values)
 
     @contextlib.contextmanager
     def _timed(self, pass_name: str):
@@ -152,6 +173,20 @@ class Pipeline:
         warnings and pass times."""
         from .report import pipeline_report
         return pipeline_report(self)
+
+    def __repr__(self):
+        groups = len(self.schedule.groups)
+        origin = "loaded from the cache" if self.build_info.cache_hit else "compiled"
+        return (f"<Pipeline {self.name}: {len(self.stage_graph.computed)} stages in {groups} "
+                f"group{'s' if groups != 1 else ''}, {origin}>")
+
+    def _repr_html_(self) -> str:
+        """Jupyter shows the stage graph (SVG through Graphviz's `dot` where it is installed),
+        else the text report."""
+        svg = render_svg(self.to_dot())
+        if svg is not None:
+            return svg
+        return f"<pre>{html.escape(self.report())}</pre>"
 
     def to_dot(self) -> str:
         """The stage DAG as compiled (after inlining) as Graphviz text, a colour per group."""
@@ -235,6 +270,34 @@ def _param_by_name(graph, key, what: str):
             return p
     raise PipelineError(f"{what} names {name!r}, which is not a parameter of the pipeline "
                         f"({', '.join(p.name for p in graph.parameters) or 'none'})")
+
+
+def resolve_estimates(graph, estimates: dict) -> tuple:
+    """(a value for every parameter, the names assumed): the estimate where given; a parameter
+    that sizes a domain without one is assumed DEFAULT_ESTIMATE; the others never reach the
+    optimizer, and get 1."""
+    sizing = {p.name for s in graph.stages
+              for e in _extent_exprs(s.func) for p in E.free_symbols(e, E.Parameter)}
+    values, assumed = {}, []
+    for p in graph.parameters:
+        if p.name in estimates:
+            values[p.name] = estimates[p.name]
+        elif p.name in sizing:
+            values[p.name] = DEFAULT_ESTIMATE
+            assumed.append(p.name)
+        else:
+            values[p.name] = 1 if p.typ.is_int else 1.0
+    return values, tuple(assumed)
+
+
+def _extent_exprs(func):
+    intervals = func.intervals + getattr(func, "reduction_intervals", ())
+    yield from (bound for iv in intervals for bound in (iv.lb, iv.ub))
+    yield from getattr(func, "extents", ())
+
+
+def _listing(names) -> str:
+    return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
 
 
 def _check_estimates(graph, estimates: dict) -> dict:

@@ -14,8 +14,10 @@ def pipeline_report(pipe) -> str:
     lines = [f"pipeline {pipe.name}: {len(pipe.graph.computed)} stages as written, "
              f"{len(pipe.stage_graph.computed)} after inlining"]
     lines.append(f"parameters: {', '.join(p.name for p in pipe.graph.parameters) or '(none)'}")
-    if pipe.estimates:
-        lines.append("estimates: " + ", ".join(f"{k}={v}" for k, v in pipe.estimates.items()))
+    if pipe.estimates or pipe.assumed:
+        lines.append("estimates: " + ", ".join(
+            [f"{k}={v}" for k, v in pipe.estimates.items()]
+            + [f"{k}={pipe.param_values[k]} (assumed: no estimate given)" for k in pipe.assumed]))
     lines.append(f"context: {analysis.context_set}")
     lines.append("stages:")
     for stage in pipe.stage_graph.stages:
@@ -44,9 +46,7 @@ def pipeline_report(pipe) -> str:
                      f"{stats.groups_costed} groups costed, rounds (limit, groups) "
                      f"{stats.rounds}")
         for i, cost in enumerate(pipe.auto.costs):
-            terms = ", ".join(f"{k} {v:.3g}" if isinstance(v, float) else f"{k} {v}"
-                              for k, v in cost.terms.items())
-            lines.append(f"  group {i}: cost {cost.cost:.4g} ({terms})")
+            lines.append(f"  group {i}: cost {cost.cost:.4g} ({cost.terms.describe()})")
     lines.append("memory: " + pipe.memory().describe(os.cpu_count() or 1))
     lines.append("warnings:" if pipe.warnings else "warnings: none")
     lines += [f"  {w}" for w in pipe.warnings]

@@ -6,7 +6,7 @@ import pytest
 from polyimage import Cast, Clamp, Float, Function, Image, Int, Interval, Max, Min, Parameter
 from polyimage import Variable
 from polyimage.graph import build_graph
-from polyimage.interp.evaluate import Evaluator
+from polyimage.algebra.evaluate import Evaluator
 from polyimage.poly.analysis import analyze
 from test_footprint import isl_points
 

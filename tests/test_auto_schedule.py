@@ -10,7 +10,8 @@ from polyimage.grouping import Machine
 from polyimage.grouping.auto import auto_schedule
 from polyimage.grouping.cost import CostModel
 from polyimage.io import load_image
-from polyimage.schedule.tiling import TiledGroup, estimate_values
+from polyimage.pipeline import resolve_estimates
+from polyimage.schedule.tiling import TiledGroup
 
 FAST_APPS = ("unsharp_mask", "harris", "bilateral_grid", "interpolate")
 MACHINE = Machine(l1_bytes=48 * 1024, l2_bytes=1024 * 1024, cores=2)
@@ -81,7 +82,7 @@ def test_multilevel_cost_offers_two_levels_that_slide():
     app = load_app("harris")
     outputs, _ = app.build()
     graph = polyimage.compile(outputs, schedule="naive").stage_graph
-    params = estimate_values(graph, app.PAPER_SIZE)
+    params = resolve_estimates(graph, app.PAPER_SIZE)[0]
     names = tuple(s.name for s in graph.computed)
     single = CostModel(graph, params, MACHINE)(names)
     two = CostModel(graph, params, MACHINE, multilevel=True)(names)
@@ -89,8 +90,8 @@ def test_multilevel_cost_offers_two_levels_that_slide():
     outer, inner = two.levels
     assert inner[0] < outer[0] and inner[1:] == outer[1:]
     assert inner[0] * inner[1] * len(names) * 4 <= MACHINE.l1_bytes
-    assert two.terms["inner tile"] == "x".join(map(str, inner))
-    assert two.terms["redundant fraction"] < single.terms["redundant fraction"]
+    assert two.terms.inner_tile == inner
+    assert two.terms.redundant_fraction < single.terms.redundant_fraction
 
 
 def test_multilevel_is_an_option_and_stays_correct(monkeypatch):

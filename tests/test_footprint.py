@@ -10,10 +10,10 @@ from apps import harris
 from polyimage import Case, Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.dsl import expr as E
 from polyimage.graph import build_graph
-from polyimage.interp.evaluate import Evaluator, subset
+from polyimage.algebra.evaluate import Evaluator, subset
 from polyimage.interp.interpreter import _case_masks
 from polyimage.poly.analysis import analyze
-from polyimage.poly.footprint import FootprintAnalyzer
+from footprint import FootprintAnalyzer
 
 R, C = Parameter(Int, "R"), Parameter(Int, "C")
 c, x, y = Variable(Int, "c"), Variable(Int, "x"), Variable(Int, "y")

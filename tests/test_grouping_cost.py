@@ -5,7 +5,7 @@ import polyimage
 from apps import bilateral_grid, harris, unsharp_mask
 from polyimage.grouping import Machine
 from polyimage.grouping.cost import Weights, group_cost
-from polyimage.schedule.tiling import estimate_values
+from polyimage.pipeline import resolve_estimates
 
 MACHINE = Machine(l1_bytes=48 * 1024, l2_bytes=1024 * 1024, cores=2)
 
@@ -13,7 +13,7 @@ MACHINE = Machine(l1_bytes=48 * 1024, l2_bytes=1024 * 1024, cores=2)
 def stage_graph(app):
     outputs, _ = app.build()
     graph = polyimage.compile(outputs).stage_graph
-    return graph, estimate_values(graph, app.PAPER_SIZE)
+    return graph, resolve_estimates(graph, app.PAPER_SIZE)[0]
 
 
 def test_fusing_saves_traffic_and_pays_for_overlap():
@@ -22,8 +22,8 @@ def test_fusing_saves_traffic_and_pays_for_overlap():
     alone = [group_cost(graph, (n,), params, MACHINE) for n in names]
     fused = group_cost(graph, names, params, MACHINE)
     assert fused.cost < sum(c.cost for c in alone)
-    assert all(c.terms["redundant fraction"] == 0 for c in alone)
-    assert fused.terms["redundant fraction"] > 0
+    assert all(c.terms.redundant_fraction == 0 for c in alone)
+    assert fused.terms.redundant_fraction > 0
     no_traffic = Weights(live_data=0.0, cleanup=0.0, overlap=1.0, spread=0.0)
     assert group_cost(graph, names, params, MACHINE, no_traffic).cost > \
         sum(group_cost(graph, (n,), params, MACHINE, no_traffic).cost for n in names[:1])
@@ -38,7 +38,7 @@ def test_tile_sizes_fill_a_cache_with_the_innermost_fixed():
     assert points * 4 <= MACHINE.l2_bytes
     weights = Weights(live_data=1.0, cleanup=0.0, overlap=0.0, spread=0.0)
     traffic = group_cost(graph, ("blurx", "mask"), params, MACHINE, weights, 128)
-    assert traffic.cost == traffic.terms["tiles"] * traffic.terms["bytes per tile"] / 2
+    assert traffic.cost == traffic.terms.tiles * traffic.terms.bytes_per_tile / 2
 
 
 def test_groups_that_cannot_be_tiled_cost_infinity():

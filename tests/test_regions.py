@@ -7,7 +7,7 @@ import pytest
 
 from apps import harris
 from polyimage.graph import build_graph
-from polyimage.poly.regions import infer_regions, tile_variables
+from polyimage.schedule.regions import infer_regions, tile_variables
 from test_footprint import blur_chain, brute_force, channel_stencil, pyramid
 
 
@@ -17,7 +17,7 @@ def check_regions(outputs, params, tile_sizes, exact_boxes=True):
     tile_vars = tile_variables(len(tile_sizes))
     regions = infer_regions(graph, group, graph.outputs, tile_sizes, tile_vars)
     out = graph.stage(graph.outputs[0]).func
-    from polyimage.arguments import evaluate_scalar
+    from polyimage.algebra.evaluate import evaluate_scalar
     extents = [evaluate_scalar(iv.ub, params) - evaluate_scalar(iv.lb, params) + 1
                for iv in out.intervals]
     tiles = np.array(list(itertools.product(*[range(-(-e // t))

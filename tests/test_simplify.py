@@ -6,8 +6,8 @@ import pytest
 
 from polyimage.dsl import expr as E
 from polyimage.dsl.printer import format_expr
-from polyimage.interp.evaluate import Evaluator
-from polyimage.poly.simplify import simplify
+from polyimage.algebra.evaluate import Evaluator
+from polyimage.algebra.simplify import simplify
 
 A, B = E.Variable(E.Long, "a"), E.Variable(E.Long, "b")
 N = E.Parameter(E.Long, "N")

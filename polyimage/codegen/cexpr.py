@@ -13,7 +13,7 @@ import numpy as np
 from ..dsl import expr as E
 from ..dsl import libm
 from ..dsl.types import ScalarType
-from ..poly.affine import is_affine
+from ..algebra.affine import is_affine
 from .names import PREFIX
 
 _NARROW = {"int8_t", "uint8_t", "int16_t", "uint16_t"}

@@ -12,9 +12,8 @@ from ..dsl.constructs import Image
 from ..graph.dag import StageGraph
 from .cexpr import CExprPrinter, helper_source
 from .names import PREFIX, NameRegistry
-from ..schedule.plan import Schedule
 from ..schedule.memory import buffer_lifetimes
-from ..schedule.tiling import UntiledGroup, plan_groups
+from ..schedule.tiling import UntiledGroup
 from .loops import LoopEmitter, StageStorage, gathered_stages, storage_type
 from .tiled import TiledEmitter
 
@@ -60,10 +59,9 @@ class CModule:
     outputs: tuple
 
 
-def generate_module(graph: StageGraph, name: str, plans=None,
-                    branch_free=frozenset()) -> CModule:
-    """C source of `graph` run as the group `plans` (schedule.tiling; default: naive); stages
-    in `branch_free` evaluate their Cases eagerly (see poly.bounds.branch_free_stages)."""
+def generate_module(graph: StageGraph, name: str, plans, branch_free=frozenset()) -> CModule:
+    """C source of `graph` run as the group `plans` (schedule.tiling); stages in `branch_free`
+    evaluate their Cases eagerly (see poly.bounds.branch_free_stages)."""
     names = NameRegistry()
     function = "pipeline_" + re.sub(r"\W", "_", name, flags=re.ASCII)
     for p in graph.parameters:
@@ -73,7 +71,6 @@ def generate_module(graph: StageGraph, name: str, plans=None,
     for s in graph.stages:
         for v in s.func.variables + getattr(s.func, "reduction_variables", ()):
             names.name(v, v.name)
-    plans = plans or plan_groups(graph, Schedule.naive(graph), {})
     helpers = set()
     printer = CExprPrinter(names, None, helpers)
     inputs = tuple(sorted(img.name for img in graph.images))
@@ -117,9 +114,9 @@ def generate_module(graph: StageGraph, name: str, plans=None,
             for stage_name in plan.members:
                 body += untiled.stage(by_name[stage_name])
         else:
-            emitter = TiledEmitter(graph, names, helpers, storage, plan, i, branch_free)
-            body += emitter.group()
-            functions += emitter.all_functions()
+            code = TiledEmitter(graph, names, helpers, storage, plan, i, branch_free).code()
+            body += code.body
+            functions += code.functions
         for stage_name, (_, last) in lifetimes.items():
             if last == i:
                 buf = names[by_name[stage_name]]

@@ -14,7 +14,7 @@ import contextlib
 from ..dsl import expr as E
 from ..dsl.constructs import Image, Reduction
 from ..graph.dag import StageGraph, definition_exprs
-from ..poly.affine import data_dependent
+from ..algebra.affine import data_dependent
 from .cexpr import CExprPrinter, wide_name
 from .split import case_breakpoints
 from .names import PREFIX

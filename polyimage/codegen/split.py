@@ -13,8 +13,8 @@ not overflow their type.
 from __future__ import annotations
 
 from ..dsl import expr as E
-from ..poly.affine import is_affine
-from ..poly.regions import as_long
+from ..algebra.affine import is_affine
+from ..algebra.intervals import as_long
 
 MAX_COEFFICIENT = 1 << 10
 MAX_BREAKPOINTS = 16

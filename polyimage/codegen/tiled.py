@@ -9,10 +9,20 @@ only the rows its previous inner tile did not (checked at run time, so it is alw
 """
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from ..schedule.tiling import tile_span
 from .cexpr import wide_name
 from .loops import LoopEmitter, StageStorage
 from .names import PREFIX
+
+
+@dataclass(frozen=True)
+class GroupCode:
+    """C lines of a tiled group: statements for the entry function, and static functions."""
+
+    body: list
+    functions: list
 
 
 class TiledEmitter(LoopEmitter):
@@ -35,8 +45,7 @@ class TiledEmitter(LoopEmitter):
             store.lb = [f"{PREFIX}org{index}_{names[func]}_{d}" for d in range(func.ndim)]
             store.n = [f"{PREFIX}ext{index}_{names[func]}_{d}" for d in range(func.ndim)]
             local[name] = self.scratch[name] = store
-        self.array = self.v("rg")
-        self.functions = []
+        self.array, self.functions = self.v("rg"), []
         super().__init__(graph, _SymbolNames(self, names), helpers, local, branch_free)
 
     def symbol(self, sym) -> str:
@@ -48,7 +57,15 @@ class TiledEmitter(LoopEmitter):
     def v(self, name: str) -> str:
         return f"{PREFIX}{name}{self.index}"
 
-    def group(self) -> list:
+    def code(self) -> GroupCode:
+        """The group's code: the statements of the entry function and the static functions
+        they call (the region function first, then the outlined nests). Each call starts
+        afresh, so the result depends only on the plan."""
+        self.array, self.functions = self.v("rg"), []
+        body = self._group()
+        return GroupCode(body, self._regions_function() + [""] + self.functions)
+
+    def _group(self) -> list:
         plan, rank = self.plan, len(self.plan.tile_sizes[0])
         outer = plan.tile_sizes[0]
         self.lines = []
@@ -128,11 +145,7 @@ class TiledEmitter(LoopEmitter):
         self.emit("const int64_t " + ", ".join(f"{PREFIX}r{k} = {self.array}[{k}]"
                                                for k in range(len(self.slot))) + ";", depth)
 
-    def all_functions(self) -> list:
-        """The static functions the group's code calls: regions first, then the nests."""
-        return self.regions_function() + [""] + self.functions
-
-    def regions_function(self) -> list:
+    def _regions_function(self) -> list:
         """A function computing every member's region, consumers first (live-ins are not
         needed), from the tile's bounds: kept out of the tile loops, whose register
         allocation it would otherwise swamp."""

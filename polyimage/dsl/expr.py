@@ -15,6 +15,7 @@ import numbers
 import numpy as np
 
 from . import libm
+from .printer import format_expr
 from .types import Bool, Double, Long, ScalarType, as_type, promote, type_of_dtype
 
 __all__ = ["Expr", "Const", "Symbol", "Variable", "Parameter", "BinOp", "Neg", "Call", "Cast",
@@ -139,7 +140,6 @@ class Expr:
     __hash__ = object.__hash__
 
     def __str__(self):
-        from .printer import format_expr
         return format_expr(self)
 
     def __repr__(self):

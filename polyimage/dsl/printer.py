@@ -1,7 +1,6 @@
-"""DSL-like text of expressions, for error messages and reports."""
+"""DSL-like text of expressions, for error messages and reports. It reads nodes by their class
+name and fields only, so that expr (which prints through it) need not be imported here."""
 from __future__ import annotations
-
-from . import expr as E
 
 _PREC = {"||": 1, "&&": 2, "cmp": 3, "+": 4, "-": 4, "*": 5, "/": 5, "//": 5, "%": 5}
 
@@ -14,34 +13,47 @@ def _paren(text: str, prec: int, outer: int) -> str:
     return f"({text})" if prec < outer else text
 
 
+def _args(args) -> str:
+    return ", ".join(_fmt(a, 0) for a in args)
+
+
+def _binop(e, outer):
+    if e.op in ("min", "max"):
+        return f"{e.op.capitalize()}({_args((e.a, e.b))})"
+    prec = _PREC[e.op]
+    return _paren(f"{_fmt(e.a, prec)} {e.op} {_fmt(e.b, prec + 1)}", prec, outer)
+
+
+def _condition(e, outer):
+    prec = _PREC["cmp"]
+    return _paren(f"{_fmt(e.lhs, prec + 1)} {e.op} {_fmt(e.rhs, prec + 1)}", prec, outer)
+
+
+def _logic(e, outer):
+    prec = _PREC[e.op]
+    word = "&" if e.op == "&&" else "|"
+    return _paren(f"{_fmt(e.a, prec)} {word} {_fmt(e.b, prec + 1)}", prec, outer)
+
+
+_FORMS = {
+    "Const": lambda e, outer: repr(e.value),
+    "Variable": lambda e, outer: e.name,
+    "Parameter": lambda e, outer: e.name,
+    "Reference": lambda e, outer: f"{e.func.name}({_args(e.args)})",
+    "BinOp": _binop,
+    "Neg": lambda e, outer: f"-{_fmt(e.a, 6)}",
+    "Call": lambda e, outer: f"{e.fn.capitalize()}({_args(e.args)})",
+    "Cast": lambda e, outer: f"Cast({e.typ}, {_fmt(e.a, 0)})",
+    "Select": lambda e, outer: f"Select({_args((e.cond, e.a, e.b))})",
+    "Condition": _condition,
+    "Logic": _logic,
+    "Not": lambda e, outer: f"~({_fmt(e.a, 0)})",
+}
+
+
 def _fmt(e, outer: int) -> str:
-    if isinstance(e, E.Const):
-        return repr(e.value)
-    if isinstance(e, E.Symbol):
-        return e.name
-    if isinstance(e, E.Reference):
-        return f"{e.func.name}({', '.join(_fmt(a, 0) for a in e.args)})"
-    if isinstance(e, E.BinOp):
-        if e.op in ("min", "max"):
-            return f"{e.op.capitalize()}({_fmt(e.a, 0)}, {_fmt(e.b, 0)})"
-        prec = _PREC[e.op]
-        text = f"{_fmt(e.a, prec)} {e.op} {_fmt(e.b, prec + 1)}"
-        return _paren(text, prec, outer)
-    if isinstance(e, E.Neg):
-        return f"-{_fmt(e.a, 6)}"
-    if isinstance(e, E.Call):
-        return f"{e.fn.capitalize()}({', '.join(_fmt(a, 0) for a in e.args)})"
-    if isinstance(e, E.Cast):
-        return f"Cast({e.typ}, {_fmt(e.a, 0)})"
-    if isinstance(e, E.Select):
-        return f"Select({_fmt(e.cond, 0)}, {_fmt(e.a, 0)}, {_fmt(e.b, 0)})"
-    if isinstance(e, E.Condition):
-        prec = _PREC["cmp"]
-        return _paren(f"{_fmt(e.lhs, prec + 1)} {e.op} {_fmt(e.rhs, prec + 1)}", prec, outer)
-    if isinstance(e, E.Logic):
-        prec = _PREC[e.op]
-        word = "&" if e.op == "&&" else "|"
-        return _paren(f"{_fmt(e.a, prec)} {word} {_fmt(e.b, prec + 1)}", prec, outer)
-    if isinstance(e, E.Not):
-        return f"~({_fmt(e.a, 0)})"
+    for cls in type(e).__mro__:
+        form = _FORMS.get(cls.__name__)
+        if form is not None:
+            return form(e, outer)
     return object.__repr__(e)

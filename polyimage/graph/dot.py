@@ -1,5 +1,8 @@
-"""Graphviz text of the stage DAG (returns a string; rendering is left to `dot`)."""
+"""Graphviz text of the stage DAG, and its SVG where Graphviz's `dot` is installed."""
 from __future__ import annotations
+
+import shutil
+import subprocess
 
 from .dag import StageGraph
 
@@ -28,3 +31,17 @@ def to_dot(graph: StageGraph, name: str = "pipeline", groups=None) -> str:
             lines.append(f'    "{producer}" -> "{stage.name}";')
     lines.append("}")
     return "\n".join(lines) + "\n"
+
+
+def render_svg(dot_text: str):
+    """SVG text of a Graphviz graph through the `dot` command, or None where it is missing or
+    fails."""
+    dot = shutil.which("dot")
+    if dot is None:
+        return None
+    try:
+        done = subprocess.run([dot, "-Tsvg"], input=dot_text, capture_output=True, text=True,
+                              timeout=60)
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout if done.returncode == 0 and "<svg" in done.stdout else None

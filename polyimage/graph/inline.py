@@ -15,7 +15,7 @@ import itertools
 
 from ..dsl import expr as E
 from ..dsl.constructs import Case, Image, Reduce, Reduction
-from ..poly.affine import data_dependent, linear_form
+from ..algebra.affine import data_dependent, linear_form
 from .dag import StageGraph, build_graph, definition_exprs
 
 

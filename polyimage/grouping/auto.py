@@ -5,7 +5,7 @@ import time
 from dataclasses import dataclass
 
 from ..schedule.plan import GroupSchedule, Schedule
-from ..schedule.tiling import estimate_values
+from ..schedule.tiling import with_tiles
 from .cost import CostModel, Weights
 from .dp import FusionDag, GroupingStats, incremental_grouping
 from .machine import Machine
@@ -17,20 +17,21 @@ MAX_STATES = 2000
 
 @dataclass(frozen=True)
 class AutoResult:
-    """The schedule chosen, each group's cost (terms included), and the search statistics."""
+    """The schedule chosen, each group's plan (what code generation runs) and cost (terms
+    included), and the search statistics."""
 
     schedule: Schedule
+    plans: tuple
     costs: tuple
     stats: GroupingStats
 
 
-def auto_schedule(graph, estimates, machine: Machine = None, weights: Weights = Weights(),
+def auto_schedule(graph, params, machine: Machine = None, weights: Weights = Weights(),
                   initial_limit=INITIAL_LIMIT, step=STEP, max_states=MAX_STATES,
                   multilevel=False) -> AutoResult:
     """The cheapest grouping the bounded incremental DP finds, with its tile sizes (two levels
-    where the multi-level cost prefers them)."""
+    where the multi-level cost prefers them); `params`: the parameter values at the estimates."""
     machine = machine or Machine.detect()
-    params = estimate_values(graph, estimates)
     order = {s.name: k for k, s in enumerate(graph.stages)}
     costs, model = {}, CostModel(graph, params, machine, weights, multilevel=multilevel)
 
@@ -47,4 +48,5 @@ def auto_schedule(graph, estimates, machine: Machine = None, weights: Weights = 
     stats.seconds = time.perf_counter() - start
     chosen = [tuple(sorted(g, key=order.get)) for g in groups]
     schedule = Schedule(tuple(GroupSchedule(g, costs[g].levels) for g in chosen))
-    return AutoResult(schedule, tuple(costs[g] for g in chosen), stats)
+    plans = tuple(with_tiles(model.plan(g), costs[g].levels) for g in chosen)
+    return AutoResult(schedule, plans, tuple(costs[g] for g in chosen), stats)

@@ -18,6 +18,7 @@ cost L2_BYTE of a memory byte, so inner tiles in L1 can pay for their bookkeepin
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -25,9 +26,8 @@ import numpy as np
 
 from ..dsl import expr as E
 from ..graph.dag import definition_exprs
-from ..interp.evaluate import Evaluator
-from ..schedule.plan import tile_rank
-from ..schedule.tiling import UntiledGroup, extent, plan_group, scalar
+from ..algebra.evaluate import Evaluator
+from ..schedule.tiling import UntiledGroup, extent, scalar, tiling_plan
 
 DEFAULT_INNERMOST = 256
 L2_BYTE = 0.1
@@ -46,13 +46,39 @@ class Weights:
 
 
 @dataclass(frozen=True)
+class CostTerms:
+    """What a group's cost is made of, per tile: bytes moved outside the scratchpads,
+    operations, the share of recomputed points; and over the group: tiles, cores idle in the
+    last round, the spread of member sizes. An untiled group has only `untiled`, the reason."""
+
+    bytes_per_tile: float = 0.0
+    ops_per_tile: float = 0.0
+    tiles: int = 0
+    redundant_fraction: float = 0.0
+    idle_cores: int = 0
+    size_spread: float = 0.0
+    inner_tile: tuple = ()
+    untiled: str = ""
+
+    def describe(self) -> str:
+        if self.untiled:
+            return f"untiled: {self.untiled}"
+        text = (f"bytes per tile {self.bytes_per_tile:.3g}, ops per tile {self.ops_per_tile:.3g}"
+                f", tiles {self.tiles}, redundant fraction {self.redundant_fraction:.3g}, idle "
+                f"cores in the last round {self.idle_cores}, size spread {self.size_spread:.3g}")
+        if self.inner_tile:
+            text += f", inner tile {'x'.join(map(str, self.inner_tile))}"
+        return text
+
+
+@dataclass(frozen=True)
 class GroupCost:
     """A group's cost, the tile sizes per level it was computed for (() when untiled: one
     level, or an outer and an inner level) and its terms."""
 
     cost: float
     levels: tuple
-    terms: dict
+    terms: CostTerms
 
     @property
     def tile_sizes(self) -> tuple:
@@ -69,7 +95,14 @@ class CostModel:
         self.graph, self.params, self.machine = graph, params, machine
         self.weights, self.innermost, self.multilevel = weights, innermost, multilevel
         self.evaluate = Evaluator({}, {}, params)
-        self._points, self._ops = {}, {}
+        self._points, self._ops, self._plans = {}, {}, {}
+
+    def plan(self, stages):
+        """The tile-size-free plan of a group (schedule.tiling.tiling_plan), made once."""
+        key = tuple(stages)
+        if key not in self._plans:
+            self._plans[key] = tiling_plan(self.graph, key, self.params)
+        return self._plans[key]
 
     def points(self, name) -> int:
         """Points of the stage's whole domain at the parameters."""
@@ -92,11 +125,10 @@ class CostModel:
     def __call__(self, stages) -> GroupCost:
         """GroupCost of running `stages` as one group (math.inf when they cannot be tiled)."""
         graph, machine = self.graph, self.machine
-        plan = plan_group(graph, stages, ((1,) * tile_rank(graph, stages),), self.params,
-                          simplified=False)
+        plan = self.plan(stages)
         if isinstance(plan, UntiledGroup):
             cost = math.inf if len(stages) > 1 else self._untiled(stages[0])
-            return GroupCost(cost, (), {"untiled": plan.reason})
+            return GroupCost(cost, (), CostTerms(untiled=plan.reason))
         sizes = [extent(self.evaluate, iv) for iv in graph.stage(plan.anchor).func.intervals]
         probe = self.measure(plan, [tuple(min(s, 32) for s in sizes)])[0]
         candidates = []
@@ -134,7 +166,7 @@ class CostModel:
         result = self._combine(plan, l2_measured, l2_tiles, sizes,
                                resident=inner_measured["scratch_bytes"])
         return GroupCost(result.cost, (tuple(l2_tiles), inner),
-                         dict(result.terms, **{"inner tile": "x".join(map(str, inner))}))
+                         dataclasses.replace(result.terms, inner_tile=inner))
 
     def measure(self, plan, candidates) -> list:
         """Volumes of one tile in the middle of the anchor's domain, for each tile-size tuple
@@ -200,9 +232,8 @@ class CostModel:
         spread = float(np.std(ratios)) if len(ratios) > 1 else 0.0
         time = n_tiles * tile_time / cores
         cost = time + weights.cleanup * tile_time * idle / cores + weights.spread * spread * time
-        terms = {"bytes per tile": traffic, "ops per tile": ops, "tiles": n_tiles,
-                 "redundant fraction": measured["redundant"] / max(measured["computed"], 1),
-                 "idle cores in the last round": idle, "size spread": spread}
+        terms = CostTerms(traffic, ops, n_tiles,
+                          measured["redundant"] / max(measured["computed"], 1), idle, spread)
         return GroupCost(cost, (tuple(int(t) for t in tiles),), terms)
 
     def _untiled(self, name) -> float:
@@ -222,7 +253,7 @@ def group_cost(graph, stages, params, machine, weights=Weights(), innermost=DEFA
 
 def redundant_fraction(graph, stages, params, tiles):
     """The share of recomputed points of `stages` at tile sizes `tiles` (None: untileable)."""
-    plan = plan_group(graph, stages, (tuple(tiles),), params, simplified=False)
+    plan = tiling_plan(graph, stages, params)
     if isinstance(plan, UntiledGroup):
         return None
     measured = CostModel(graph, params, None).measure(plan, [tuple(tiles)])[0]

@@ -10,7 +10,6 @@ saves anything; tile sizes come from the cost function.
 from __future__ import annotations
 
 from ..schedule.plan import GroupSchedule, Schedule, tile_rank
-from ..schedule.tiling import estimate_values
 from .cost import CostModel, Weights, redundant_fraction
 
 OVERLAP_THRESHOLD = 0.4
@@ -21,8 +20,7 @@ def fixed_tiles(rank: int) -> tuple:
     return ((1,) * max(rank - 2, 0) + (32, 256))[-rank:]
 
 
-def greedy_schedule(graph, estimates, threshold=OVERLAP_THRESHOLD) -> Schedule:
-    params = estimate_values(graph, estimates)
+def greedy_schedule(graph, params, threshold=OVERLAP_THRESHOLD) -> Schedule:
     groups = _singletons(graph)
     merged = True
     while merged:
@@ -42,8 +40,7 @@ def greedy_schedule(graph, estimates, threshold=OVERLAP_THRESHOLD) -> Schedule:
     return _schedule(graph, groups, lambda stages: _fixed_or_untiled(graph, stages, params))
 
 
-def greedy_cost_schedule(graph, estimates, machine, weights=Weights()) -> Schedule:
-    params = estimate_values(graph, estimates)
+def greedy_cost_schedule(graph, params, machine, weights=Weights()) -> Schedule:
     costs, model = {}, CostModel(graph, params, machine, weights)
 
     def cost(group):

@@ -10,6 +10,8 @@ import os
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..config import positive
+
 SYSFS_CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
 FALLBACK_L1_BYTES = 32 * 1024
 FALLBACK_L2_BYTES = 512 * 1024
@@ -61,14 +63,3 @@ def _cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
-
-
-def positive(name, value) -> int:
-    """`value` as a positive int, or ValueError naming `name`."""
-    try:
-        number = int(value)
-    except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a positive integer, got {value!r}") from None
-    if number < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return number

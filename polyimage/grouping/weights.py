@@ -30,20 +30,6 @@ def weights_from(values, source: str) -> Weights:
     return Weights(**checked)
 
 
-def parse_weights_text(text: str, source: str) -> dict:
-    """`live_data=1,overlap=0.3` -> {"live_data": 1.0, "overlap": 0.3}."""
-    values = {}
-    for item in filter(None, (part.strip() for part in text.split(","))):
-        name, sep, number = item.partition("=")
-        try:
-            values[name.strip()] = float(number)
-        except ValueError:
-            raise ValueError(f"{source}: expected NAME=NUMBER, got {item!r}") from None
-        if not sep:
-            raise ValueError(f"{source}: expected NAME=NUMBER, got {item!r}")
-    return values
-
-
 def resolve_weights(given, options) -> tuple:
     """(Weights, where they came from) by the precedence in the module docstring."""
     if given is not None:

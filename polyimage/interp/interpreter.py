@@ -11,7 +11,7 @@ from ..arguments import bind_arguments
 from ..dsl.constructs import Image, Reduction
 from ..graph.dag import build_graph
 from ..poly.bounds import check_bounds
-from .evaluate import Evaluator, subset
+from ..algebra.evaluate import Evaluator, subset
 
 __all__ = ["interpret"]
 

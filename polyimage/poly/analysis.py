@@ -14,7 +14,7 @@ from ..dsl import expr as E
 from ..dsl.constructs import Image, Reduction
 from ..errors import PipelineError
 from ..graph.dag import StageGraph
-from .affine import is_affine
+from ..algebra.affine import is_affine
 from .isl_util import NotAffine, StageSpace
 
 REDUCTION_SUFFIX = "__red"

@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from ..errors import BoundsError, UncoveredReadWarning
-from ..interp.evaluate import Evaluator
+from ..algebra.evaluate import Evaluator
 from .analysis import Access, PolyAnalysis, analyze
 
 

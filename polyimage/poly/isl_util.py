@@ -9,7 +9,7 @@ from __future__ import annotations
 import islpy as isl
 
 from ..dsl import expr as E
-from .affine import is_affine
+from ..algebra.affine import is_affine
 
 
 class NotAffine(Exception):

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..interp.evaluate import Evaluator
+from ..algebra.evaluate import Evaluator
 from .tiling import UntiledGroup, scalar, tile_span
 
 MAX_TILES_EVALUATED = 20000

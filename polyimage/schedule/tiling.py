@@ -10,6 +10,7 @@ straight into their full buffers over the owned box.
 """
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
@@ -18,13 +19,14 @@ import numpy as np
 from ..dsl import expr as E
 from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs
-from ..interp.evaluate import Evaluator
-from ..poly.affine import data_dependent
-from ..poly.regions import Regions, as_long, infer_group_regions
-from ..poly.simplify import expr_key, simplify
+from ..algebra.evaluate import Evaluator
+from ..algebra.affine import data_dependent
+from ..algebra.intervals import as_long
+from .regions import Regions, infer_group_regions
+from ..algebra.simplify import expr_key, simplify
 from .plan import liveouts as group_liveouts
+from .plan import tile_rank
 
-DEFAULT_ESTIMATE = 1024
 MAX_SCALE_LOG2 = 8
 
 
@@ -53,7 +55,8 @@ class TiledGroup:
     tile_lo/tile_hi: Variables for the tile's interval per tile dimension; first: the start of
     the first tile per dimension (owns the live-out dimensions the anchor lacks); spans: the
     tile space's extent per dimension as (live-out, dimension, scale p/q) triples to bound the
-    tile loops; owned: each live-out's normalized owned box; regions: per member region.
+    tile loops; owned: each live-out's normalized owned box; regions: per member region;
+    anchor_variables: the names of the anchor's variables (the tile space's dimensions).
     """
 
     members: tuple
@@ -69,36 +72,55 @@ class TiledGroup:
     regions: Regions
     nests: tuple
     anchor: str = ""
+    anchor_variables: tuple = ()
 
     @property
     def levels(self) -> int:
         return len(self.tile_sizes)
 
 
-def estimate_values(graph, estimates) -> dict:
-    """A value for every parameter: its estimate, or DEFAULT_ESTIMATE (1.0 for floats)."""
-    return {p.name: estimates.get(p.name, DEFAULT_ESTIMATE if p.typ.is_int else 1.0)
-            for p in graph.parameters}
-
-
-def plan_groups(graph, schedule, estimates) -> tuple:
-    """One UntiledGroup or TiledGroup per group of `schedule`, in order."""
-    params = estimate_values(graph, estimates)
+def plan_groups(graph, schedule, params) -> tuple:
+    """One UntiledGroup or TiledGroup per group of `schedule`, in order; `params` holds a value
+    for every parameter that sizes a domain (the estimates, resolved by the driver)."""
     return tuple(plan_group(graph, g.stages, g.tile_sizes, params) for g in schedule.groups)
 
 
-def plan_group(graph, stages, tile_sizes, params, simplified=True):
-    """The UntiledGroup or TiledGroup of `stages`; `simplified=False` skips simplifying the
-    region bounds (for the cost model, which only evaluates them)."""
-    order = [s.name for s in graph.stages]
-    members = tuple(sorted(stages, key=order.index))
+def plan_group(graph, stages, tile_sizes, params):
+    """The UntiledGroup or TiledGroup of `stages` run with `tile_sizes` (one or two levels)."""
     if not tile_sizes:
-        return UntiledGroup(members, "untiled in the schedule")
+        return UntiledGroup(_ordered(graph, stages), "untiled in the schedule")
+    return with_tiles(tiling_plan(graph, stages, params), tile_sizes)
+
+
+def with_tiles(plan, tile_sizes):
+    """`plan` (from tiling_plan) run with `tile_sizes`: an UntiledGroup stays one, and () makes
+    one of a TiledGroup."""
+    if isinstance(plan, UntiledGroup):
+        return plan
+    if not tile_sizes:
+        return UntiledGroup(plan.members, "untiled in the schedule")
+    slide = next((d for d in range(len(tile_sizes[0])) if len(tile_sizes) == 2
+                  and tile_sizes[1][d] < tile_sizes[0][d]), None)
+    if slide is not None:
+        slide = (slide, plan.anchor_variables[slide])
+    return dataclasses.replace(plan, tile_sizes=tuple(tile_sizes), slide=slide)
+
+
+def _ordered(graph, stages) -> tuple:
+    order = [s.name for s in graph.stages]
+    return tuple(sorted(stages, key=order.index))
+
+
+def tiling_plan(graph, stages, params):
+    """Everything about running `stages` as overlapped tiles that does not depend on the tile
+    sizes (a TiledGroup without them), or the UntiledGroup saying why they cannot be tiled.
+    Tile sizes are added by `with_tiles`; the cost model plans each group once this way."""
+    members = _ordered(graph, stages)
     reason = untileable_reason(graph, members)
     if reason:
         return UntiledGroup(members, reason)
     outs = group_liveouts(graph, members)
-    rank = len(tile_sizes[0])
+    rank = tile_rank(graph, members)
     anchor = max(reversed(outs), key=lambda n: graph.stage(n).func.ndim)
     tile_lo = tuple(E.Variable(E.Long, f"tile_lo{d}") for d in range(rank))
     tile_hi = tuple(E.Variable(E.Long, f"tile_hi{d}") for d in range(rank))
@@ -112,15 +134,12 @@ def plan_group(graph, stages, tile_sizes, params, simplified=True):
             if d is not None:
                 spans.append((name, j, d, p, q))
         owned[name] = _owned_box(func, alignment, tile_lo, tile_hi, first, rank)
-    regions = infer_group_regions(graph, members, owned, tile_lo + tile_hi + first, simplified)
+    regions = infer_group_regions(graph, members, owned, tile_lo + tile_hi + first)
     scratch = tuple(n for n in members if n not in outs or any(
         c in members for c in graph.stage(n).consumers))
-    slide = next((d for d in range(rank) if len(tile_sizes) == 2
-                  and tile_sizes[1][d] < tile_sizes[0][d]), None)
-    slide = None if slide is None else (slide, anchor_func.variables[slide].name)
-    return TiledGroup(members, outs, scratch, tuple(tile_sizes), slide, tile_lo, tile_hi,
-                      first, tuple(spans), owned, regions, _nests(graph, members, scratch,
-                                                                 regions, owned), anchor)
+    return TiledGroup(members, outs, scratch, (), None, tile_lo, tile_hi, first, tuple(spans),
+                      owned, regions, _nests(graph, members, scratch, regions, owned), anchor,
+                      tuple(v.name for v in anchor_func.variables))
 
 
 def untileable_reason(graph, members):

@@ -20,8 +20,9 @@ import numpy as np
 from ..dsl import expr as E
 from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs
-from ..interp.evaluate import Evaluator
-from .simplify import expr_key, simplify
+from ..algebra.evaluate import Evaluator
+from ..algebra.intervals import as_long, index_interval
+from ..algebra.simplify import expr_key, simplify
 
 
 @dataclass(frozen=True)
@@ -82,12 +83,9 @@ def infer_regions(graph, group, liveouts, tile_sizes, tile_vars=None) -> Regions
     return infer_group_regions(graph, group, boxes, tile_vars)
 
 
-def infer_group_regions(graph, group, liveout_boxes, tile_vars, simplified=True) -> Regions:
+def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
     """Regions as in `infer_regions`, from given boxes of the live-outs: {name: [(low, high)
-    per dimension]} as Long DSL expressions in `tile_vars` and the parameters. Without
-    `simplified`, bounds are left as built (equal values, faster to infer; the cost model
-    only evaluates them)."""
-    tidy = simplify if simplified else (lambda e: e)
+    per dimension]} as Long DSL expressions in `tile_vars` and the parameters."""
     order = [s.name for s in graph.stages]
     members = sorted(set(group), key=order.index)
     pending = {name: [box] for name, box in liveout_boxes.items()}
@@ -96,14 +94,14 @@ def infer_group_regions(graph, group, liveout_boxes, tile_vars, simplified=True)
         if name not in pending:
             continue
         func = graph.stage(name).func
-        region = _clip(name, _union(pending.pop(name)), func, tidy)
+        region = _clip(name, _union(pending.pop(name)), func)
         key = tuple(expr_key(e) for bound in region.bounds for e in bound)
         region = regions[name] = Region(region.bounds, same.setdefault(key, region.symbols))
         for ref, env in _reads(func, region):
-            box = [_index_interval(a, env, ref.func.intervals[d]) for d, a in enumerate(ref.args)]
+            box = [index_interval(a, env, ref.func.intervals[d]) for d, a in enumerate(ref.args)]
             pending.setdefault(ref.func.name, []).append(box)
     for name in sorted(pending, key=order.index):
-        regions[name] = _clip(name, _union(pending[name]), graph.stage(name).func, tidy)
+        regions[name] = _clip(name, _union(pending[name]), graph.stage(name).func)
     return Regions(tuple(tile_vars), regions)
 
 
@@ -126,11 +124,6 @@ def _reads(func, region):
             yield ref, env
 
 
-def as_long(e):
-    """`e` as a Long expression (a Cast unless it already is one)."""
-    return e if e.typ is E.Long else E.Cast(E.Long, e)
-
-
 def _union(boxes) -> tuple:
     first = boxes[0]
     result = []
@@ -142,65 +135,9 @@ def _union(boxes) -> tuple:
     return tuple(result)
 
 
-def _clip(name, bounds, func, tidy) -> Region:
-    clipped = tuple((tidy(E.Max(lo, as_long(iv.lb))), tidy(E.Min(hi, as_long(iv.ub))))
+def _clip(name, bounds, func) -> Region:
+    clipped = tuple((simplify(E.Max(lo, as_long(iv.lb))), simplify(E.Min(hi, as_long(iv.ub))))
                     for (lo, hi), iv in zip(bounds, func.intervals))
     symbols = tuple((E.Variable(E.Long, f"{name}_lo{d}"), E.Variable(E.Long, f"{name}_hi{d}"))
                     for d in range(func.ndim))
     return Region(clipped, symbols)
-
-
-def _index_interval(e, env, interval):
-    """(low, high) of integer expression `e` when its variables range over `env`; the whole
-    producer interval where it is not affine."""
-    try:
-        return _interval(e, env)
-    except _NotMonotone:
-        return as_long(interval.lb), as_long(interval.ub)
-
-
-class _NotMonotone(Exception):
-    pass
-
-
-def _interval(e, env):
-    if isinstance(e, E.Const) and isinstance(e.value, int):
-        c = E.Const(e.value, E.Long)
-        return c, c
-    if isinstance(e, E.Parameter) and e.typ.is_int:
-        return as_long(e), as_long(e)
-    if isinstance(e, E.Variable) and id(e) in env:
-        return env[id(e)]
-    if isinstance(e, E.Cast) and e.typ.is_int and e.a.typ.is_int \
-            and e.typ.max_value() >= e.a.typ.max_value() and e.typ.min_value() <= e.a.typ.min_value():
-        return _interval(e.a, env)
-    if isinstance(e, E.Neg):
-        lo, hi = _interval(e.a, env)
-        return -hi, -lo
-    if isinstance(e, E.BinOp):
-        return _binop_interval(e, env)
-    raise _NotMonotone(str(e))
-
-
-def _binop_interval(e, env):
-    if e.op in ("+", "-", "min", "max"):
-        (alo, ahi), (blo, bhi) = _interval(e.a, env), _interval(e.b, env)
-        if e.op == "+":
-            return alo + blo, ahi + bhi
-        if e.op == "-":
-            return alo - bhi, ahi - blo
-        combine = E.Min if e.op == "min" else E.Max
-        return combine(alo, blo), combine(ahi, bhi)
-    const, other = (e.a, e.b) if isinstance(e.a, E.Const) else (e.b, e.a)
-    if not (isinstance(const, E.Const) and isinstance(const.value, int)):
-        raise _NotMonotone(str(e))
-    k = const.value
-    if e.op == "*":
-        lo, hi = _interval(other, env)
-        return (lo * k, hi * k) if k >= 0 else (hi * k, lo * k)
-    if e.op == "//" and const is e.b and k != 0:
-        lo, hi = _interval(e.a, env)
-        return (lo // k, hi // k) if k > 0 else (hi // k, lo // k)
-    if e.op == "%" and const is e.b and k != 0:
-        return E.Const(min(0, k + 1), E.Long), E.Const(max(0, k - 1), E.Long)
-    raise _NotMonotone(str(e))

@@ -1,4 +1,5 @@
-"""Footprints of a tile of a group: backward slicing through access maps (seed paper 000).
+"""Test oracle: exact footprints of a tile of a group (the regions the compiler infers by interval
+arithmetic must contain them): backward slicing through access maps (seed paper 000).
 
 Given a group of stages, its live-outs and tile sizes, a tile `T[o]` of the live-outs' iteration
 space covers `lb + t*o <= x < lb + t*(o+1)`. Composing access maps backwards (consumers before
@@ -20,10 +21,10 @@ from dataclasses import dataclass
 
 import islpy as isl
 
-from ..dsl import expr as E
-from ..arguments import evaluate_scalar
-from .analysis import PolyAnalysis
-from .isl_util import StageSpace
+from polyimage.algebra.evaluate import evaluate_scalar
+from polyimage.dsl import expr as E
+from polyimage.poly.analysis import PolyAnalysis
+from polyimage.poly.isl_util import StageSpace
 
 TILE = "T"
 PIECE_LIMIT = 4

@@ -12,7 +12,7 @@ from ..dsl import expr as E
 from ..dsl import libm
 from ..dsl.types import ScalarType
 from ..errors import BoundsError
-from ..poly.affine import is_affine
+from .affine import is_affine
 
 _BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
            "//": np.floor_divide, "%": np.remainder, "min": np.minimum, "max": np.maximum}
@@ -37,6 +37,11 @@ def cast_array(values, typ: ScalarType) -> np.ndarray:
     out[high] = info.max
     out[low] = info.min
     return out
+
+
+def evaluate_scalar(e: E.Expr, params: dict):
+    """The value of an expression of Parameters."""
+    return Evaluator({}, {}, params)(e, {}, 1).item()
 
 
 class Evaluator:

@@ -1,0 +1,108 @@
+"""What each compiler pass produced, written as text files into a folder (POLYIMAGE_DUMP=DIR or
+`compile(..., dump=DIR)`), one folder per pipeline, like Halide's lowering log:
+
+  01-graph.txt     the stages as written: kind, type, domain, definition
+  02-inlined.txt   what was inlined into what, and the stages after inlining
+  03-analysis.txt  the parameter context, the isl domain of every stage, the warnings
+  04-schedule.txt  the schedule (text and JSON), and auto's search and group costs
+  05-plans.txt     every group's plan: live-outs, scratchpads, tiles, loop nests, regions
+  06-kernel.c      the generated C
+  07-build.log     the C compiler's command line and output
+  passes.txt       the seconds of every pass
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from .dsl.constructs import Reduce
+from .schedule.tiling import UntiledGroup
+
+
+class Dump:
+    """Writes pass results under `root/<pipeline>`; does nothing when `root` is empty."""
+
+    def __init__(self, root, pipeline: str):
+        self.folder = Path(root) / pipeline if root else None
+        if self.folder is not None:
+            self.folder.mkdir(parents=True, exist_ok=True)
+
+    def write(self, name: str, text) -> None:
+        """Write `text` (a string, or a function giving it: only called when dumping)."""
+        if self.folder is not None:
+            body = text() if callable(text) else text
+            (self.folder / name).write_text(body if body.endswith("\n") else body + "\n")
+
+    def copy(self, name: str, source: Path) -> None:
+        if self.folder is not None and Path(source).is_file():
+            shutil.copyfile(source, self.folder / name)
+
+
+def graph_text(graph) -> str:
+    """Every stage with its kind, type, domain and definition, producers first."""
+    lines = []
+    for stage in graph.stages:
+        func = stage.func
+        domain = ", ".join(f"{v.name} in [{iv.lb}, {iv.ub}]"
+                           for v, iv in zip(func.variables, func.intervals))
+        lines.append(f"{func.kind} {func.name}: {func.typ} over {domain}"
+                     + (" (output)" if func.name in graph.outputs else ""))
+        for v, iv in zip(getattr(func, "reduction_variables", ()),
+                         getattr(func, "reduction_intervals", ())):
+            lines.append(f"  reduce over {v.name} in [{iv.lb}, {iv.ub}], from "
+                         f"{func.default}")
+        for case in func.cases:
+            value = case.value
+            if isinstance(value, Reduce):
+                value = f"{value.target} {value.op.name}= {value.value}"
+            lines.append(f"  {'otherwise' if case.cond is None else f'where {case.cond}'}: "
+                         f"{value}")
+    return "\n".join(lines)
+
+
+def inlined_text(pipe) -> str:
+    lines = [f"{producer} into {', '.join(consumers)} ({rule})"
+             for producer, consumers, rule in pipe.inlined] or ["nothing inlined"]
+    return "\n".join(lines + ["", graph_text(pipe.stage_graph)])
+
+
+def analysis_text(analysis, warnings) -> str:
+    lines = [f"context: {analysis.context_set}", "domains:"]
+    lines += [f"  {name}: {domain}" for name, domain in analysis.domain_sets.items()]
+    lines += ["warnings:"] + [f"  {w}" for w in warnings] if warnings else ["warnings: none"]
+    return "\n".join(lines)
+
+
+def schedule_text(pipe) -> str:
+    lines = [str(pipe.schedule), "", pipe.schedule.to_json()]
+    if pipe.auto is not None:
+        stats = pipe.auto.stats
+        lines += ["", f"auto: weights {pipe.weights} ({pipe.weights_origin}); "
+                      f"{stats.states} states, {stats.groups_costed} groups costed, "
+                      f"{stats.seconds:.3f} s"]
+        lines += [f"  group {i}: cost {cost.cost:.6g}, {cost.terms.describe()}"
+                  for i, cost in enumerate(pipe.auto.costs)]
+    return "\n".join(lines)
+
+
+def plans_text(plans) -> str:
+    lines = []
+    for i, plan in enumerate(plans):
+        if isinstance(plan, UntiledGroup):
+            lines.append(f"group {i}: {', '.join(plan.members)} untiled ({plan.reason})")
+            continue
+        tiles = " then ".join("x".join(map(str, t)) for t in plan.tile_sizes)
+        lines.append(f"group {i}: {', '.join(plan.members)} tiled [{tiles}] over the space "
+                     f"of {plan.anchor}")
+        lines.append(f"  live-outs {', '.join(plan.liveouts)}; scratchpads "
+                     f"{', '.join(plan.scratch) or 'none'}")
+        lines += [f"  nest: {', '.join(n.stages)}{' (scratch)' if n.scratch else ''}"
+                  for n in plan.nests]
+        for name in plan.regions:
+            bounds = ", ".join(f"[{lo}, {hi}]" for lo, hi in plan.regions[name].bounds)
+            lines.append(f"  region of {name}: {bounds}")
+    return "\n".join(lines)
+
+
+def passes_text(pass_seconds) -> str:
+    return "\n".join(f"{name} {seconds:.4f} s" for name, seconds in pass_seconds.items())

@@ -1,0 +1,102 @@
+"""The package reads in one direction: each module imports only its own layer and the layers
+below (polyimage.LAYERS), and no two modules import each other, directly or around a loop."""
+import ast
+from pathlib import Path
+
+import polyimage
+
+PACKAGE = Path(polyimage.__file__).resolve().parent
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _imports(path: Path) -> set:
+    """polyimage modules `path` imports anywhere in its body (functions included)."""
+    name = _module_name(path)
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith("polyimage")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")
+                base = base[:len(base) - node.level + 1]
+                target = ".".join(base + ([node.module] if node.module else []))
+            else:
+                target = node.module or ""
+            if not target.startswith("polyimage"):
+                continue
+            for alias in node.names:  # `from . import expr` names a module
+                sub = f"{target}.{alias.name}"
+                found.add(sub if _exists(sub) else target)
+    return {m for m in found if m != name}
+
+
+def _exists(module: str) -> bool:
+    path = PACKAGE.parent.joinpath(*module.split("."))
+    return path.with_suffix(".py").is_file() or (path / "__init__.py").is_file()
+
+
+def _graph() -> dict:
+    return {_module_name(p): _imports(p) for p in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _layer(module: str) -> int:
+    parts = module.split(".")
+    for depth in (2, 1):
+        name = ".".join(parts[1:1 + depth])
+        for k, layer in enumerate(polyimage.LAYERS):
+            if name in layer:
+                return k
+    raise AssertionError(f"{module} is in no layer of polyimage.LAYERS")
+
+
+def test_every_module_is_in_a_layer():
+    for module in _graph():
+        if module not in ("polyimage", "polyimage.__main__"):
+            _layer(module)
+
+
+def test_imports_go_down_the_layers():
+    upward = []
+    for module, imported in _graph().items():
+        if module in ("polyimage", "polyimage.__main__"):
+            continue
+        for target in imported:
+            if _layer(target) > _layer(module):
+                upward.append(f"{module} (layer {_layer(module)}) imports {target} "
+                              f"(layer {_layer(target)})")
+    assert upward == [], "\n".join(upward)
+
+
+def test_no_import_cycles():
+    graph = _graph()
+    state, cycles = {}, []
+
+    def visit(module, path):
+        if state.get(module) == "done":
+            return
+        if state.get(module) == "active":
+            cycles.append(" -> ".join(path[path.index(module):] + [module]))
+            return
+        state[module] = "active"
+        for target in sorted(graph.get(module, ())):
+            if target != "polyimage":
+                visit(target, path + [module])
+        state[module] = "done"
+
+    for module in graph:
+        if module != "polyimage":
+            visit(module, [])
+    assert cycles == [], "\n".join(cycles)
+
+
+def test_the_checker_sees_relative_and_nested_imports():
+    graph = _graph()
+    assert "polyimage.dsl.printer" in graph["polyimage.dsl.expr"]
+    assert "polyimage.report" in graph["polyimage.pipeline"]  # imported inside a method
+    assert "polyimage.algebra.affine" in graph["polyimage.algebra.evaluate"]
