@@ -18,6 +18,7 @@ Every app module defines:
 apps.runner runs, times and checks any of them; nothing of that is repeated per app.
 """
 import importlib
+from polyimage.errors import ArgumentError
 
 APP_NAMES = ("unsharp_mask", "harris", "bilateral_grid", "pyramid_blend", "interpolate",
              "camera_pipe", "local_laplacian")
@@ -45,5 +46,5 @@ def app_descriptions() -> dict:
 def load_app(name: str):
     """The module of app `name`."""
     if name not in APP_NAMES:
-        raise ValueError(f"unknown app {name!r}; available: {', '.join(APP_NAMES)}")
-    return importlib.import_module(f"apps.{name}")
+        raise ArgumentError(f"unknown app {name!r}; available: {', '.join(APP_NAMES)}")
+    return importlib.import_module(f"{__name__}.{name}")

@@ -23,7 +23,7 @@ float32 (values outside [0, 1] are clamped, as in Halide); the output is (R, C).
 """
 import numpy as np
 
-from apps.inputs import fit, to_float
+from .inputs import fit, to_float
 from polyimage import (Cast, Clamp, Float, Function, Image, Int, Interval, Op, Parameter, Reduce,
                        Reduction, Select, Variable)
 

@@ -52,7 +52,7 @@ tests check this margin), so the integer result is robust there.
 """
 import numpy as np
 
-from apps.inputs import fit, to_float
+from .inputs import fit, to_float
 from polyimage import (Abs, Case, Cast, Clamp, Float, Function, Image, Int, Interval, Max, Min,
                        Parameter, Pow, Select, Short, UChar, UShort, Variable)
 

@@ -10,7 +10,7 @@ point are the same.
 """
 import numpy as np
 
-from apps.inputs import fit, to_float
+from .inputs import fit, to_float
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
 
 NAME = "harris"

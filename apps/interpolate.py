@@ -28,7 +28,7 @@ the photo's own alpha when it has one, else makes a pattern of square holes (alp
 """
 import numpy as np
 
-from apps.inputs import fit, to_float
+from .inputs import fit, to_float
 from polyimage import Float, Function, Image, Int, Interval, Max, Min, Parameter, Select, Variable
 
 NAME = "interpolate"

@@ -29,7 +29,7 @@ stages differently; the computation is the same.
 """
 import numpy as np
 
-from apps.inputs import fit, to_float
+from .inputs import fit, to_float
 from polyimage import Cast, Clamp, Exp, Float, Function, Image, Int, Interval, Max, Min, \
     Parameter, Variable
 

@@ -25,7 +25,7 @@ each level with a ghost zone of zeros instead. Images are channel-first (3, R, C
 """
 import numpy as np
 
-from apps.inputs import fit, to_float
+from .inputs import fit, to_float
 from polyimage import Float, Function, Image, Int, Interval, Max, Min, Parameter, Select, Variable
 
 NAME = "pyramid_blend"

@@ -9,6 +9,7 @@ from pathlib import Path
 import numpy as np
 
 import polyimage
+from polyimage.errors import ArgumentError
 from polyimage.io import load_image, save_format, save_image
 
 from . import app_schedules, default_schedule, load_app
@@ -25,7 +26,7 @@ def resolve_schedule(app, choice=None):
     if os.path.exists(choice):
         with open(choice) as fh:
             return polyimage.Schedule.parse(fh.read())
-    raise ValueError(f"--schedule {choice!r}: not a file, nor one of {', '.join(known)}")
+    raise ArgumentError(f"--schedule {choice!r}: not a file, nor one of {', '.join(known)}")
 
 
 def parse_params(app, pairs) -> dict:
@@ -35,12 +36,12 @@ def parse_params(app, pairs) -> dict:
     for pair in pairs or ():
         name, sep, text = pair.partition("=")
         if not sep or name not in params:
-            raise ValueError(f"--param {pair!r}: expected NAME=VALUE with NAME one of "
+            raise ArgumentError(f"--param {pair!r}: expected NAME=VALUE with NAME one of "
                              f"{', '.join(sorted(params))}")
         try:
             values[name] = int(text) if params[name].typ.is_int else float(text)
         except ValueError:
-            raise ValueError(f"--param {name}: {text!r} is not a valid {params[name].typ} "
+            raise ArgumentError(f"--param {name}: {text!r} is not a valid {params[name].typ} "
                              "value") from None
     return values
 
@@ -51,7 +52,7 @@ def check_output_path(path) -> None:
     save_format(path)
     folder = Path(path).parent
     if not folder.is_dir():
-        raise ValueError(f"cannot save {os.fspath(path)!r}: folder {str(folder)!r} does not "
+        raise ArgumentError(f"cannot save {os.fspath(path)!r}: folder {str(folder)!r} does not "
                          "exist")
 
 
@@ -61,7 +62,7 @@ def load_input(path):
         return load_image(path)
     except OSError as exc:  # missing, a folder, unreadable
         reason = exc.strerror or str(exc)
-        raise ValueError(f"cannot read input {os.fspath(path)!r}: {reason}") from None
+        raise ArgumentError(f"cannot read input {os.fspath(path)!r}: {reason}") from None
 
 
 def run_app(name: str, inputs=(), output=None, params=(), threads=None, runs=3, check=False,
@@ -73,7 +74,7 @@ def run_app(name: str, inputs=(), output=None, params=(), threads=None, runs=3, 
         check_output_path(output)
     values = parse_params(app, params)
     if inputs and len(inputs) != len(app.PHOTOS):
-        raise ValueError(f"{name} takes {len(app.PHOTOS)} input photo(s), got {len(inputs)}")
+        raise ArgumentError(f"{name} takes {len(app.PHOTOS)} input photo(s), got {len(inputs)}")
     photos = [load_input(p) for p in inputs] or [load_image(bundled(p)) for p in app.PHOTOS]
     arrays = app.prepare(photos)
     outputs, _ = app.build()
@@ -125,8 +126,8 @@ def draw_graph(name: str, output: str, report=print, schedule=None) -> None:
     else:
         dot = shutil.which("dot")
         if dot is None:
-            raise RuntimeError(f"rendering {path.suffix} needs Graphviz's `dot`; install it, or "
-                               "write a .dot file")
+            raise ArgumentError(f"rendering {path.suffix} needs Graphviz's `dot`; install it, or "
+                                "write a .dot file")
         subprocess.run([dot, f"-T{path.suffix[1:]}", "-o", str(path)], input=text, text=True,
                        check=True)
     report(f"{name}: wrote {path}")
@@ -149,7 +150,7 @@ def grouping_table(names=None, limits=TABLE_LIMITS, report=print) -> str:
     successors of a stage, and per initial group limit the states the DP memoized, the groups
     it costed and the seconds it took (rounds over 2000 states search leading groups, as auto
     does)."""
-    from apps import APP_NAMES
+    from . import APP_NAMES
     from polyimage.grouping import Machine
     from polyimage.config import Options
     from polyimage.grouping.auto import auto_schedule

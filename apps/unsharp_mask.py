@@ -6,7 +6,7 @@ along image rows; the output is (3, R, C).
 """
 import numpy as np
 
-from apps.inputs import fit, to_float
+from .inputs import fit, to_float
 from polyimage import (Abs, Case, Float, Function, Image, Int, Interval, Parameter, Select,
                        Variable)
 

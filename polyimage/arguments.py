@@ -13,6 +13,7 @@ from .dsl import expr as E
 from .graph.dag import StageGraph
 from .algebra.evaluate import Evaluator, evaluate_scalar
 from .algebra.affine import linear_form
+from .errors import ArgumentError, ArgumentTypeError
 
 
 @dataclass(frozen=True)
@@ -35,20 +36,20 @@ def bind_arguments(graph: StageGraph, kwargs: dict, constraints=()) -> Binding:
     params = {p.name: p for p in graph.parameters}
     unknown = sorted(set(kwargs) - set(images) - set(params))
     if unknown:
-        raise TypeError(f"unknown argument {unknown[0]!r}: the pipeline takes images "
+        raise ArgumentTypeError(f"unknown argument {unknown[0]!r}: the pipeline takes images "
                         f"{_names(images)} and parameters {_names(params)}")
     arrays = {name: _check_image(img, kwargs.get(name)) for name, img in images.items()}
     values = {name: _check_param(p, kwargs[name]) for name, p in params.items() if name in kwargs}
     _infer_params(graph, arrays, values)
     missing = [n for n in params if n not in values]
     if missing:
-        raise TypeError(f"missing parameter {missing[0]} (it cannot be read off the shape "
+        raise ArgumentTypeError(f"missing parameter {missing[0]} (it cannot be read off the shape "
                         "of any input image)")
     for img in graph.images:
         _check_shape(img, arrays[img.name], values)
     for cond in constraints:
         if not Evaluator({}, {}, values)(cond, {}, 1).item():
-            raise ValueError(f"parameter values {_describe(cond, values)} violate the "
+            raise ArgumentError(f"parameter values {_describe(cond, values)} violate the "
                              f"constraint {cond}")
     origins, shapes = {}, {}
     for stage in graph.stages:
@@ -68,14 +69,14 @@ def _describe(e: E.Expr, values: dict) -> str:
 def _check_image(img, value) -> np.ndarray:
     extents = "[" + ", ".join(map(str, img.extents)) + "]"
     if value is None:
-        raise TypeError(f"missing input image {img.name} ({img.typ}, extents {extents})")
+        raise ArgumentTypeError(f"missing input image {img.name} ({img.typ}, extents {extents})")
     if not isinstance(value, np.ndarray):
-        raise TypeError(f"image {img.name} must be a NumPy array, got {type(value).__name__}")
+        raise ArgumentTypeError(f"image {img.name} must be a NumPy array, got {type(value).__name__}")
     if value.dtype != img.typ.dtype:
-        raise TypeError(f"image {img.name} must have dtype {img.typ.dtype} ({img.typ}), got "
+        raise ArgumentTypeError(f"image {img.name} must have dtype {img.typ.dtype} ({img.typ}), got "
                         f"{value.dtype}" + _dtype_hint(img.typ.dtype, value.dtype))
     if value.ndim != len(img.extents):
-        raise ValueError(f"image {img.name} must have {len(img.extents)} dimension(s) "
+        raise ArgumentError(f"image {img.name} must have {len(img.extents)} dimension(s) "
                          f"{extents}, got shape {value.shape}"
                          + _channels_hint(len(img.extents), value.shape))
     return np.ascontiguousarray(value)
@@ -124,13 +125,13 @@ def _layout_hint(img, shape) -> str:
 
 def _check_param(p: E.Parameter, value):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
-        raise TypeError(f"parameter {p.name} must be a number, got {value!r}")
+        raise ArgumentTypeError(f"parameter {p.name} must be a number, got {value!r}")
     if p.typ.is_int:
         if not isinstance(value, numbers.Integral):
-            raise TypeError(f"parameter {p.name} is an integer ({p.typ}), got {value!r}")
+            raise ArgumentTypeError(f"parameter {p.name} is an integer ({p.typ}), got {value!r}")
         value = int(value)
         if not p.typ.min_value() <= value <= p.typ.max_value():
-            raise ValueError(f"parameter {p.name}={value} does not fit its type {p.typ}")
+            raise ArgumentError(f"parameter {p.name}={value} does not fit its type {p.typ}")
         return value
     return float(p.typ.dtype.type(value))
 
@@ -144,7 +145,7 @@ def _infer_params(graph, arrays, values):
                 continue
             param, coeff, const = form
             if (size - const) % coeff != 0:
-                raise ValueError(f"image {img.name}: dimension {dim} must have extent {extent}, "
+                raise ArgumentError(f"image {img.name}: dimension {dim} must have extent {extent}, "
                                  f"which no integer {param.name} makes {size} (shape "
                                  f"{arrays[img.name].shape})"
                                  + _layout_hint(img, arrays[img.name].shape))
@@ -156,7 +157,7 @@ def _check_shape(img, array, values):
         expected = evaluate_scalar(extent, values)
         if expected != size:
             given = _describe(extent, values)
-            raise ValueError(f"image {img.name}: dimension {dim} must have extent {extent} = "
+            raise ArgumentError(f"image {img.name}: dimension {dim} must have extent {extent} = "
                              f"{expected}" + (f" ({given})" if given else "")
                              + f", got shape {array.shape}" + _layout_hint(img, array.shape))
 
@@ -168,7 +169,7 @@ def _box(func, values):
         if ub < lb:
             used = ", ".join(sorted(set(filter(None, [_describe(iv.lb, values),
                                                        _describe(iv.ub, values)]))))
-            raise ValueError(f"parameter values {used} make the domain of {func.name} "
+            raise ArgumentError(f"parameter values {used} make the domain of {func.name} "
                              f"empty: {var.name} in [{iv.lb}, {iv.ub}] = [{lb}, {ub}]")
         _check_fits(func, var, lb, ub, values)
         origin.append(lb)
@@ -184,6 +185,6 @@ def _box(func, values):
 def _check_fits(func, var, lb, ub, values):
     """Loops run over the variable's own type; its whole range must fit (with one to spare)."""
     if lb < var.typ.min_value() or ub >= var.typ.max_value():
-        raise ValueError(f"parameter values {', '.join(f'{k}={v}' for k, v in values.items())}"
+        raise ArgumentError(f"parameter values {', '.join(f'{k}={v}' for k, v in values.items())}"
                          f" give {func.name} the range [{lb}, {ub}] for {var.name}, which does "
                          f"not fit its type {var.typ}")

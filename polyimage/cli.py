@@ -15,6 +15,7 @@ import os
 import sys
 import textwrap
 
+from .errors import PolyimageError
 from .version import __version__
 
 HELP_WIDTH = 79
@@ -23,7 +24,7 @@ NAME_COLUMN = 18
 
 def apps_listing() -> str:
     """Every app, what its output shows and its default input photos, for `run --help`."""
-    from apps import app_descriptions
+    from polyimage.apps import app_descriptions
     lines = ["APP, and what its output shows [the bundled photos it reads without INPUT]:"]
     for name, (description, photos) in app_descriptions().items():
         text = f"{description} [{', '.join(photos)}]"
@@ -50,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
                                      "processing pipelines.")
     parser.add_argument("--version", action="version", version=f"polyimage {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the compiler does")
+    parser.add_argument("--debug", action="store_true", help="log every compiler pass and show "
+                        "the full traceback of an error")
     commands = parser.add_subparsers(dest="command", required=True)
     run = commands.add_parser("run", help="run a benchmark app on photos", add_help=False,
                               formatter_class=argparse.RawDescriptionHelpFormatter,
@@ -116,19 +119,20 @@ def main(argv=None) -> int:
         args = _parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
         return exc.code or 0
-    logging.basicConfig(level=logging.INFO if args.verbose else logging.WARNING,
+    level = logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.WARNING
+    logging.basicConfig(level=level,
                         format="%(name)s: %(message)s")
     try:
         if args.command == "run":
-            from apps.runner import run_app
+            from polyimage.apps.runner import run_app
             run_app(args.app, args.inputs, args.output, args.param, args.threads, args.runs,
                     args.check, schedule=args.schedule)
         elif args.command == "bench":
-            from apps.bench import run_bench
+            from polyimage.apps.bench import run_bench
             run_bench(args.apps, args.size, args.threads, args.runs, args.json,
                       report=lambda text: print(text, flush=True))
         elif args.command == "report":
-            from apps.runner import grouping_table, report_app
+            from polyimage.apps.runner import grouping_table, report_app
             if args.all:
                 print(grouping_table(report=lambda text: print(text, flush=True)))
             elif args.app:
@@ -136,16 +140,16 @@ def main(argv=None) -> int:
             else:
                 raise ValueError("report needs an app name, or --all")
         else:
-            from apps.runner import draw_graph
+            from polyimage.apps.runner import draw_graph
             draw_graph(args.app, args.output, schedule=args.schedule)
     except BrokenPipeError:
         sys.stdout = open(os.devnull, "w")
         return 0
-    except (ValueError, TypeError, RuntimeError) as exc:
-        print(f"polyimage: error: {exc}", file=sys.stderr)
-        return 2
-    except OSError as exc:  # a file that is missing, a folder, or not writable
-        print(f"polyimage: error: {_one_line(exc)}", file=sys.stderr)
+    except (PolyimageError, OSError) as exc:  # ours, or a file missing, a folder, unwritable
+        if args.debug:
+            raise
+        message = _one_line(exc) if isinstance(exc, OSError) else str(exc)
+        print(f"polyimage: error: {message}", file=sys.stderr)
         return 2
     return 0
 

@@ -13,6 +13,15 @@ class BoundsError(PolyimageError, ValueError):
     """A read or write outside the domain of the stage it refers to."""
 
 
+class ArgumentError(PolyimageError, ValueError):
+    """A wrong value given to a call or a command: an image of the wrong shape, a parameter out
+    of range, a file that is not an image, an unknown option."""
+
+
+class ArgumentTypeError(PolyimageError, TypeError):
+    """An argument of the wrong kind: a list for an image, a float for an integer parameter."""
+
+
 class CompileError(PolyimageError, RuntimeError):
     """The C compiler failed; `log_path` holds its full output."""
 

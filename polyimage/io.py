@@ -9,6 +9,8 @@ from pathlib import Path
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
+from .errors import ArgumentError, ArgumentTypeError
+
 __all__ = ["load_image", "save_image", "save_format"]
 
 _LAYOUTS = ("HWC", "CHW")
@@ -22,7 +24,7 @@ _LUMA = np.array([19595, 38470, 7471], dtype=np.int64)  # Pillow's ITU-R 601-2 w
 
 def _check_layout(layout):
     if layout not in _LAYOUTS:
-        raise ValueError(f"unknown layout {layout!r}; expected one of {', '.join(_LAYOUTS)}")
+        raise ArgumentError(f"unknown layout {layout!r}; expected one of {', '.join(_LAYOUTS)}")
 
 
 def _maxval(dtype):
@@ -45,7 +47,7 @@ def _unfilter_row(ftype, line, prev, bpp):
     if ftype == 2:  # Up
         return line + prev
     if ftype not in (3, 4):
-        raise ValueError(f"invalid PNG filter type {ftype}")
+        raise ArgumentError(f"invalid PNG filter type {ftype}")
     cur, up = bytearray(line.tobytes()), prev.tolist()
     for i in range(len(cur)):  # Average and Paeth depend on the byte just decoded
         a = cur[i - bpp] if i >= bpp else 0
@@ -63,14 +65,14 @@ def _unfilter_row(ftype, line, prev, bpp):
 def _read_png16(data):
     width, height, _, ctype, _, _, interlace = struct.unpack(">IIBBBBB", data[16:29])
     if interlace:
-        raise ValueError("interlaced 16-bit colour PNGs are not supported")
+        raise ArgumentError("interlaced 16-bit colour PNGs are not supported")
     idat, pos = [], 8
     while pos + 12 <= len(data):
         length, tag = struct.unpack(">I4s", data[pos:pos + 8])
         body = data[pos + 8:pos + 8 + length]
         (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
         if zlib.crc32(tag + body) != crc:
-            raise ValueError(f"CRC mismatch in PNG chunk {tag!r}")
+            raise ArgumentError(f"CRC mismatch in PNG chunk {tag!r}")
         if tag == b"IDAT":
             idat.append(body)
         elif tag == b"IEND":
@@ -80,7 +82,7 @@ def _read_png16(data):
     bpp, stride = 2 * channels, 2 * channels * width
     raw = np.frombuffer(zlib.decompress(b"".join(idat)), np.uint8)
     if raw.size != height * (stride + 1):
-        raise ValueError("PNG image data has the wrong size")
+        raise ArgumentError("PNG image data has the wrong size")
     raw = raw.reshape(height, stride + 1)
     out = np.empty((height, stride), np.uint8)
     prev = np.zeros(stride, np.uint8)
@@ -158,19 +160,19 @@ def load_image(path, *, dtype=None, layout="HWC", mode=None):
     """
     _check_layout(layout)
     if mode is not None and mode not in _MODES:
-        raise ValueError(f"unknown mode {mode!r}; expected None or one of {', '.join(_MODES)}")
+        raise ArgumentError(f"unknown mode {mode!r}; expected None or one of {', '.join(_MODES)}")
     if dtype is not None:
         dtype = np.dtype(dtype)
         if dtype not in (np.float32, np.float64):
-            raise TypeError(f"unsupported dtype {dtype}; expected None, float32 or float64")
+            raise ArgumentTypeError(f"unsupported dtype {dtype}; expected None, float32 or float64")
     data = Path(path).read_bytes()  # FileNotFoundError propagates with the path
     try:
         arr = _read_png16(data) if _is_png16_colour(data) else _pil_array(data)
     except UnidentifiedImageError:
-        raise ValueError(f"cannot read image {os.fspath(path)!r}: not an image file (or not in "
+        raise ArgumentError(f"cannot read image {os.fspath(path)!r}: not an image file (or not in "
                          "a format Pillow reads)") from None
     except (OSError, SyntaxError, ValueError, KeyError, zlib.error, struct.error) as exc:
-        raise ValueError(f"cannot read image {os.fspath(path)!r}: {exc}") from exc
+        raise ArgumentError(f"cannot read image {os.fspath(path)!r}: {exc}") from exc
     if mode is not None:
         arr = _convert(arr, mode)
     if dtype is not None:
@@ -186,7 +188,7 @@ def save_format(path) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in _FORMATS:
         found = f"unsupported extension {suffix!r}" if suffix else "no extension"
-        raise ValueError(f"cannot save {os.fspath(path)!r}: {found}; images are saved as "
+        raise ArgumentError(f"cannot save {os.fspath(path)!r}: {found}; images are saved as "
                          f"{', '.join(_FORMATS)}")
     return _FORMATS[suffix]
 
@@ -209,7 +211,7 @@ def save_image(path, array, *, layout="HWC", bits=8):
     """
     _check_layout(layout)
     if bits not in (8, 16):
-        raise ValueError(f"bits must be 8 or 16, got {bits!r}")
+        raise ArgumentError(f"bits must be 8 or 16, got {bits!r}")
     fmt = save_format(path)
     arr = np.asarray(array)
     shape = arr.shape
@@ -218,19 +220,19 @@ def save_image(path, array, *, layout="HWC", bits=8):
     if arr.ndim == 3 and arr.shape[2] == 1:
         arr = arr[..., 0]
     if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[2] not in (3, 4)):
-        raise ValueError(f"cannot save array of shape {shape}: expected (H, W) or 1, 3 "
+        raise ArgumentError(f"cannot save array of shape {shape}: expected (H, W) or 1, 3 "
                          f"or 4 channels in {layout} layout")
     if arr.dtype.kind == "f":
         maxval = 2 ** bits - 1
         arr = np.rint(np.clip(np.nan_to_num(arr, nan=0.0), 0, 1) * maxval)
         arr = arr.astype(np.uint8 if bits == 8 else np.uint16)
     elif arr.dtype not in (np.uint8, np.uint16):
-        raise TypeError(f"cannot save dtype {arr.dtype}; expected uint8, uint16, "
+        raise ArgumentTypeError(f"cannot save dtype {arr.dtype}; expected uint8, uint16, "
                         "float32 or float64")
     if fmt == "JPEG" and arr.dtype == np.uint16:
-        raise ValueError(f"JPEG is 8-bit only; cannot save 16-bit data to {os.fspath(path)!r}")
+        raise ArgumentError(f"JPEG is 8-bit only; cannot save 16-bit data to {os.fspath(path)!r}")
     if fmt == "JPEG" and arr.ndim == 3 and arr.shape[2] == 4:
-        raise ValueError(f"JPEG has no alpha channel; cannot save RGBA to {os.fspath(path)!r}")
+        raise ArgumentError(f"JPEG has no alpha channel; cannot save RGBA to {os.fspath(path)!r}")
     if arr.dtype == np.uint16 and arr.ndim == 3:
         Path(path).write_bytes(_encode_png16(arr))
         return

@@ -21,7 +21,7 @@ from .config import Options
 from .dsl import expr as E
 from .dump import (Dump, analysis_text, graph_text, inlined_text, passes_text, plans_text,
                    schedule_text)
-from .errors import EstimateWarning, PipelineError
+from .errors import ArgumentError, ArgumentTypeError, EstimateWarning, PipelineError
 from .graph.dag import build_graph
 from .graph.dot import render_svg, to_dot
 from .jit.build import build
@@ -77,7 +77,7 @@ class Pipeline:
             self.graph = build_graph(outputs)
         self.name = name or self.graph.outputs[0]
         if not self.name.isidentifier():
-            raise ValueError(f"pipeline name must be an identifier, got {self.name!r}")
+            raise ArgumentError(f"pipeline name must be an identifier, got {self.name!r}")
         dumped = Dump(dump or self.options.dump_dir, self.name)
         dumped.write("01-graph.txt", lambda: graph_text(self.graph))
         self.estimates = _check_estimates(self.graph, estimates or {})
@@ -141,7 +141,7 @@ class Pipeline:
         if isinstance(schedule, str) and ("{" in schedule or "group" in schedule):
             schedule = Schedule.parse(schedule)
         if not isinstance(schedule, Schedule):
-            raise ValueError(f"unknown schedule {schedule!r}; give a Schedule, its text, or "
+            raise ArgumentError(f"unknown schedule {schedule!r}; give a Schedule, its text, or "
                              f"one of: {', '.join(SCHEDULES)}")
         inlined = {producer: consumers for producer, consumers, _ in self.inlined}
         for group in schedule.groups:
@@ -219,7 +219,7 @@ class Pipeline:
             return [np.empty(binding.shapes[n], stages[n].typ.dtype) for n in names]
         given = [out] if isinstance(out, np.ndarray) else list(out)
         if len(given) != len(names):
-            raise ValueError(f"out= must hold {len(names)} array(s) ({', '.join(names)}), "
+            raise ArgumentError(f"out= must hold {len(names)} array(s) ({', '.join(names)}), "
                              f"got {len(given)}")
         for name, array in zip(names, given):
             shape, dtype = binding.shapes[name], stages[name].typ.dtype
@@ -227,15 +227,15 @@ class Pipeline:
                     or array.shape != shape:
                 got = (f"{array.dtype} {array.shape}" if isinstance(array, np.ndarray)
                        else type(array).__name__)
-                raise ValueError(f"out for {name} must be a {dtype} array of shape {shape}, "
+                raise ArgumentError(f"out for {name} must be a {dtype} array of shape {shape}, "
                                  f"got {got}")
             if not (array.flags.c_contiguous and array.flags.writeable):
-                raise ValueError(f"out for {name} must be C-contiguous and writeable")
+                raise ArgumentError(f"out for {name} must be C-contiguous and writeable")
         others = list(binding.arrays.items()) + list(zip(names, given))
         for i, (name, array) in enumerate(zip(names, given)):
             for j, (other_name, other) in enumerate(others):
                 if j != len(binding.arrays) + i and np.shares_memory(array, other):
-                    raise ValueError(f"out for {name} overlaps {other_name}")
+                    raise ArgumentError(f"out for {name} overlaps {other_name}")
         return given
 
 
@@ -246,7 +246,7 @@ def _bind_positional(graph, images: tuple, arguments: dict) -> dict:
     if len(names) == 1 and len(images) == 1 and names[0] not in arguments:
         return {names[0]: images[0], **arguments}
     by_name = ", ".join(f"{n}=..." for n in names + [p.name for p in graph.parameters])
-    raise TypeError(f"pass images and parameters by name: pipe({by_name}) (got {len(images)} "
+    raise ArgumentTypeError(f"pass images and parameters by name: pipe({by_name}) (got {len(images)} "
                     f"positional argument(s))")
 
 
@@ -259,7 +259,7 @@ def _check_threads(threads) -> int:
         return 0
     if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
             or not 1 <= threads <= MAX_THREADS:
-        raise ValueError(f"threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
+        raise ArgumentError(f"threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
     return int(threads)
 
 
@@ -305,7 +305,7 @@ def _check_estimates(graph, estimates: dict) -> dict:
     for key, value in estimates.items():
         p = _param_by_name(graph, key, "estimates")
         if p.typ.is_int and not isinstance(value, (int, np.integer)):
-            raise TypeError(f"estimate of {p.name} must be an integer, got {value!r}")
+            raise ArgumentTypeError(f"estimate of {p.name} must be an integer, got {value!r}")
         checked[p.name] = value
     return checked
 
@@ -313,10 +313,10 @@ def _check_estimates(graph, estimates: dict) -> dict:
 def _check_constraints(graph, constraints) -> tuple:
     for cond in constraints:
         if not isinstance(cond, E.BoolExpr):
-            raise TypeError(f"constraints must be Conditions on Parameters, got {cond!r}")
+            raise ArgumentTypeError(f"constraints must be Conditions on Parameters, got {cond!r}")
         for node in E.walk(cond):
             if isinstance(node, (E.Variable, E.Reference)) and not isinstance(node, E.Parameter):
-                raise TypeError(f"constraint `{cond}` may only use Parameters, not `{node}`")
+                raise ArgumentTypeError(f"constraint `{cond}` may only use Parameters, not `{node}`")
             if isinstance(node, E.Parameter):
                 _param_by_name(graph, node, f"constraint `{cond}`")
     return tuple(constraints)

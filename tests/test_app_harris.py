@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import polyimage
-from apps import harris
-from apps.inputs import bundled
+from polyimage.apps import harris
+from polyimage.apps.inputs import bundled
 from oracle import run_both
 from polyimage.io import load_image
 

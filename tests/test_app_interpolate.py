@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import polyimage
-from apps import interpolate
-from apps.inputs import bundled, fit, to_float
+from polyimage.apps import interpolate
+from polyimage.apps.inputs import bundled, fit, to_float
 from oracle import run_both
 from polyimage.io import load_image
 

@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import polyimage
-from apps import local_laplacian as app
-from apps.inputs import bundled
+from polyimage.apps import local_laplacian as app
+from polyimage.apps.inputs import bundled
 from oracle import run_both
 from polyimage.graph import build_graph
 from polyimage.io import load_image

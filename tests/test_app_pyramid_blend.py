@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import polyimage
-from apps import pyramid_blend
-from apps.inputs import bundled
+from polyimage.apps import pyramid_blend
+from polyimage.apps.inputs import bundled
 from oracle import run_both
 from polyimage.io import load_image
 

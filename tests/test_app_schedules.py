@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 
 import polyimage
-from apps import APP_NAMES, load_app
-from apps.inputs import bundled
+from polyimage.apps import APP_NAMES, load_app
+from polyimage.apps.inputs import bundled
 from oracle import assert_same
 from polyimage import GroupSchedule, Schedule
 from polyimage.io import load_image

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import polyimage
-from apps import load_app
-from apps.inputs import bundled
+from polyimage.apps import load_app
+from polyimage.apps.inputs import bundled
 from oracle import assert_same
 from polyimage.grouping import Machine
 from polyimage.grouping.auto import auto_schedule

@@ -5,8 +5,8 @@ import shutil
 import pytest
 
 import polyimage
-from apps import unsharp_mask
-from apps.bench import copy_floor, format_table, measure, run_bench
+from polyimage.apps import unsharp_mask
+from polyimage.apps.bench import copy_floor, format_table, measure, run_bench
 from polyimage.cli import main
 
 
@@ -104,7 +104,7 @@ def test_graph_colours_the_groups_of_a_schedule(tmp_path):
 
 
 def test_grouping_table_lists_states_and_times():
-    from apps.runner import grouping_table
+    from polyimage.apps.runner import grouping_table
     text = grouping_table(["harris"], limits=(2, 4), report=lambda _: None)
     header, units, row = text.splitlines()
     assert "limit 2" in header and "limit 4" in header

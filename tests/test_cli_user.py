@@ -9,15 +9,15 @@ import numpy as np
 import pytest
 
 import polyimage
-from apps import APP_NAMES, bench, load_app
-from apps.inputs import bundled, to_float
+from polyimage.apps import APP_NAMES, bench, load_app
+from polyimage.apps.inputs import bundled, to_float
 from polyimage.cli import main
 from polyimage.version import __version__
 
 ROOT = Path(__file__).resolve().parent.parent
 
 
-class CompileReached(RuntimeError):
+class CompileReached(polyimage.PolyimageError):
     """Raised by the stand-in for polyimage.compile: the run got past its checks."""
 
 
@@ -56,7 +56,7 @@ def test_run_help_lists_every_app_with_its_description(capsys):
 
 def test_help_of_other_commands_imports_no_app():
     code = ("import sys; from polyimage.cli import main; main(['bench', '--help']); "
-            "main(['--version']); print(sorted(m for m in sys.modules if m.startswith('apps')))")
+            "main(['--version']); print(sorted(m for m in sys.modules if m.startswith('polyimage.apps')))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
@@ -157,3 +157,18 @@ def test_bundled_photos_of_every_app_exist():
     for name in APP_NAMES:
         for photo in load_app(name).PHOTOS:
             assert bundled(photo).is_file()
+
+
+def test_a_programming_error_is_not_hidden(monkeypatch):
+    """Only polyimage's own errors and file errors become one-line messages; anything else is
+    a bug and keeps its traceback."""
+    def broken(*args, **kwargs):
+        raise KeyError("a bug")
+    monkeypatch.setattr(polyimage, "compile", broken)
+    with pytest.raises(KeyError):
+        main(["run", "unsharp_mask"])
+
+
+def test_debug_shows_the_traceback_of_user_errors(tmp_path):
+    with pytest.raises(polyimage.PolyimageError, match="takes 1 input photo"):
+        main(["--debug", "run", "unsharp_mask", str(tmp_path / "a.png"), str(tmp_path / "b.png")])

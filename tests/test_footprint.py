@@ -6,7 +6,7 @@ import islpy as isl
 import numpy as np
 import pytest
 
-from apps import harris
+from polyimage.apps import harris
 from polyimage import Case, Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.dsl import expr as E
 from polyimage.graph import build_graph

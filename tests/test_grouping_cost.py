@@ -2,7 +2,7 @@
 import math
 
 import polyimage
-from apps import bilateral_grid, harris, unsharp_mask
+from polyimage.apps import bilateral_grid, harris, unsharp_mask
 from polyimage.grouping import Machine
 from polyimage.grouping.cost import Weights, group_cost
 from polyimage.pipeline import resolve_estimates

@@ -3,8 +3,8 @@ import numpy as np
 import pytest
 
 import polyimage
-from apps import camera_pipe, harris, unsharp_mask
-from apps.inputs import bundled
+from polyimage.apps import camera_pipe, harris, unsharp_mask
+from polyimage.apps.inputs import bundled
 from oracle import assert_same
 from polyimage import (Case, Float, Function, Image, Int, Interval, Parameter, Select, UChar,
                        Variable)

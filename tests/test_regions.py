@@ -5,7 +5,7 @@ import itertools
 import numpy as np
 import pytest
 
-from apps import harris
+from polyimage.apps import harris
 from polyimage.graph import build_graph
 from polyimage.schedule.regions import infer_regions, tile_variables
 from test_footprint import blur_chain, brute_force, channel_stencil, pyramid

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 import polyimage
-from apps import harris
+from polyimage.apps import harris
 from oracle import assert_same
 from polyimage import (Float, Function, GroupSchedule, Image, Int, Interval, Parameter,
                        Schedule, ScheduleError, Variable)
@@ -87,7 +87,7 @@ def test_sizes_that_do_not_divide_and_tiles_larger_than_the_image():
 
 
 def _fingerprint_in_subprocess():
-    code = ("import hashlib, polyimage; from apps import harris; o, _ = harris.build(); "
+    code = ("import hashlib, polyimage; from polyimage.apps import harris; o, _ = harris.build(); "
             "p = polyimage.compile(o, schedule=harris.SCHEDULES['tuned']); "
             "print(hashlib.sha256(p.c_source.encode()).hexdigest(), p.build_info.key)")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,

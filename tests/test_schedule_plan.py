@@ -1,7 +1,7 @@
 """Schedules as data: validation against a stage graph, and the JSON round trip."""
 import pytest
 
-from apps import harris, unsharp_mask
+from polyimage.apps import harris, unsharp_mask
 from polyimage.graph import build_graph
 from polyimage.schedule import GroupSchedule, Schedule, ScheduleError
 

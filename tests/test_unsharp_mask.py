@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 import polyimage
-from apps import unsharp_mask
-from apps.inputs import bundled
+from polyimage.apps import unsharp_mask
+from polyimage.apps.inputs import bundled
 from oracle import run_both
 from polyimage.cli import main
 from polyimage.io import load_image

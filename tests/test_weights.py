@@ -4,7 +4,7 @@ import json
 import pytest
 
 import polyimage
-from apps import unsharp_mask
+from polyimage.apps import unsharp_mask
 from polyimage.config import Options
 from polyimage.grouping import Weights
 from polyimage.grouping.weights import resolve_weights, weights_from

@@ -21,7 +21,7 @@ r_sigma is a Param, a runtime parameter as in the app: Halide rewrites a divisio
 0.1f into a multiplication by 10.0f, which bins the values 0.65f and 0.84999996f differently
 from the app's division.
 """
-from apps.bilateral_grid import PAD, S_SIGMA, Z_BINS
+from ..bilateral_grid import PAD, S_SIGMA, Z_BINS
 
 
 def build(hl, inputs, params):

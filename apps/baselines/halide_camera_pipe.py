@@ -11,7 +11,7 @@ except the output works in the app's coordinates (raw pixels, half-resolution ce
 pixel [col, row, c] is the app's point (c, row + 8, col + 8). The curve's lookup is clamped to
 0 .. 1023 as the app clamps data-dependent indices to the curve's domain.
 """
-from apps.camera_pipe import BORDER, LUT_SIZE
+from ..camera_pipe import BORDER, LUT_SIZE
 
 
 def build(hl, inputs, params):

@@ -12,7 +12,7 @@ index into that level's range (repeat the edge) exactly where the app does: the 
 The other reads stay inside the level by construction. The app's Halide-x filters (downx,
 upsampledx) run along the column y, as in Halide's version.
 """
-from apps.interpolate import LEVELS
+from ..interpolate import LEVELS
 
 
 def build(hl, inputs, params):

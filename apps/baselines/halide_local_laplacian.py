@@ -9,7 +9,7 @@ within 0 .. K-1).
 Halide's x is NumPy's last axis: the image (3, R, C) is the buffer (C, R, 3). The Funcs keep the
 app's names: x the row, y the column (innermost), k the intensity level (outermost).
 """
-from apps.local_laplacian import EPS, GRAY_WEIGHTS, J, K
+from ..local_laplacian import EPS, GRAY_WEIGHTS, J, K
 
 
 def build(hl, inputs, params):

@@ -10,7 +10,7 @@ Halide's x is NumPy's last axis: the images (3, R, C) are the buffers (C, R, 3) 
 """
 import numpy as np
 
-from apps.pyramid_blend import LEVELS
+from ..pyramid_blend import LEVELS
 
 
 def _buffer(hl, array):

@@ -1,5 +1,5 @@
 """Unsharp mask in Halide, the same algorithm as apps/unsharp_mask.py."""
-from apps.unsharp_mask import BORDER, KERNEL
+from ..unsharp_mask import BORDER, KERNEL
 
 
 def build(hl, inputs, params):

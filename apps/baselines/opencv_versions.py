@@ -22,7 +22,7 @@ def _harris(cv2, img, **_):
     unnormalised 3x3 box sums and det - k * trace^2, computed over the whole padded image (the
     border pixels use OpenCV's border mode) and cropped to the R x C photo, where only real
     input pixels are read."""
-    from apps.harris import BORDER, K
+    from ..harris import BORDER, K
     iy = cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3, scale=1.0 / 12)
     ix = cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3, scale=1.0 / 12)
     sums = [cv2.boxFilter(cv2.multiply(a, b), -1, (3, 3), normalize=False)

@@ -7,6 +7,8 @@ import shlex
 import subprocess
 import sysconfig
 
+from ..errors import CompileError
+
 
 def compiler_command() -> str:
     """The compiler Python extensions are built with (CC overrides sysconfig's)."""
@@ -23,7 +25,7 @@ def compiler_fingerprint(command: str, flags: tuple) -> str:
         target = subprocess.run(argv + list(flags) + ["-Q", "--help=target"],
                                 capture_output=True, text=True, timeout=30).stdout
     except (OSError, subprocess.SubprocessError) as exc:
-        raise RuntimeError(f"cannot run the C compiler {command!r}: {exc}") from exc
+        raise CompileError(f"cannot run the C compiler {command!r}: {exc}") from exc
     arch = [line.split()[-1] for line in target.splitlines()
             if line.strip().startswith(("-march=", "-mtune="))]
     return " ".join(version + arch)

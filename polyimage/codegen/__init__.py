@@ -1,0 +1,1 @@
+"""C code generation: expressions, loop nests of stages, overlapped tiled groups, the module."""

@@ -1,0 +1,1 @@
+"""Building generated C into an extension module, through a verified disk cache."""

@@ -1,0 +1,1 @@
+"""Polyhedral analysis with isl: domains, access maps, bounds checks."""
