@@ -17,17 +17,27 @@ Every app module defines:
   to_photo(output)       -> a viewable HWC or HW array (float in [0, 1] or uint8) to save
 apps.runner runs, times and checks any of them; nothing of that is repeated per app.
 """
+
 import importlib
+
 from polyimage.errors import ArgumentError
 
-APP_NAMES = ("unsharp_mask", "harris", "bilateral_grid", "pyramid_blend", "interpolate",
-             "camera_pipe", "local_laplacian")
+APP_NAMES = (
+    "unsharp_mask",
+    "harris",
+    "bilateral_grid",
+    "pyramid_blend",
+    "interpolate",
+    "camera_pipe",
+    "local_laplacian",
+)
 
 
 def app_schedules(app) -> dict:
     """{name: schedule} of an app: the compiler's own ("naive", "auto", "greedy",
     "greedy-cost"), then the app's hand-written ones (as text)."""
     from polyimage.pipeline import SCHEDULES
+
     return {**{name: name for name in SCHEDULES}, **getattr(app, "SCHEDULES", {})}
 
 

@@ -1,5 +1,6 @@
 """`polyimage bench`: every polyimage schedule of each app against NumPy, OpenCV, Halide's
 autoschedulers (when installed) and a plain memory copy, as medians over repeated runs."""
+
 from __future__ import annotations
 
 import importlib
@@ -20,10 +21,11 @@ from . import APP_NAMES, app_schedules, default_schedule, load_app
 from .baselines import halide_variants, opencv_variants
 from .inputs import bundled
 
-
 # optional baselines: (name, module to import, the timings it adds)
-OPTIONAL_BASELINES = (("OpenCV", "cv2", "the opencv timings (of unsharp_mask and harris)"),
-                      ("Halide", "halide", "the halide:<autoscheduler> timings"))
+OPTIONAL_BASELINES = (
+    ("OpenCV", "cv2", "the opencv timings (of unsharp_mask and harris)"),
+    ("Halide", "halide", "the halide:<autoscheduler> timings"),
+)
 INSTALL_HINT = 'pip install "polyimage[bench]" (in a checkout: pip install -e ".[bench]")'
 
 
@@ -38,9 +40,12 @@ def _importable(module: str) -> bool:
 def missing_baselines(importable=_importable) -> list:
     """A note for each optional baseline left out because its module does not import, with
     how to install it; `importable(module) -> bool` decides (for tests)."""
-    return [f"{what} is not installed ({module} does not import), so {variants} are left out; "
-            f"install it with {INSTALL_HINT}"
-            for what, module, variants in OPTIONAL_BASELINES if not importable(module)]
+    return [
+        f"{what} is not installed ({module} does not import), so {variants} are left out; "
+        f"install it with {INSTALL_HINT}"
+        for what, module, variants in OPTIONAL_BASELINES
+        if not importable(module)
+    ]
 
 
 def measure(fn, runs: int) -> dict:
@@ -51,8 +56,7 @@ def measure(fn, runs: int) -> dict:
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return {"median": statistics.median(times), "min": min(times), "max": max(times),
-            "runs": times}
+    return {"median": statistics.median(times), "min": min(times), "max": max(times), "runs": times}
 
 
 def copy_floor(inputs: dict, outputs) -> callable:
@@ -67,8 +71,9 @@ def copy_floor(inputs: dict, outputs) -> callable:
         done = 0
         while done < out_bytes:
             n = min(in_bytes, out_bytes - done)
-            np.copyto(dst[done:done + n], src[:n])
+            np.copyto(dst[done : done + n], src[:n])
             done += n
+
     return run
 
 
@@ -99,7 +104,8 @@ def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
         pipe = polyimage.compile(outputs, name=name, schedule=schedule, estimates=dims)
         result = pipe(threads=threads, **inputs, **params)
         variants[f"polyimage:{label}"] = lambda p=pipe, out=result: p(
-            threads=threads, out=out, **inputs, **params)
+            threads=threads, out=out, **inputs, **params
+        )
     variants["numpy"] = lambda: app.reference(**inputs, **params)
     variants.update(opencv_variants(name, inputs, params, threads))
     variants.update(halide_variants(name, inputs, params, threads, report, expected=result))
@@ -109,8 +115,11 @@ def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
     for variant, fn in variants.items():
         report(f"  {name}: timing {variant} ...")
         timings[variant] = measure(fn, runs)
-    return {"size": {k: int(v) for k, v in dims.items()}, "timings": timings,
-            "compile": compile_times(outputs, name, app_schedules(app)[default_schedule(app)])}
+    return {
+        "size": {k: int(v) for k, v in dims.items()},
+        "timings": timings,
+        "compile": compile_times(outputs, name, app_schedules(app)[default_schedule(app)]),
+    }
 
 
 def format_table(results: dict) -> str:
@@ -121,14 +130,17 @@ def format_table(results: dict) -> str:
         best = min(t["median"] for v, t in timings.items() if v.startswith("polyimage:"))
         size = "x".join(str(v) for v in res["size"].values())
         lines.append(f"{name} ({size})")
-        lines.append(f"  {'variant':<28}{'median ms':>11}{'min ms':>10}{'max ms':>10}"
-                     f"{'vs best polyimage':>19}")
+        lines.append(
+            f"  {'variant':<28}{'median ms':>11}{'min ms':>10}{'max ms':>10}"
+            f"{'vs best polyimage':>19}"
+        )
         for variant, t in sorted(timings.items(), key=lambda kv: kv[1]["median"]):
-            lines.append(f"  {variant:<28}{t['median'] * 1e3:>11.2f}{t['min'] * 1e3:>10.2f}"
-                         f"{t['max'] * 1e3:>10.2f}{t['median'] / best:>18.2f}x")
+            lines.append(
+                f"  {variant:<28}{t['median'] * 1e3:>11.2f}{t['min'] * 1e3:>10.2f}"
+                f"{t['max'] * 1e3:>10.2f}{t['median'] / best:>18.2f}x"
+            )
         comp = res["compile"]
-        lines.append(f"  compile: {comp['cold']:.2f} s cold, {comp['cached'] * 1e3:.0f} ms "
-                     "cached")
+        lines.append(f"  compile: {comp['cold']:.2f} s cold, {comp['cached'] * 1e3:.0f} ms cached")
         lines.append("")
     return "\n".join(lines)
 
@@ -151,11 +163,24 @@ def run_bench(apps=(), size="paper", threads=None, runs=5, json_path=None, repor
     for note in left_out:
         report(f"note: {note}")
     if json_path:
-        machine = {"platform": platform.platform(), "processor": platform.processor(),
-                   "cpus": os.cpu_count(), "threads": threads,
-                   "polyimage": polyimage.__version__}
+        machine = {
+            "platform": platform.platform(),
+            "processor": platform.processor(),
+            "cpus": os.cpu_count(),
+            "threads": threads,
+            "polyimage": polyimage.__version__,
+        }
         with open(json_path, "w") as fh:
-            json.dump({"machine": machine, "size": size, "runs": runs, "left_out": left_out,
-                       "apps": results}, fh, indent=1)
+            json.dump(
+                {
+                    "machine": machine,
+                    "size": size,
+                    "runs": runs,
+                    "left_out": left_out,
+                    "apps": results,
+                },
+                fh,
+                indent=1,
+            )
         report(f"wrote {json_path}")
     return results

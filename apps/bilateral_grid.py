@@ -21,11 +21,26 @@ The grid and its blurs are laid out (c, z, x, y), the image column y innermost; 
 reduction visits (channel, pixel row, pixel column) in that order. The input is (R, C)
 float32 (values outside [0, 1] are clamped, as in Halide); the output is (R, C).
 """
+
 import numpy as np
 
+from polyimage import (
+    Cast,
+    Clamp,
+    Float,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Op,
+    Parameter,
+    Reduce,
+    Reduction,
+    Select,
+    Variable,
+)
+
 from .inputs import fit, to_float
-from polyimage import (Cast, Clamp, Float, Function, Image, Int, Interval, Op, Parameter, Reduce,
-                       Reduction, Select, Variable)
 
 NAME = "bilateral_grid"
 DESCRIPTION = "the grey photo smoothed by a bilateral filter: flat areas smooth, edges kept sharp"
@@ -33,9 +48,9 @@ PAPER_SIZE = {"R": 2560, "C": 1536}
 SMALL_SIZE = {"R": 67, "C": 93}
 DEFAULTS = {"r_sigma": 0.1}
 PHOTOS = ("camera.png",)
-S_SIGMA = 8          # grid cell size in pixels (part of the algorithm, not a parameter)
-Z_BINS = 10          # value bins 0 .. 1 / r_sigma for the default r_sigma
-PAD = 2              # grid cells and bins stored beyond the image's for the 5-tap blurs
+S_SIGMA = 8  # grid cell size in pixels (part of the algorithm, not a parameter)
+Z_BINS = 10  # value bins 0 .. 1 / r_sigma for the default r_sigma
+PAD = 2  # grid cells and bins stored beyond the image's for the 5-tap blurs
 
 
 def build():
@@ -58,19 +73,33 @@ def build():
 
     # u, v: the pixel position + the offset of cell 0's first pixel, s * PAD + half
     offset = s * PAD + half
-    grid = Reduction(([c, z, x, y], [channels, Interval(Int, 0, last_z),
-                                     Interval(Int, 0, last_x), Interval(Int, 0, last_y)]),
-                     ([ch, u, v], [channels, Interval(Int, 0, s * last_x + s - 1),
-                                   Interval(Int, 0, s * last_y + s - 1)]),
-                     Float, "grid")
+    grid = Reduction(
+        (
+            [c, z, x, y],
+            [
+                channels,
+                Interval(Int, 0, last_z),
+                Interval(Int, 0, last_x),
+                Interval(Int, 0, last_y),
+            ],
+        ),
+        (
+            [ch, u, v],
+            [channels, Interval(Int, 0, s * last_x + s - 1), Interval(Int, 0, s * last_y + s - 1)],
+        ),
+        Float,
+        "grid",
+    )
     value = clamped(Clamp(u - offset, 0, R - 1), Clamp(v - offset, 0, C - 1))
     zbin = Cast(Int, value / r_sigma + 0.5) + PAD
     grid.defn = [Reduce(grid(ch, zbin, u / s, v / s), Select(ch == 0, value, 1.0), Op.Sum)]
 
     def blur(f, name, domain, shift):
         out = Function(([c, z, x, y], domain), Float, name)
-        taps = [f(*(a + (i - 2) if d and i != 2 else a for a, d in zip((c, z, x, y), shift)))
-                for i in range(5)]
+        taps = [
+            f(*(a + (i - 2) if d and i != 2 else a for a, d in zip((c, z, x, y), shift)))
+            for i in range(5)
+        ]
         out.defn = [taps[0] + taps[1] * 4 + taps[2] * 6 + taps[3] * 4 + taps[4]]
         return out
 
@@ -82,7 +111,7 @@ def build():
 
     val = clamped(x, y)
     zv = val / r_sigma
-    zi = Cast(Int, zv)                     # floor: zv >= 0
+    zi = Cast(Int, zv)  # floor: zv >= 0
     zf = zv - Cast(Float, zi)
     xf = Cast(Float, x % s) / s
     yf = Cast(Float, y % s) / s
@@ -95,8 +124,11 @@ def build():
         return blury(c, zi + PAD + dz, xi + dx, yi + dy)
 
     def plane(dz):
-        return lerp(lerp(corner(dz, 0, 0), corner(dz, 1, 0), xf),
-                    lerp(corner(dz, 0, 1), corner(dz, 1, 1), xf), yf)
+        return lerp(
+            lerp(corner(dz, 0, 0), corner(dz, 1, 0), xf),
+            lerp(corner(dz, 0, 1), corner(dz, 1, 1), xf),
+            yf,
+        )
 
     interpolated = Function(([c, x, y], [channels, rows, cols]), Float, "interpolated")
     interpolated.defn = [lerp(plane(0), plane(1), zf)]
@@ -169,8 +201,12 @@ def reference(img, r_sigma, **_):
             return b[np.clip(zi + dz, 0, b.shape[0] - 1), xi + dx, yi + dy]
 
         def plane(dz):
-            return lerp(lerp(corner(dz, 0, 0), corner(dz, 1, 0), xf),
-                        lerp(corner(dz, 0, 1), corner(dz, 1, 1), xf), yf)
+            return lerp(
+                lerp(corner(dz, 0, 0), corner(dz, 1, 0), xf),
+                lerp(corner(dz, 0, 1), corner(dz, 1, 1), xf),
+                yf,
+            )
+
         return lerp(plane(0), plane(1), zf)
 
     return interpolate(0) / interpolate(1)

@@ -50,31 +50,64 @@ library's powf could still flip one table entry where z * 255 + 0.5 lies within 
 integer; for the parameters used in the tests every entry is at least 1e-4 away from that (the
 tests check this margin), so the integer result is robust there.
 """
+
 import numpy as np
 
+from polyimage import (
+    Abs,
+    Case,
+    Cast,
+    Clamp,
+    Float,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Max,
+    Min,
+    Parameter,
+    Pow,
+    Select,
+    Short,
+    UChar,
+    UShort,
+    Variable,
+)
+
 from .inputs import fit, to_float
-from polyimage import (Abs, Case, Cast, Clamp, Float, Function, Image, Int, Interval, Max, Min,
-                       Parameter, Pow, Select, Short, UChar, UShort, Variable)
 
 NAME = "camera_pipe"
 DESCRIPTION = "the photo as a simulated raw Bayer mosaic, demosaicked and colour-corrected to RGB"
 PAPER_SIZE = {"R": 1968, "C": 2592}
 SMALL_SIZE = {"R": 67, "C": 93}
 BLACK_LEVEL, WHITE_LEVEL = 25, 1023
-DEFAULTS = {"color_temp": 3700.0, "gamma": 2.0, "contrast": 50.0,
-            "black_level": BLACK_LEVEL, "white_level": WHITE_LEVEL}
+DEFAULTS = {
+    "color_temp": 3700.0,
+    "gamma": 2.0,
+    "contrast": 50.0,
+    "black_level": BLACK_LEVEL,
+    "white_level": WHITE_LEVEL,
+}
 PHOTOS = ("coffee.png",)
 BORDER = 8
 LUT_SIZE = 1024
 
 # Colour matrices of the Nokia N900 sensor (FCam, as in Halide's camera_pipe): rows r, g, b;
 # columns: weights of r, g, b and an offset.
-MATRIX_3200 = np.float32([[1.6697, -0.2693, -0.4004, -42.4346],
-                          [-0.3576, 1.0615, 1.5949, -37.1158],
-                          [-0.2175, -1.8751, 6.9640, -26.6970]])
-MATRIX_7000 = np.float32([[2.2997, -0.4478, 0.1706, -39.0923],
-                          [-0.3826, 1.5906, -0.2080, -25.4311],
-                          [-0.0888, -0.7344, 2.2832, -20.0826]])
+MATRIX_3200 = np.float32(
+    [
+        [1.6697, -0.2693, -0.4004, -42.4346],
+        [-0.3576, 1.0615, 1.5949, -37.1158],
+        [-0.2175, -1.8751, 6.9640, -26.6970],
+    ]
+)
+MATRIX_7000 = np.float32(
+    [
+        [2.2997, -0.4478, 0.1706, -39.0923],
+        [-0.3826, 1.5906, -0.2080, -25.4311],
+        [-0.0888, -0.7344, 2.2832, -20.0826],
+    ]
+)
 
 
 def _avg(a, b):
@@ -102,6 +135,7 @@ def build():
 
     # full-resolution rows/columns of the output, in raw coordinates
     rows, cols = Interval(Int, BORDER, R + BORDER - 1), Interval(Int, BORDER, C + BORDER - 1)
+
     # half-resolution cells covering the output, widened by m cells
     def half_rows(m):
         return Interval(Int, BORDER // 2 - m, (R + BORDER - 1) / 2 + m)
@@ -113,19 +147,25 @@ def build():
         return Function(([x, y], [half_rows(m), half_cols(m)]), Short, name)
 
     # 1. hot-pixel suppression
-    denoised = Function(([x, y], [Interval(Int, 2, R + 2 * BORDER - 3),
-                                  Interval(Int, 2, C + 2 * BORDER - 3)]), Short, "denoised")
+    denoised = Function(
+        ([x, y], [Interval(Int, 2, R + 2 * BORDER - 3), Interval(Int, 2, C + 2 * BORDER - 3)]),
+        Short,
+        "denoised",
+    )
     hi = Max(Max(img(x - 2, y), img(x + 2, y)), Max(img(x, y - 2), img(x, y + 2)))
     lo = Min(Min(img(x - 2, y), img(x + 2, y)), Min(img(x, y - 2), img(x, y + 2)))
     denoised.defn = [Cast(Short, Clamp(img(x, y), lo, hi))]
 
     # 2. deinterleave: row 2x is G R G R ..., row 2x+1 is B G B G ...
-    deinterleaved = Function(([c, x, y], [Interval(Int, 0, 3), half_rows(2), half_cols(2)]),
-                             Short, "deinterleaved")
-    deinterleaved.defn = [Case(c == 0, denoised(2 * x, 2 * y)),
-                          Case(c == 1, denoised(2 * x, 2 * y + 1)),
-                          Case(c == 2, denoised(2 * x + 1, 2 * y)),
-                          denoised(2 * x + 1, 2 * y + 1)]
+    deinterleaved = Function(
+        ([c, x, y], [Interval(Int, 0, 3), half_rows(2), half_cols(2)]), Short, "deinterleaved"
+    )
+    deinterleaved.defn = [
+        Case(c == 0, denoised(2 * x, 2 * y)),
+        Case(c == 1, denoised(2 * x, 2 * y + 1)),
+        Case(c == 2, denoised(2 * x + 1, 2 * y)),
+        denoised(2 * x + 1, 2 * y + 1),
+    ]
 
     # 3. demosaic; f_s = the value of colour f at the sites of s
     g_gr, r_r, b_b, g_gb = (half(name, 2) for name in ("g_gr", "r_r", "b_b", "g_gb"))
@@ -152,20 +192,16 @@ def build():
     b_gb.defn = [g_gb(x, y) - _avg(g_b(x, y), g_b(x, y + 1)) + _avg(b_b(x, y), b_b(x, y + 1))]
 
     r_b = half("r_b", 0)
-    rp_b = (g_b(x, y) - _avg(g_r(x, y), g_r(x + 1, y - 1))
-            + _avg(r_r(x, y), r_r(x + 1, y - 1)))
+    rp_b = g_b(x, y) - _avg(g_r(x, y), g_r(x + 1, y - 1)) + _avg(r_r(x, y), r_r(x + 1, y - 1))
     rpd_b = _absd(r_r(x, y), r_r(x + 1, y - 1))
-    rn_b = (g_b(x, y) - _avg(g_r(x, y - 1), g_r(x + 1, y))
-            + _avg(r_r(x, y - 1), r_r(x + 1, y)))
+    rn_b = g_b(x, y) - _avg(g_r(x, y - 1), g_r(x + 1, y)) + _avg(r_r(x, y - 1), r_r(x + 1, y))
     rnd_b = _absd(r_r(x, y - 1), r_r(x + 1, y))
     r_b.defn = [Select(rpd_b < rnd_b, rp_b, rn_b)]
 
     b_r = half("b_r", 0)
-    bp_r = (g_r(x, y) - _avg(g_b(x, y), g_b(x - 1, y + 1))
-            + _avg(b_b(x, y), b_b(x - 1, y + 1)))
+    bp_r = g_r(x, y) - _avg(g_b(x, y), g_b(x - 1, y + 1)) + _avg(b_b(x, y), b_b(x - 1, y + 1))
     bpd_r = _absd(b_b(x, y), b_b(x - 1, y + 1))
-    bn_r = (g_r(x, y) - _avg(g_b(x, y + 1), g_b(x - 1, y))
-            + _avg(b_b(x, y + 1), b_b(x - 1, y)))
+    bn_r = g_r(x, y) - _avg(g_b(x, y + 1), g_b(x - 1, y)) + _avg(b_b(x, y + 1), b_b(x - 1, y))
     bnd_r = _absd(b_b(x, y + 1), b_b(x - 1, y))
     b_r.defn = [Select(bpd_r < bnd_r, bp_r, bn_r)]
 
@@ -176,6 +212,7 @@ def build():
             f = Function(([x, y], [half_rows(0), cols]), Short, f"{name}_{part}")
             f.defn = [Select(y % 2 == 0, a(x, y / 2), b(x, y / 2))]
             return f
+
         even, odd = along_y(even_even, even_odd, "x1"), along_y(odd_even, odd_odd, "x2")
         f = Function(([x, y], [rows, cols]), Short, name)
         f.defn = [Select(x % 2 == 0, even(x / 2, y), odd(x / 2, y))]
@@ -210,15 +247,23 @@ def build():
 
     processed = Function(([c, x, y], [Interval(Int, 0, 2), rows, cols]), UChar, "processed")
     processed.defn = [curve(corrected(c, x, y))]
-    return [processed], {"R": R, "C": C, "color_temp": color_temp, "gamma": gamma,
-                         "contrast": contrast, "black_level": black, "white_level": white}
+    return [processed], {
+        "R": R,
+        "C": C,
+        "color_temp": color_temp,
+        "gamma": gamma,
+        "contrast": contrast,
+        "black_level": black,
+        "white_level": white,
+    }
 
 
 def _correction_matrix(color_temp=DEFAULTS["color_temp"]):
     """The colour matrix the pipeline uses at `color_temp`, as float64 (Q8.8 values / 256)."""
-    alpha = (np.float32(1) / np.float32(color_temp) - np.float32(1 / 3200)) / \
-        np.float32(1 / 7000 - 1 / 3200)
-    q88 = ((MATRIX_3200 * alpha + MATRIX_7000 * (np.float32(1) - alpha)) * np.float32(256))
+    alpha = (np.float32(1) / np.float32(color_temp) - np.float32(1 / 3200)) / np.float32(
+        1 / 7000 - 1 / 3200
+    )
+    q88 = (MATRIX_3200 * alpha + MATRIX_7000 * (np.float32(1) - alpha)) * np.float32(256)
     return q88.astype(np.int16).astype(np.float64) / 256
 
 
@@ -232,10 +277,10 @@ def mosaic(rgb, black_level=BLACK_LEVEL, white_level=WHITE_LEVEL):
     camera = (target - m[:, 3]) @ np.linalg.inv(m[:, :3]).T
     camera = np.clip(np.rint(camera), 0, 1023).astype(np.uint16)
     raw = np.empty(camera.shape[:2], np.uint16)
-    raw[0::2, 0::2] = camera[0::2, 0::2, 1]     # G (green-red rows)
-    raw[0::2, 1::2] = camera[0::2, 1::2, 0]     # R
-    raw[1::2, 0::2] = camera[1::2, 0::2, 2]     # B
-    raw[1::2, 1::2] = camera[1::2, 1::2, 1]     # G (green-blue rows)
+    raw[0::2, 0::2] = camera[0::2, 0::2, 1]  # G (green-red rows)
+    raw[0::2, 1::2] = camera[0::2, 1::2, 0]  # R
+    raw[1::2, 0::2] = camera[1::2, 0::2, 2]  # B
+    raw[1::2, 1::2] = camera[1::2, 1::2, 1]  # G (green-blue rows)
     return raw
 
 
@@ -247,8 +292,11 @@ def prepare(photos, size=None):
     if size:
         rgb = fit(rgb, size["R"], size["C"])
     rgb = np.pad(rgb, ((BORDER, BORDER), (BORDER, BORDER), (0, 0)), mode="symmetric")
-    return {"img": mosaic(rgb), "matrix_3200": MATRIX_3200.copy(),
-            "matrix_7000": MATRIX_7000.copy()}
+    return {
+        "img": mosaic(rgb),
+        "matrix_3200": MATRIX_3200.copy(),
+        "matrix_7000": MATRIX_7000.copy(),
+    }
 
 
 def tone_curve(gamma, contrast, black_level, white_level):
@@ -270,8 +318,9 @@ def tone_curve(gamma, contrast, black_level, white_level):
     return lut.astype(np.uint8), scaled
 
 
-def reference(img, matrix_3200, matrix_7000, color_temp, gamma, contrast, black_level,
-              white_level, **_):
+def reference(
+    img, matrix_3200, matrix_7000, color_temp, gamma, contrast, black_level, white_level, **_
+):
     """NumPy version written from the algorithm, independently of the interpreter."""
     rows, cols = img.shape[0] - 2 * BORDER, img.shape[1] - 2 * BORDER
     raw = img.astype(np.int32)
@@ -290,8 +339,10 @@ def reference(img, matrix_3200, matrix_7000, color_temp, gamma, contrast, black_
     last_r, last_c = (rows + BORDER - 1) // 2, (cols + BORDER - 1) // 2
 
     def known(dr, dc):
-        return den[2 * (top - 2) + dr:2 * (last_r + 2) + 2:2,
-                   2 * (top - 2) + dc:2 * (last_c + 2) + 2:2]
+        return den[
+            2 * (top - 2) + dr : 2 * (last_r + 2) + 2 : 2,
+            2 * (top - 2) + dc : 2 * (last_c + 2) + 2 : 2,
+        ]
 
     g_gr, r_r, b_b, g_gb = known(0, 0), known(0, 1), known(1, 0), known(1, 1)
 
@@ -299,7 +350,7 @@ def reference(img, matrix_3200, matrix_7000, color_temp, gamma, contrast, black_
         """arr (covering margin `margin`) shifted by (dx, dy), cut to margin `out_margin`."""
         off = margin - out_margin
         nr, nc = arr.shape[0] - 2 * off, arr.shape[1] - 2 * off
-        return arr[off + dx:off + dx + nr, off + dy:off + dy + nc]
+        return arr[off + dx : off + dx + nr, off + dy : off + dy + nc]
 
     def avg(p, q):
         return ((p.astype(np.int32) + q + 1) // 2).astype(np.int16)
@@ -311,14 +362,18 @@ def reference(img, matrix_3200, matrix_7000, color_temp, gamma, contrast, black_
         return np.where(dp < dn, p, n)
 
     # green at red and blue sites (margin 1)
-    g_r = pick(absd(at(g_gr, 2, 1, 0, 1), at(g_gr, 2, 1)), absd(at(g_gb, 2, 1, -1, 0),
-                                                            at(g_gb, 2, 1)),
-               avg(at(g_gr, 2, 1, 0, 1), at(g_gr, 2, 1)), avg(at(g_gb, 2, 1, -1, 0),
-                                                              at(g_gb, 2, 1)))
-    g_b = pick(absd(at(g_gb, 2, 1, 0, -1), at(g_gb, 2, 1)), absd(at(g_gr, 2, 1, 1, 0),
-                                                             at(g_gr, 2, 1)),
-               avg(at(g_gb, 2, 1, 0, -1), at(g_gb, 2, 1)), avg(at(g_gr, 2, 1, 1, 0),
-                                                               at(g_gr, 2, 1)))
+    g_r = pick(
+        absd(at(g_gr, 2, 1, 0, 1), at(g_gr, 2, 1)),
+        absd(at(g_gb, 2, 1, -1, 0), at(g_gb, 2, 1)),
+        avg(at(g_gr, 2, 1, 0, 1), at(g_gr, 2, 1)),
+        avg(at(g_gb, 2, 1, -1, 0), at(g_gb, 2, 1)),
+    )
+    g_b = pick(
+        absd(at(g_gb, 2, 1, 0, -1), at(g_gb, 2, 1)),
+        absd(at(g_gr, 2, 1, 1, 0), at(g_gr, 2, 1)),
+        avg(at(g_gb, 2, 1, 0, -1), at(g_gb, 2, 1)),
+        avg(at(g_gr, 2, 1, 1, 0), at(g_gr, 2, 1)),
+    )
 
     def R2(arr, dx=0, dy=0):
         return at(arr, 2, 0, dx, dy)
@@ -344,7 +399,7 @@ def reference(img, matrix_3200, matrix_7000, color_temp, gamma, contrast, black_
         out = np.empty((rows, cols), np.int16)
         for arr, (pr, pc) in ((ee, (0, 0)), (eo, (0, 1)), (oe, (1, 0)), (oo, (1, 1))):
             part = out[pr::2, pc::2]
-            part[...] = arr[:part.shape[0], :part.shape[1]]
+            part[...] = arr[: part.shape[0], : part.shape[1]]
         return out
 
     red = interleave(r_gr, R2(r_r), r_b, r_gb)
@@ -356,8 +411,12 @@ def reference(img, matrix_3200, matrix_7000, color_temp, gamma, contrast, black_
     alpha = (f32(1) / f32(color_temp) - f32(1.0 / 3200)) / f32(1.0 / 7000 - 1.0 / 3200)
     mat = ((matrix_3200 * alpha + matrix_7000 * (f32(1) - alpha)) * f32(256)).astype(np.int16)
     rgb = [ch.astype(np.int32) for ch in (red, green, blue)]
-    corrected = np.stack([(mat[k, 3] + mat[k, 0] * rgb[0] + mat[k, 1] * rgb[1]
-                           + mat[k, 2] * rgb[2]) // 256 for k in range(3)]).astype(np.int16)
+    corrected = np.stack(
+        [
+            (mat[k, 3] + mat[k, 0] * rgb[0] + mat[k, 1] * rgb[1] + mat[k, 2] * rgb[2]) // 256
+            for k in range(3)
+        ]
+    ).astype(np.int16)
 
     lut, _ = tone_curve(gamma, contrast, black_level, white_level)
     return lut[np.clip(corrected, 0, LUT_SIZE - 1)]

@@ -8,10 +8,12 @@ with repeat_edge). PolyMage's own version takes an (R+2, C+2) image with a 1-pix
 computes only its (R-2) x (C-2) interior, leaving zeros around it; the stages and the work per
 point are the same.
 """
+
 import numpy as np
 
-from .inputs import fit, to_float
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
+
+from .inputs import fit, to_float
 
 NAME = "harris"
 DESCRIPTION = "corner response map of the photo's luma: corners bright, edges dark, flat mid-grey"
@@ -25,8 +27,14 @@ SCHEDULES = {"tuned": "group 0: Ix, Sxx, Iy, Syy, harris [32x4256 then 8x4256]"}
 BORDER = 2
 K = 0.04
 # the Sobel-style derivative along y as (dx, dy, weight), in PolyMage's order; Ix transposes it
-DERIVATIVE = ((-1, -1, -1.0 / 12), (-1, 1, 1.0 / 12), (0, -1, -2.0 / 12), (0, 1, 2.0 / 12),
-              (1, -1, -1.0 / 12), (1, 1, 1.0 / 12))
+DERIVATIVE = (
+    (-1, -1, -1.0 / 12),
+    (-1, 1, 1.0 / 12),
+    (0, -1, -2.0 / 12),
+    (0, 1, 2.0 / 12),
+    (1, -1, -1.0 / 12),
+    (1, 1, 1.0 / 12),
+)
 BOX = tuple((dx, dy) for dx in (-1, 0, 1) for dy in (-1, 0, 1))
 
 
@@ -48,8 +56,10 @@ def build():
         return sum((f(x + dx, y + dy) for dx, dy in BOX[1:]), f(x + BOX[0][0], y + BOX[0][1]))
 
     def derivative(transpose):
-        terms = [img(x + dy, y + dx) * w if transpose else img(x + dx, y + dy) * w
-                 for dx, dy, w in DERIVATIVE]
+        terms = [
+            img(x + dy, y + dx) * w if transpose else img(x + dx, y + dy) * w
+            for dx, dy, w in DERIVATIVE
+        ]
         return sum(terms[1:], terms[0])
 
     Iy = stage("Iy", inner, derivative(False))
@@ -81,7 +91,7 @@ def reference(img, **_):
 
     def shifted(a, lo, n, m, dx, dy):
         """a(x + dx, y + dy) for x in [lo, lo + n), y in [lo, lo + m) (a's origin at 0)."""
-        return a[lo + dx:lo + dx + n, lo + dy:lo + dy + m]
+        return a[lo + dx : lo + dx + n, lo + dy : lo + dy + m]
 
     n, m = rows + 2, cols + 2  # the derivative stages cover [1, R+2] x [1, C+2]
     iy = ix = None
@@ -95,7 +105,7 @@ def reference(img, **_):
     def box(a):  # a covers [1, R+2] x [1, C+2]; the sums cover [2, R+1] x [2, C+1]
         total = None
         for dx, dy in BOX:
-            term = a[1 + dx:1 + dx + rows, 1 + dy:1 + dy + cols]
+            term = a[1 + dx : 1 + dx + rows, 1 + dy : 1 + dy + cols]
             total = term if total is None else total + term
         return total
 

@@ -1,4 +1,5 @@
 """Input preparation shared by the apps: photos to float arrays of a requested size."""
+
 from pathlib import Path
 
 import numpy as np
@@ -11,8 +12,9 @@ def bundled(name: str = DEFAULT_PHOTO) -> Path:
     """Path of a photo shipped in images/."""
     path = IMAGES / name
     if not path.is_file():
-        raise FileNotFoundError(f"bundled photo {name} not found in {IMAGES}; pass an INPUT "
-                                "image instead")
+        raise FileNotFoundError(
+            f"bundled photo {name} not found in {IMAGES}; pass an INPUT image instead"
+        )
     return path
 
 
@@ -39,6 +41,9 @@ def fit(photo: np.ndarray, rows: int, cols: int) -> np.ndarray:
     reps_r = -(-rows // photo.shape[0])
     reps_c = -(-cols // photo.shape[1])
     if reps_r > 1 or reps_c > 1:
-        photo = np.pad(photo, ((0, photo.shape[0] * (reps_r - 1)),
-                               (0, photo.shape[1] * (reps_c - 1)), (0, 0)), mode="symmetric")
+        photo = np.pad(
+            photo,
+            ((0, photo.shape[0] * (reps_r - 1)), (0, photo.shape[1] * (reps_c - 1)), (0, 0)),
+            mode="symmetric",
+        )
     return np.ascontiguousarray(photo[:rows, :cols])

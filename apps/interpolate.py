@@ -26,10 +26,12 @@ Input: img (4, R, C) float32 in [0, 1], channel first, the 4th channel alpha. pr
 the photo's own alpha when it has one, else makes a pattern of square holes (alpha 0). Output:
 (3, R, C), the colour where alpha is 1 and the holes filled from the surroundings.
 """
+
 import numpy as np
 
-from .inputs import fit, to_float
 from polyimage import Float, Function, Image, Int, Interval, Max, Min, Parameter, Select, Variable
+
+from .inputs import fit, to_float
 
 NAME = "interpolate"
 DESCRIPTION = "square holes cut on purpose in the photo, filled in from their surroundings"
@@ -51,8 +53,18 @@ def build():
     last_c = [C - 1] + [(C - 1) // (1 << l) for l in range(1, LEVELS)]
 
     def stage(name, rows_level, cols_level, channels=rgba):
-        return Function(([c, x, y], [channels, Interval(Int, 0, last_r[rows_level]),
-                                     Interval(Int, 0, last_c[cols_level])]), Float, name)
+        return Function(
+            (
+                [c, x, y],
+                [
+                    channels,
+                    Interval(Int, 0, last_r[rows_level]),
+                    Interval(Int, 0, last_c[cols_level]),
+                ],
+            ),
+            Float,
+            name,
+        )
 
     # Halide's x is the column, our y: downx_l and upsampledx_l filter along y, as in Halide
     downsampled = [stage("downsampled_0", 0, 0)]
@@ -60,11 +72,23 @@ def build():
     for l in range(1, LEVELS):
         prev, lr, lc = downsampled[l - 1], last_r[l - 1], last_c[l - 1]
         downx = stage(f"downx_{l}", l - 1, l)
-        downx.defn = [(prev(c, x, Max(2 * y - 1, 0)) + 2.0 * prev(c, x, 2 * y)
-                       + prev(c, x, Min(2 * y + 1, lc))) * 0.25]
+        downx.defn = [
+            (
+                prev(c, x, Max(2 * y - 1, 0))
+                + 2.0 * prev(c, x, 2 * y)
+                + prev(c, x, Min(2 * y + 1, lc))
+            )
+            * 0.25
+        ]
         down = stage(f"downsampled_{l}", l, l)
-        down.defn = [(downx(c, Max(2 * x - 1, 0), y) + 2.0 * downx(c, 2 * x, y)
-                      + downx(c, Min(2 * x + 1, lr), y)) * 0.25]
+        down.defn = [
+            (
+                downx(c, Max(2 * x - 1, 0), y)
+                + 2.0 * downx(c, 2 * x, y)
+                + downx(c, Min(2 * x + 1, lr), y)
+            )
+            * 0.25
+        ]
         downsampled.append(down)
 
     interpolated = downsampled[LEVELS - 1]
@@ -114,6 +138,7 @@ def prepare(photos, size=None):
 
 
 # NumPy reference, written from the algorithm description
+
 
 def _down(a, axis):
     """[1 2 1]/4 at 2*i-1, 2*i, 2*i+1 along `axis`, indices clamped."""

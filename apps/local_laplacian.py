@@ -27,11 +27,25 @@ identity copies for the top Laplacian level, the top of the output pyramid and l
 input pyramid, which here are the same stages as their sources. The ~99 of the paper counts
 stages differently; the computation is the same.
 """
+
 import numpy as np
 
+from polyimage import (
+    Cast,
+    Clamp,
+    Exp,
+    Float,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Max,
+    Min,
+    Parameter,
+    Variable,
+)
+
 from .inputs import fit, to_float
-from polyimage import Cast, Clamp, Exp, Float, Function, Image, Int, Interval, Max, Min, \
-    Parameter, Variable
 
 NAME = "local_laplacian"
 DESCRIPTION = "the photo with local contrast and fine detail boosted, without halos at edges"
@@ -39,8 +53,8 @@ PAPER_SIZE = {"R": 2560, "C": 1536}
 SMALL_SIZE = {"R": 67, "C": 93}
 DEFAULTS = {"alpha": 1.0, "beta": 1.0}
 PHOTOS = ("chelsea.png",)
-K = 8      # intensity levels (part of the algorithm)
-J = 8      # pyramid levels (Halide's default)
+K = 8  # intensity levels (part of the algorithm)
+J = 8  # pyramid levels (Halide's default)
 EPS = 0.01
 GRAY_WEIGHTS = (0.299, 0.587, 0.114)
 
@@ -53,8 +67,8 @@ def build():
     img = Image(Float, "img", [3, R, C])
     levels = Interval(Int, 0, K - 1)
     # last row / column of pyramid level j (level 0 is the image)
-    rmax = [R - 1] + [(R - 1) / 2 ** j for j in range(1, J)]
-    cmax = [C - 1] + [(C - 1) / 2 ** j for j in range(1, J)]
+    rmax = [R - 1] + [(R - 1) / 2**j for j in range(1, J)]
+    cmax = [C - 1] + [(C - 1) / 2**j for j in range(1, J)]
 
     def rows(j):
         return Interval(Int, 0, rmax[j])
@@ -65,21 +79,30 @@ def build():
     def stage(lead, j_rows, j_cols, name):
         """A Float stage over (k, x, y) when lead (the K dimension) is given, else (x, y)."""
         variables, intervals = ([k], [levels]) if lead else ([], [])
-        return Function((variables + [x, y], intervals + [rows(j_rows), cols(j_cols)]), Float,
-                        name)
+        return Function((variables + [x, y], intervals + [rows(j_rows), cols(j_cols)]), Float, name)
 
     def downsample(f, j, lead, name):
         """Level j from level j-1 with the [1 3 3 1]/8 kernel, x then y, clamped at the edges."""
         pre = [k] if lead else []
         rlast, clast = rmax[j - 1], cmax[j - 1]
         downx = stage(lead, j, j - 1, f"{name}_downx{j}")
-        downx.defn = [(f(*pre, Max(2 * x - 1, 0), y)
-                       + 3.0 * (f(*pre, 2 * x, y) + f(*pre, Min(2 * x + 1, rlast), y))
-                       + f(*pre, Min(2 * x + 2, rlast), y)) / 8.0]
+        downx.defn = [
+            (
+                f(*pre, Max(2 * x - 1, 0), y)
+                + 3.0 * (f(*pre, 2 * x, y) + f(*pre, Min(2 * x + 1, rlast), y))
+                + f(*pre, Min(2 * x + 2, rlast), y)
+            )
+            / 8.0
+        ]
         downy = stage(lead, j, j, f"{name}{j}")
-        downy.defn = [(downx(*pre, x, Max(2 * y - 1, 0))
-                       + 3.0 * (downx(*pre, x, 2 * y) + downx(*pre, x, Min(2 * y + 1, clast)))
-                       + downx(*pre, x, Min(2 * y + 2, clast))) / 8.0]
+        downy.defn = [
+            (
+                downx(*pre, x, Max(2 * y - 1, 0))
+                + 3.0 * (downx(*pre, x, 2 * y) + downx(*pre, x, Min(2 * y + 1, clast)))
+                + downx(*pre, x, Min(2 * y + 2, clast))
+            )
+            / 8.0
+        ]
         return downy
 
     def upsample(f, j, lead, name):
@@ -87,11 +110,15 @@ def build():
         the x pass and the expression of the y pass at (k,) x, y."""
         pre = [k] if lead else []
         upx = stage(lead, j, j + 1, f"{name}_upx{j}")
-        upx.defn = [0.25 * f(*pre, Clamp(x / 2 - 1 + 2 * (x % 2), 0, rmax[j + 1]), y)
-                    + 0.75 * f(*pre, x / 2, y)]
+        upx.defn = [
+            0.25 * f(*pre, Clamp(x / 2 - 1 + 2 * (x % 2), 0, rmax[j + 1]), y)
+            + 0.75 * f(*pre, x / 2, y)
+        ]
         upy = stage(lead, j, j, f"{name}_upy{j}")
-        upy.defn = [0.25 * upx(*pre, x, Clamp(y / 2 - 1 + 2 * (y % 2), 0, cmax[j + 1]))
-                    + 0.75 * upx(*pre, x, y / 2)]
+        upy.defn = [
+            0.25 * upx(*pre, x, Clamp(y / 2 - 1 + 2 * (y % 2), 0, cmax[j + 1]))
+            + 0.75 * upx(*pre, x, y / 2)
+        ]
         return upy
 
     # the remapping function as a lookup table, 256 entries per intensity level
@@ -100,8 +127,11 @@ def build():
     remap.defn = [alpha / (K - 1) * fx * Exp(-fx * fx / 2.0)]
 
     gray = stage(False, 0, 0, "gray")
-    gray.defn = [GRAY_WEIGHTS[0] * img(0, x, y) + GRAY_WEIGHTS[1] * img(1, x, y)
-                 + GRAY_WEIGHTS[2] * img(2, x, y)]
+    gray.defn = [
+        GRAY_WEIGHTS[0] * img(0, x, y)
+        + GRAY_WEIGHTS[1] * img(1, x, y)
+        + GRAY_WEIGHTS[2] * img(2, x, y)
+    ]
 
     # the K processed images and their Gaussian pyramids
     level = Cast(Float, k) * (1.0 / (K - 1))
@@ -145,8 +175,9 @@ def build():
 
     # reintroduce colour
     colour = Function(([c, x, y], [Interval(Int, 0, 2), rows(0), cols(0)]), Float, "colour")
-    colour.defn = [Clamp(out_g_pyramid[0](x, y) * (img(c, x, y) + EPS) / (gray(x, y) + EPS),
-                         0.0, 1.0)]
+    colour.defn = [
+        Clamp(out_g_pyramid[0](x, y) * (img(c, x, y) + EPS) / (gray(x, y) + EPS), 0.0, 1.0)
+    ]
     return [colour], {"R": R, "C": C, "alpha": alpha, "beta": beta}
 
 
@@ -209,8 +240,9 @@ def reference(img, alpha, beta, **_):
     for _ in range(1, J):
         g_pyramid.append(_pyramid_down(g_pyramid[-1]))
         in_pyramid.append(_pyramid_down(in_pyramid[-1]))
-    l_pyramid = [g_pyramid[j] - _pyramid_up(g_pyramid[j + 1], g_pyramid[j].shape)
-                 for j in range(J - 1)] + [g_pyramid[J - 1]]
+    l_pyramid = [
+        g_pyramid[j] - _pyramid_up(g_pyramid[j + 1], g_pyramid[j].shape) for j in range(J - 1)
+    ] + [g_pyramid[J - 1]]
 
     out_l = []
     for j in range(J):

@@ -23,10 +23,12 @@ clamps its index into that level's domain with Min/Max (repeat the edge), where 
 each level with a ghost zone of zeros instead. Images are channel-first (3, R, C), float32 in
 [0, 1]; the mask is (R, C) with 1 selecting img1, 0 img2; the output is (3, R, C).
 """
+
 import numpy as np
 
-from .inputs import fit, to_float
 from polyimage import Float, Function, Image, Int, Interval, Max, Min, Parameter, Select, Variable
+
+from .inputs import fit, to_float
 
 NAME = "pyramid_blend"
 DESCRIPTION = "the first photo on the left, the second on the right, blended across a soft seam"
@@ -50,8 +52,10 @@ def build():
     last_c = [C - 1] + [(C - 1) // (1 << l) for l in range(1, LEVELS)]
 
     def stage(name, colour, rows_level, cols_level):
-        dims = ([x, y], [Interval(Int, 0, last_r[rows_level]),
-                         Interval(Int, 0, last_c[cols_level])])
+        dims = (
+            [x, y],
+            [Interval(Int, 0, last_r[rows_level]), Interval(Int, 0, last_c[cols_level])],
+        )
         if colour:
             dims = ([c] + dims[0], [channels] + dims[1])
         return Function(dims, Float, name)
@@ -61,8 +65,13 @@ def build():
 
     def down_taps(i, last):
         """The 5 indices 2*i-2 .. 2*i+2 of the finer level, clamped to 0 .. last."""
-        return [Max(2 * i - 2, 0), Max(2 * i - 1, 0), 2 * i, Min(2 * i + 1, last),
-                Min(2 * i + 2, last)]
+        return [
+            Max(2 * i - 2, 0),
+            Max(2 * i - 1, 0),
+            2 * i,
+            Min(2 * i + 1, last),
+            Min(2 * i + 2, last),
+        ]
 
     def down5(v):
         return (v[0] + v[1] * 4.0 + v[2] * 6.0 + v[3] * 4.0 + v[4]) * 0.0625
@@ -109,8 +118,10 @@ def build():
             ups.append(upy)
         res = stage(f"Res_{l}", True, l, l)
         m = gmask[l](x, y)
-        res.defn = [(gauss1[l](c, x, y) - ups[0](c, x, y)) * m
-                    + (gauss2[l](c, x, y) - ups[1](c, x, y)) * (1 - m)]
+        res.defn = [
+            (gauss1[l](c, x, y) - ups[0](c, x, y)) * m
+            + (gauss2[l](c, x, y) - ups[1](c, x, y)) * (1 - m)
+        ]
         blended.append(res)
     top = LEVELS - 1
     res = stage(f"Res_{top}", True, top, top)
@@ -143,20 +154,28 @@ def prepare(photos, size=None):
     mirror-tiled to `size` (the first photo's size when None), and a synthesised seam mask."""
     first = to_float(photos[0], channels=3)
     rows, cols = (size["R"], size["C"]) if size else first.shape[:2]
-    imgs = [np.ascontiguousarray(fit(to_float(p, channels=3), rows, cols).transpose(2, 0, 1))
-            for p in photos[:2]]
+    imgs = [
+        np.ascontiguousarray(fit(to_float(p, channels=3), rows, cols).transpose(2, 0, 1))
+        for p in photos[:2]
+    ]
     return {"img1": imgs[0], "img2": imgs[1], "mask": seam_mask(rows, cols)}
 
 
 # NumPy reference, written from the algorithm description
+
 
 def _down(a, axis):
     """[1 4 6 4 1]/16 filter and decimation by 2 along `axis`, indices clamped."""
     n = a.shape[axis]
     centre = 2 * np.arange((n + 1) // 2)
     taps = [np.take(a, np.clip(centre + k, 0, n - 1), axis=axis) for k in range(-2, 3)]
-    return (taps[0] + taps[1] * np.float32(4) + taps[2] * np.float32(6) + taps[3] * np.float32(4)
-            + taps[4]) * np.float32(0.0625)
+    return (
+        taps[0]
+        + taps[1] * np.float32(4)
+        + taps[2] * np.float32(6)
+        + taps[3] * np.float32(4)
+        + taps[4]
+    ) * np.float32(0.0625)
 
 
 def _up(a, axis, n):

@@ -1,4 +1,5 @@
 """Running an app from the command line: inputs, compile, time, check, save. Shared by all apps."""
+
 from __future__ import annotations
 
 import os
@@ -36,13 +37,16 @@ def parse_params(app, pairs) -> dict:
     for pair in pairs or ():
         name, sep, text = pair.partition("=")
         if not sep or name not in params:
-            raise ArgumentError(f"--param {pair!r}: expected NAME=VALUE with NAME one of "
-                             f"{', '.join(sorted(params))}")
+            raise ArgumentError(
+                f"--param {pair!r}: expected NAME=VALUE with NAME one of "
+                f"{', '.join(sorted(params))}"
+            )
         try:
             values[name] = int(text) if params[name].typ.is_int else float(text)
         except ValueError:
-            raise ArgumentError(f"--param {name}: {text!r} is not a valid {params[name].typ} "
-                             "value") from None
+            raise ArgumentError(
+                f"--param {name}: {text!r} is not a valid {params[name].typ} value"
+            ) from None
     return values
 
 
@@ -52,8 +56,9 @@ def check_output_path(path) -> None:
     save_format(path)
     folder = Path(path).parent
     if not folder.is_dir():
-        raise ArgumentError(f"cannot save {os.fspath(path)!r}: folder {str(folder)!r} does not "
-                         "exist")
+        raise ArgumentError(
+            f"cannot save {os.fspath(path)!r}: folder {str(folder)!r} does not exist"
+        )
 
 
 def load_input(path):
@@ -65,8 +70,17 @@ def load_input(path):
         raise ArgumentError(f"cannot read input {os.fspath(path)!r}: {reason}") from None
 
 
-def run_app(name: str, inputs=(), output=None, params=(), threads=None, runs=3, check=False,
-            report=print, schedule=None) -> dict:
+def run_app(
+    name: str,
+    inputs=(),
+    output=None,
+    params=(),
+    threads=None,
+    runs=3,
+    check=False,
+    report=print,
+    schedule=None,
+) -> dict:
     """Compile app `name`, run it on photos (the bundled ones by default), save the result.
     Returns the timings in seconds."""
     app = load_app(name)
@@ -79,8 +93,9 @@ def run_app(name: str, inputs=(), output=None, params=(), threads=None, runs=3, 
     arrays = app.prepare(photos)
     outputs, _ = app.build()
     start = time.perf_counter()
-    pipe = polyimage.compile(outputs, name=name, schedule=resolve_schedule(app, schedule),
-                             estimates=app.PAPER_SIZE)
+    pipe = polyimage.compile(
+        outputs, name=name, schedule=resolve_schedule(app, schedule), estimates=app.PAPER_SIZE
+    )
     compile_seconds = time.perf_counter() - start
     source = "cache" if pipe.build_info.cache_hit else "compiled"
     report(f"{name}: built in {compile_seconds:.2f} s ({source})")
@@ -91,8 +106,10 @@ def run_app(name: str, inputs=(), output=None, params=(), threads=None, runs=3, 
         result = pipe(threads=threads, **arrays, **values)
         times.append(time.perf_counter() - start)
     shape = "x".join(map(str, result.shape))
-    report(f"{name}: {shape} in {statistics.median(times) * 1e3:.2f} ms "
-           f"(median of {len(times)} runs, min {min(times) * 1e3:.2f} ms)")
+    report(
+        f"{name}: {shape} in {statistics.median(times) * 1e3:.2f} ms "
+        f"(median of {len(times)} runs, min {min(times) * 1e3:.2f} ms)"
+    )
     if check:
         expected = app.reference(**arrays, **values)
         err = float(np.max(np.abs(result.astype(np.float64) - expected)))
@@ -116,8 +133,9 @@ def draw_graph(name: str, output: str, report=print, schedule=None) -> None:
     app = load_app(name)
     outputs, _ = app.build()
     if schedule:
-        text = polyimage.compile(outputs, name=name, estimates=app.PAPER_SIZE,
-                                 schedule=resolve_schedule(app, schedule)).to_dot()
+        text = polyimage.compile(
+            outputs, name=name, estimates=app.PAPER_SIZE, schedule=resolve_schedule(app, schedule)
+        ).to_dot()
     else:
         text = to_dot(build_graph(outputs), name)
     path = Path(output)
@@ -126,10 +144,12 @@ def draw_graph(name: str, output: str, report=print, schedule=None) -> None:
     else:
         dot = shutil.which("dot")
         if dot is None:
-            raise ArgumentError(f"rendering {path.suffix} needs Graphviz's `dot`; install it, or "
-                                "write a .dot file")
-        subprocess.run([dot, f"-T{path.suffix[1:]}", "-o", str(path)], input=text, text=True,
-                       check=True)
+            raise ArgumentError(
+                f"rendering {path.suffix} needs Graphviz's `dot`; install it, or write a .dot file"
+            )
+        subprocess.run(
+            [dot, f"-T{path.suffix[1:]}", "-o", str(path)], input=text, text=True, check=True
+        )
     report(f"{name}: wrote {path}")
 
 
@@ -137,8 +157,13 @@ def report_app(name: str, inline: bool = True, schedule=None) -> str:
     """`pipe.report()` of app `name` compiled with its paper-size estimates."""
     app = load_app(name)
     outputs, _ = app.build()
-    pipe = polyimage.compile(outputs, estimates=app.PAPER_SIZE, name=name, inline=inline,
-                             schedule=resolve_schedule(app, schedule) if inline else "naive")
+    pipe = polyimage.compile(
+        outputs,
+        estimates=app.PAPER_SIZE,
+        name=name,
+        inline=inline,
+        schedule=resolve_schedule(app, schedule) if inline else "naive",
+    )
     return pipe.report()
 
 
@@ -150,17 +175,20 @@ def grouping_table(names=None, limits=TABLE_LIMITS, report=print) -> str:
     successors of a stage, and per initial group limit the states the DP memoized, the groups
     it costed and the seconds it took (rounds over 2000 states search leading groups, as auto
     does)."""
-    from . import APP_NAMES
-    from polyimage.grouping import Machine
     from polyimage.config import Options
+    from polyimage.grouping import Machine
     from polyimage.grouping.auto import auto_schedule
     from polyimage.grouping.weights import resolve_weights
+
+    from . import APP_NAMES
 
     machine = Machine.detect()
     weights, _ = resolve_weights(None, Options.from_env())
     heads = "".join(f"{'limit ' + str(l):>26}" for l in limits)
-    lines = [f"{'app':<16}{'stages':>8}{'inlined':>8}{'succ':>6}{heads}",
-             f"{'':<38}" + f"{'states / groups / s':>26}" * len(limits)]
+    lines = [
+        f"{'app':<16}{'stages':>8}{'inlined':>8}{'succ':>6}{heads}",
+        f"{'':<38}" + f"{'states / groups / s':>26}" * len(limits),
+    ]
     for name in names or APP_NAMES:
         app = load_app(name)
         outputs, _ = app.build()
@@ -170,10 +198,11 @@ def grouping_table(names=None, limits=TABLE_LIMITS, report=print) -> str:
         cells = []
         for limit in limits:
             report(f"{name}: grouping with limit {limit or 'none'} ...")
-            result = auto_schedule(graph, app.PAPER_SIZE, machine, weights,
-                                   initial_limit=limit)
+            result = auto_schedule(graph, app.PAPER_SIZE, machine, weights, initial_limit=limit)
             s = result.stats
             cells.append(f"{s.states} / {s.groups_costed} / {s.seconds:.2f}")
-        lines.append(f"{name:<16}{len(pipe.graph.computed):>8}{len(graph.computed):>8}"
-                     f"{successors:>6}" + "".join(f"{c:>26}" for c in cells))
+        lines.append(
+            f"{name:<16}{len(pipe.graph.computed):>8}{len(graph.computed):>8}"
+            f"{successors:>6}" + "".join(f"{c:>26}" for c in cells)
+        )
     return "\n".join(lines)

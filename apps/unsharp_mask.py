@@ -4,11 +4,12 @@ kernel, sharpen, and keep the original where the detail is under a threshold. 4 
 The image is channel-first (3, R+4, C+4) with a 2-pixel border, so that the innermost loop runs
 along image rows; the output is (3, R, C).
 """
+
 import numpy as np
 
+from polyimage import Abs, Case, Float, Function, Image, Int, Interval, Parameter, Variable
+
 from .inputs import fit, to_float
-from polyimage import (Abs, Case, Float, Function, Image, Int, Interval, Parameter, Select,
-                       Variable)
 
 NAME = "unsharp_mask"
 DESCRIPTION = "the photo sharpened: the detail a 5x5 blur removes, times `weight`, added back"
@@ -38,8 +39,10 @@ def build():
     sharpen = Function(([c, x, y], [channels, rows, cols]), Float, "sharpen")
     sharpen.defn = [img(c, x, y) * (1 + weight) - blury(c, x, y) * weight]
     mask = Function(([c, x, y], [channels, rows, cols]), Float, "mask")
-    mask.defn = [Case(Abs(img(c, x, y) - blury(c, x, y)) < threshold, img(c, x, y)),
-                 sharpen(c, x, y)]
+    mask.defn = [
+        Case(Abs(img(c, x, y) - blury(c, x, y)) < threshold, img(c, x, y)),
+        sharpen(c, x, y),
+    ]
     return [mask], {"R": R, "C": C, "weight": weight, "threshold": threshold}
 
 
@@ -58,10 +61,10 @@ def reference(img, weight, threshold, **_):
     weight, threshold = np.float32(weight), np.float32(threshold)
     k = np.array(KERNEL, np.float32)
     rows = img.shape[1] - 2 * BORDER
-    blurx = sum(k[i] * img[:, i:i + rows, :] for i in range(5)) * np.float32(1 / 16)
+    blurx = sum(k[i] * img[:, i : i + rows, :] for i in range(5)) * np.float32(1 / 16)
     cols = img.shape[2] - 2 * BORDER
-    blury = sum(k[i] * blurx[:, :, i:i + cols] for i in range(5)) * np.float32(1 / 16)
-    inner = img[:, BORDER:BORDER + rows, BORDER:BORDER + cols]
+    blury = sum(k[i] * blurx[:, :, i : i + cols] for i in range(5)) * np.float32(1 / 16)
+    inner = img[:, BORDER : BORDER + rows, BORDER : BORDER + cols]
     sharpen = inner * (np.float32(1) + weight) - blury * weight
     return np.where(np.abs(inner - blury) < threshold, inner, sharpen)
 

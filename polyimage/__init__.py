@@ -12,19 +12,51 @@ reference interpreter) | pipeline, report, dump (the driver) | cli, apps (the co
 and the example pipelines, installed as polyimage.apps from the top-level apps/ folder).
 """
 
-LAYERS = (("errors", "version"), ("config", "io"), ("dsl",), ("algebra",), ("graph",),
-          ("poly",), ("schedule",), ("grouping",), ("codegen",), ("jit",),
-          ("arguments", "interp"), ("pipeline", "report", "dump"), ("cli", "apps"))
-
 from .dsl import *  # noqa: F401,F403  (the DSL is the public surface)
 from .dsl import __all__ as _dsl_all
-from .errors import (ArgumentError, ArgumentTypeError, BoundsError, CacheWarning, CompileError,
-                     EstimateWarning, PipelineError, PolyimageError, UncoveredReadWarning)
+from .errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    BoundsError,
+    CacheWarning,
+    CompileError,
+    EstimateWarning,
+    PipelineError,
+    PolyimageError,
+    UncoveredReadWarning,
+)
 from .interp import interpret
 from .pipeline import Pipeline, compile
 from .schedule import GroupSchedule, Schedule, ScheduleError
 from .version import __version__
 
-__all__ = list(_dsl_all) + ["ArgumentError", "ArgumentTypeError", "BoundsError", "CacheWarning",
-                            "CompileError", "EstimateWarning", "PipelineError", "PolyimageError",
-                            "UncoveredReadWarning", "GroupSchedule", "Schedule", "ScheduleError"]
+__all__ = list(_dsl_all) + [
+    "ArgumentError",
+    "ArgumentTypeError",
+    "BoundsError",
+    "CacheWarning",
+    "CompileError",
+    "EstimateWarning",
+    "PipelineError",
+    "PolyimageError",
+    "UncoveredReadWarning",
+    "GroupSchedule",
+    "Schedule",
+    "ScheduleError",
+]
+
+LAYERS = (
+    ("errors", "version"),
+    ("config", "io"),
+    ("dsl",),
+    ("algebra",),
+    ("graph",),
+    ("poly",),
+    ("schedule",),
+    ("grouping",),
+    ("codegen",),
+    ("jit",),
+    ("arguments", "interp"),
+    ("pipeline", "report", "dump"),
+    ("cli", "apps"),
+)

@@ -1,4 +1,5 @@
 """`python -m polyimage` is the `polyimage` command."""
+
 import sys
 
 from .cli import main

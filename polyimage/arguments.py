@@ -2,6 +2,7 @@
 
 Shared by the compiled pipeline and the interpreter, so both accept and reject the same calls.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -9,11 +10,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .dsl import expr as E
-from .graph.dag import StageGraph
-from .algebra.evaluate import Evaluator, evaluate_scalar
 from .algebra.affine import linear_form
+from .algebra.evaluate import Evaluator, evaluate_scalar
+from .dsl import expr as E
 from .errors import ArgumentError, ArgumentTypeError
+from .graph.dag import StageGraph
 
 
 @dataclass(frozen=True)
@@ -36,21 +37,25 @@ def bind_arguments(graph: StageGraph, kwargs: dict, constraints=()) -> Binding:
     params = {p.name: p for p in graph.parameters}
     unknown = sorted(set(kwargs) - set(images) - set(params))
     if unknown:
-        raise ArgumentTypeError(f"unknown argument {unknown[0]!r}: the pipeline takes images "
-                        f"{_names(images)} and parameters {_names(params)}")
+        raise ArgumentTypeError(
+            f"unknown argument {unknown[0]!r}: the pipeline takes images "
+            f"{_names(images)} and parameters {_names(params)}"
+        )
     arrays = {name: _check_image(img, kwargs.get(name)) for name, img in images.items()}
     values = {name: _check_param(p, kwargs[name]) for name, p in params.items() if name in kwargs}
     _infer_params(graph, arrays, values)
     missing = [n for n in params if n not in values]
     if missing:
-        raise ArgumentTypeError(f"missing parameter {missing[0]} (it cannot be read off the shape "
-                        "of any input image)")
+        raise ArgumentTypeError(
+            f"missing parameter {missing[0]} (it cannot be read off the shape of any input image)"
+        )
     for img in graph.images:
         _check_shape(img, arrays[img.name], values)
     for cond in constraints:
         if not Evaluator({}, {}, values)(cond, {}, 1).item():
-            raise ArgumentError(f"parameter values {_describe(cond, values)} violate the "
-                             f"constraint {cond}")
+            raise ArgumentError(
+                f"parameter values {_describe(cond, values)} violate the constraint {cond}"
+            )
     origins, shapes = {}, {}
     for stage in graph.stages:
         origins[stage.name], shapes[stage.name] = _box(stage.func, values)
@@ -71,33 +76,35 @@ def _check_image(img, value) -> np.ndarray:
     if value is None:
         raise ArgumentTypeError(f"missing input image {img.name} ({img.typ}, extents {extents})")
     if not isinstance(value, np.ndarray):
-        raise ArgumentTypeError(f"image {img.name} must be a NumPy array, got {type(value).__name__}")
+        raise ArgumentTypeError(
+            f"image {img.name} must be a NumPy array, got {type(value).__name__}"
+        )
     if value.dtype != img.typ.dtype:
-        raise ArgumentTypeError(f"image {img.name} must have dtype {img.typ.dtype} ({img.typ}), got "
-                        f"{value.dtype}" + _dtype_hint(img.typ.dtype, value.dtype))
+        raise ArgumentTypeError(
+            f"image {img.name} must have dtype {img.typ.dtype} ({img.typ}), got "
+            f"{value.dtype}" + _dtype_hint(img.typ.dtype, value.dtype)
+        )
     if value.ndim != len(img.extents):
-        raise ArgumentError(f"image {img.name} must have {len(img.extents)} dimension(s) "
-                         f"{extents}, got shape {value.shape}"
-                         + _channels_hint(len(img.extents), value.shape))
+        raise ArgumentError(
+            f"image {img.name} must have {len(img.extents)} dimension(s) "
+            f"{extents}, got shape {value.shape}" + _channels_hint(len(img.extents), value.shape)
+        )
     return np.ascontiguousarray(value)
 
 
 def _dtype_hint(expected, given) -> str:
     """A hint for a photo loaded as integers where a float image is expected."""
     if expected.kind == "f" and given in (np.uint8, np.uint16):
-        return (f"; load_image(path, dtype=np.{expected}) reads a photo as {expected} in "
-                "[0, 1]")
+        return f"; load_image(path, dtype=np.{expected}) reads a photo as {expected} in [0, 1]"
     return ""
 
 
 def _channels_hint(rank, shape) -> str:
     """A hint for a grey photo where a colour one is expected, or the reverse."""
     if rank == 2 and len(shape) == 3 and (shape[-1] in (3, 4) or shape[0] in (3, 4)):
-        return ("; it looks like a colour image: load_image(path, mode='L') reads it as "
-                "grey (H, W)")
+        return "; it looks like a colour image: load_image(path, mode='L') reads it as grey (H, W)"
     if rank == 3 and len(shape) == 2:
-        return ("; it looks like a grey image: load_image(path, mode='RGB') reads it with "
-                "3 channels")
+        return "; it looks like a grey image: load_image(path, mode='RGB') reads it with 3 channels"
     return ""
 
 
@@ -115,11 +122,15 @@ def _layout_hint(img, shape) -> str:
         return ""
     first, last = _constant_extent(img.extents[0]), _constant_extent(img.extents[2])
     if first is not None and last is None and shape[0] != first and shape[2] == first:
-        return ("; it looks like HWC (channels last): load it with load_image(path, "
-                "layout='CHW') or pass array.transpose(2, 0, 1)")
+        return (
+            "; it looks like HWC (channels last): load it with load_image(path, "
+            "layout='CHW') or pass array.transpose(2, 0, 1)"
+        )
     if last is not None and first is None and shape[2] != last and shape[0] == last:
-        return ("; it looks like CHW (channels first): load it with load_image(path, "
-                "layout='HWC') (the default) or pass array.transpose(1, 2, 0)")
+        return (
+            "; it looks like CHW (channels first): load it with load_image(path, "
+            "layout='HWC') (the default) or pass array.transpose(1, 2, 0)"
+        )
     return ""
 
 
@@ -145,10 +156,11 @@ def _infer_params(graph, arrays, values):
                 continue
             param, coeff, const = form
             if (size - const) % coeff != 0:
-                raise ArgumentError(f"image {img.name}: dimension {dim} must have extent {extent}, "
-                                 f"which no integer {param.name} makes {size} (shape "
-                                 f"{arrays[img.name].shape})"
-                                 + _layout_hint(img, arrays[img.name].shape))
+                raise ArgumentError(
+                    f"image {img.name}: dimension {dim} must have extent {extent}, "
+                    f"which no integer {param.name} makes {size} (shape "
+                    f"{arrays[img.name].shape})" + _layout_hint(img, arrays[img.name].shape)
+                )
             values[param.name] = _check_param(param, (size - const) // coeff)
 
 
@@ -157,9 +169,13 @@ def _check_shape(img, array, values):
         expected = evaluate_scalar(extent, values)
         if expected != size:
             given = _describe(extent, values)
-            raise ArgumentError(f"image {img.name}: dimension {dim} must have extent {extent} = "
-                             f"{expected}" + (f" ({given})" if given else "")
-                             + f", got shape {array.shape}" + _layout_hint(img, array.shape))
+            raise ArgumentError(
+                f"image {img.name}: dimension {dim} must have extent {extent} = "
+                f"{expected}"
+                + (f" ({given})" if given else "")
+                + f", got shape {array.shape}"
+                + _layout_hint(img, array.shape)
+            )
 
 
 def _box(func, values):
@@ -167,15 +183,19 @@ def _box(func, values):
     for var, iv in zip(func.variables, func.intervals):
         lb, ub = evaluate_scalar(iv.lb, values), evaluate_scalar(iv.ub, values)
         if ub < lb:
-            used = ", ".join(sorted(set(filter(None, [_describe(iv.lb, values),
-                                                       _describe(iv.ub, values)]))))
-            raise ArgumentError(f"parameter values {used} make the domain of {func.name} "
-                             f"empty: {var.name} in [{iv.lb}, {iv.ub}] = [{lb}, {ub}]")
+            used = ", ".join(
+                sorted(set(filter(None, [_describe(iv.lb, values), _describe(iv.ub, values)])))
+            )
+            raise ArgumentError(
+                f"parameter values {used} make the domain of {func.name} "
+                f"empty: {var.name} in [{iv.lb}, {iv.ub}] = [{lb}, {ub}]"
+            )
         _check_fits(func, var, lb, ub, values)
         origin.append(lb)
         shape.append(ub - lb + 1)
-    for var, iv in zip(getattr(func, "reduction_variables", ()),
-                       getattr(func, "reduction_intervals", ())):
+    for var, iv in zip(
+        getattr(func, "reduction_variables", ()), getattr(func, "reduction_intervals", ())
+    ):
         lb, ub = evaluate_scalar(iv.lb, values), evaluate_scalar(iv.ub, values)
         if lb <= ub:
             _check_fits(func, var, lb, ub, values)
@@ -185,6 +205,8 @@ def _box(func, values):
 def _check_fits(func, var, lb, ub, values):
     """Loops run over the variable's own type; its whole range must fit (with one to spare)."""
     if lb < var.typ.min_value() or ub >= var.typ.max_value():
-        raise ArgumentError(f"parameter values {', '.join(f'{k}={v}' for k, v in values.items())}"
-                         f" give {func.name} the range [{lb}, {ub}] for {var.name}, which does "
-                         f"not fit its type {var.typ}")
+        raise ArgumentError(
+            f"parameter values {', '.join(f'{k}={v}' for k, v in values.items())}"
+            f" give {func.name} the range [{lb}, {ub}] for {var.name}, which does "
+            f"not fit its type {var.typ}"
+        )

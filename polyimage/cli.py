@@ -7,6 +7,7 @@ polyimage report APP | --all                                  stages, domains, i
 polyimage graph APP -o graph.svg|graph.dot [--schedule S]     draw an app's stage graph
 polyimage --version
 """
+
 from __future__ import annotations
 
 import argparse
@@ -25,19 +26,27 @@ NAME_COLUMN = 18
 def apps_listing() -> str:
     """Every app, what its output shows and its default input photos, for `run --help`."""
     from polyimage.apps import app_descriptions
+
     lines = ["APP, and what its output shows [the bundled photos it reads without INPUT]:"]
     for name, (description, photos) in app_descriptions().items():
         text = f"{description} [{', '.join(photos)}]"
-        lines.extend(textwrap.wrap(text, HELP_WIDTH, initial_indent=f"  {name:<{NAME_COLUMN - 2}}",
-                                   subsequent_indent=" " * NAME_COLUMN))
+        lines.extend(
+            textwrap.wrap(
+                text,
+                HELP_WIDTH,
+                initial_indent=f"  {name:<{NAME_COLUMN - 2}}",
+                subsequent_indent=" " * NAME_COLUMN,
+            )
+        )
     return "\n".join(lines)
 
 
 class _HelpWithApps(argparse.Action):
     """-h/--help of `run`: the usual help, then the apps (imported only when asked for)."""
 
-    def __init__(self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS,
-                 help=None):
+    def __init__(
+        self, option_strings, dest=argparse.SUPPRESS, default=argparse.SUPPRESS, help=None
+    ):
         super().__init__(option_strings, dest=dest, default=default, nargs=0, help=help)
 
     def __call__(self, parser, namespace, values, option_string=None):
@@ -47,61 +56,101 @@ class _HelpWithApps(argparse.Action):
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="polyimage", description="Compile and run image "
-                                     "processing pipelines.")
+    parser = argparse.ArgumentParser(
+        prog="polyimage", description="Compile and run image processing pipelines."
+    )
     parser.add_argument("--version", action="version", version=f"polyimage {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the compiler does")
-    parser.add_argument("--debug", action="store_true", help="log every compiler pass and show "
-                        "the full traceback of an error")
+    parser.add_argument(
+        "--debug",
+        action="store_true",
+        help="log every compiler pass and show the full traceback of an error",
+    )
     commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="run a benchmark app on photos", add_help=False,
-                              formatter_class=argparse.RawDescriptionHelpFormatter,
-                              description="Compile an app, run it on photos, time it and "
-                              "optionally save its output.")
-    run.add_argument("-h", "--help", action=_HelpWithApps,
-                     help="show this help and the apps, then exit")
+    run = commands.add_parser(
+        "run",
+        help="run a benchmark app on photos",
+        add_help=False,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Compile an app, run it on photos, time it and optionally save its output.",
+    )
+    run.add_argument(
+        "-h", "--help", action=_HelpWithApps, help="show this help and the apps, then exit"
+    )
     run.add_argument("app", metavar="APP", help="app name (listed below)")
-    run.add_argument("inputs", nargs="*", default=[], metavar="INPUT",
-                     help="input photos (default: the app's bundled photos)")
-    run.add_argument("-o", "--output", help="where to write the result: a .png, .jpg or .jpeg "
-                     "file (checked before compiling)")
-    run.add_argument("--param", action="append", default=[], metavar="NAME=VALUE",
-                     help="set a parameter (repeatable)")
+    run.add_argument(
+        "inputs",
+        nargs="*",
+        default=[],
+        metavar="INPUT",
+        help="input photos (default: the app's bundled photos)",
+    )
+    run.add_argument(
+        "-o",
+        "--output",
+        help="where to write the result: a .png, .jpg or .jpeg file (checked before compiling)",
+    )
+    run.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a parameter (repeatable)",
+    )
     run.add_argument("--threads", type=int, default=None, help="OpenMP threads for the run")
     run.add_argument("--runs", type=int, default=3, help="timed runs after one warm-up")
     run.add_argument("--check", action="store_true", help="compare with the NumPy reference")
-    run.add_argument("--schedule", metavar="NAME|FILE", help="auto, naive, greedy, "
-                     "greedy-cost, one of the app's own schedules, or a file with a schedule "
-                     "(default: the app's first, else auto)")
+    run.add_argument(
+        "--schedule",
+        metavar="NAME|FILE",
+        help="auto, naive, greedy, "
+        "greedy-cost, one of the app's own schedules, or a file with a schedule "
+        "(default: the app's first, else auto)",
+    )
 
     bench = commands.add_parser(
-        "bench", help="time the apps against NumPy, OpenCV, Halide",
+        "bench",
+        help="time the apps against NumPy, OpenCV, Halide",
         description="Time every schedule of the apps against their NumPy references, OpenCV "
         "and Halide's autoschedulers, and a memory copy. OpenCV and Halide are optional; "
         "without them their timings are left out (a note says so). Install them with "
-        'pip install "polyimage[bench]", or pip install -e ".[bench]" in a checkout.')
-    bench.add_argument("apps", nargs="*", default=[], metavar="APP",
-                       help="apps to time (default: all)")
-    bench.add_argument("--size", choices=("paper", "small"), default="paper",
-                       help="the paper's image sizes or small ones (default: paper)")
+        'pip install "polyimage[bench]", or pip install -e ".[bench]" in a checkout.',
+    )
+    bench.add_argument(
+        "apps", nargs="*", default=[], metavar="APP", help="apps to time (default: all)"
+    )
+    bench.add_argument(
+        "--size",
+        choices=("paper", "small"),
+        default="paper",
+        help="the paper's image sizes or small ones (default: paper)",
+    )
     bench.add_argument("--threads", type=int, default=None, help="threads for every variant")
     bench.add_argument("--runs", type=int, default=5, help="timed runs after one warm-up")
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
 
     report = commands.add_parser("report", help="print what the compiler made of an app")
     report.add_argument("app", nargs="?", metavar="APP", help="app name")
-    report.add_argument("--all", action="store_true", help="Table 1 of the TOPLAS 2020 paper for "
-                        "every app: stages, most successors, states and time of the grouping "
-                        "search for several group limits")
+    report.add_argument(
+        "--all",
+        action="store_true",
+        help="Table 1 of the TOPLAS 2020 paper for "
+        "every app: stages, most successors, states and time of the grouping "
+        "search for several group limits",
+    )
     report.add_argument("--no-inline", action="store_true", help="compile without inlining")
     report.add_argument("--schedule", metavar="NAME|FILE", help="as for run")
 
     graph = commands.add_parser("graph", help="draw an app's stage graph")
     graph.add_argument("app", metavar="APP", help="app name")
-    graph.add_argument("-o", "--output", required=True, help="FILE.dot, or FILE.svg/.png "
-                       "(needs Graphviz's dot)")
-    graph.add_argument("--schedule", metavar="NAME|FILE", help="draw the stages as compiled "
-                       "under this schedule (as for run), a colour per group")
+    graph.add_argument(
+        "-o", "--output", required=True, help="FILE.dot, or FILE.svg/.png (needs Graphviz's dot)"
+    )
+    graph.add_argument(
+        "--schedule",
+        metavar="NAME|FILE",
+        help="draw the stages as compiled under this schedule (as for run), a colour per group",
+    )
     return parser
 
 
@@ -120,19 +169,35 @@ def main(argv=None) -> int:
     except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
         return exc.code or 0
     level = logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.WARNING
-    logging.basicConfig(level=level,
-                        format="%(name)s: %(message)s")
+    logging.basicConfig(level=level, format="%(name)s: %(message)s")
     try:
         if args.command == "run":
             from polyimage.apps.runner import run_app
-            run_app(args.app, args.inputs, args.output, args.param, args.threads, args.runs,
-                    args.check, schedule=args.schedule)
+
+            run_app(
+                args.app,
+                args.inputs,
+                args.output,
+                args.param,
+                args.threads,
+                args.runs,
+                args.check,
+                schedule=args.schedule,
+            )
         elif args.command == "bench":
             from polyimage.apps.bench import run_bench
-            run_bench(args.apps, args.size, args.threads, args.runs, args.json,
-                      report=lambda text: print(text, flush=True))
+
+            run_bench(
+                args.apps,
+                args.size,
+                args.threads,
+                args.runs,
+                args.json,
+                report=lambda text: print(text, flush=True),
+            )
         elif args.command == "report":
             from polyimage.apps.runner import grouping_table, report_app
+
             if args.all:
                 print(grouping_table(report=lambda text: print(text, flush=True)))
             elif args.app:
@@ -141,6 +206,7 @@ def main(argv=None) -> int:
                 raise ValueError("report needs an app name, or --all")
         else:
             from polyimage.apps.runner import draw_graph
+
             draw_graph(args.app, args.output, schedule=args.schedule)
     except BrokenPipeError:
         sys.stdout = open(os.devnull, "w")

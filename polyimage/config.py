@@ -13,6 +13,7 @@ POLYIMAGE_MULTILEVEL 1: schedule="auto" also weighs two-level tiles (Algorithm 4
 POLYIMAGE_DUMP       a folder: every compile writes what each pass produced there (dump.py)
 CC                   the C compiler (as for any Python extension build)
 """
+
 from __future__ import annotations
 
 import os
@@ -20,18 +21,34 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
-
 # one level of loop unswitching keeps its gains and cuts gcc's time on large groups 2-3x; the
 # C library's exp, log, sin, cos and pow are called as they are (no folding or narrowing by gcc),
 # as the interpreter calls them (dsl.libm)
-DEFAULT_CFLAGS = ("-O3", "-march=native", "-fopenmp", "-std=c99", "-fwrapv", "-ffp-contract=off",
-                  "-fno-math-errno", "-fno-trapping-math", "--param", "max-unswitch-level=1",
-                  "-w", "-fno-builtin-exp", "-fno-builtin-log", "-fno-builtin-sin",
-                  "-fno-builtin-cos", "-fno-builtin-pow")
+DEFAULT_CFLAGS = (
+    "-O3",
+    "-march=native",
+    "-fopenmp",
+    "-std=c99",
+    "-fwrapv",
+    "-ffp-contract=off",
+    "-fno-math-errno",
+    "-fno-trapping-math",
+    "--param",
+    "max-unswitch-level=1",
+    "-w",
+    "-fno-builtin-exp",
+    "-fno-builtin-log",
+    "-fno-builtin-sin",
+    "-fno-builtin-cos",
+    "-fno-builtin-pow",
+)
 
 
-MACHINE_VARIABLES = {"l1_bytes": "POLYIMAGE_L1_BYTES", "l2_bytes": "POLYIMAGE_L2_BYTES",
-                     "cores": "POLYIMAGE_CORES"}
+MACHINE_VARIABLES = {
+    "l1_bytes": "POLYIMAGE_L1_BYTES",
+    "l2_bytes": "POLYIMAGE_L2_BYTES",
+    "cores": "POLYIMAGE_CORES",
+}
 
 
 @dataclass(frozen=True)
@@ -50,21 +67,32 @@ class Options:
     @classmethod
     def from_env(cls, environ=None) -> "Options":
         env = os.environ if environ is None else environ
-        cache_dir = Path(env["POLYIMAGE_CACHE_DIR"]) if env.get("POLYIMAGE_CACHE_DIR") \
+        cache_dir = (
+            Path(env["POLYIMAGE_CACHE_DIR"])
+            if env.get("POLYIMAGE_CACHE_DIR")
             else _default_cache_dir(env)
+        )
         extra = tuple(shlex.split(env.get("POLYIMAGE_CFLAGS", "")))
-        machine = {name: positive(variable, env[variable])
-                   for name, variable in MACHINE_VARIABLES.items() if env.get(variable)}
+        machine = {
+            name: positive(variable, env[variable])
+            for name, variable in MACHINE_VARIABLES.items()
+            if env.get(variable)
+        }
         weights = parse_assignments(env.get("POLYIMAGE_WEIGHTS", ""), "POLYIMAGE_WEIGHTS")
         config = env.get("XDG_CONFIG_HOME") or os.path.join(os.path.expanduser("~"), ".config")
-        weights_file = env.get("POLYIMAGE_WEIGHTS_FILE") or os.path.join(config, "polyimage",
-                                                                         "weights.json")
-        return cls(cache_dir=cache_dir,
-                   use_cache=env.get("POLYIMAGE_NO_CACHE", "") in ("", "0"),
-                   cflags=DEFAULT_CFLAGS + extra, machine=machine,
-                   weights=tuple(sorted(weights.items())), weights_file=weights_file,
-                   multilevel=_flag("POLYIMAGE_MULTILEVEL", env.get("POLYIMAGE_MULTILEVEL", "")),
-                   dump_dir=env.get("POLYIMAGE_DUMP", ""))
+        weights_file = env.get("POLYIMAGE_WEIGHTS_FILE") or os.path.join(
+            config, "polyimage", "weights.json"
+        )
+        return cls(
+            cache_dir=cache_dir,
+            use_cache=env.get("POLYIMAGE_NO_CACHE", "") in ("", "0"),
+            cflags=DEFAULT_CFLAGS + extra,
+            machine=machine,
+            weights=tuple(sorted(weights.items())),
+            weights_file=weights_file,
+            multilevel=_flag("POLYIMAGE_MULTILEVEL", env.get("POLYIMAGE_MULTILEVEL", "")),
+            dump_dir=env.get("POLYIMAGE_DUMP", ""),
+        )
 
 
 def _flag(variable: str, text: str) -> bool:

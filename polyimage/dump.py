@@ -10,6 +10,7 @@
   07-build.log     the C compiler's command line and output
   passes.txt       the seconds of every pass
 """
+
 from __future__ import annotations
 
 import shutil
@@ -43,26 +44,30 @@ def graph_text(graph) -> str:
     lines = []
     for stage in graph.stages:
         func = stage.func
-        domain = ", ".join(f"{v.name} in [{iv.lb}, {iv.ub}]"
-                           for v, iv in zip(func.variables, func.intervals))
-        lines.append(f"{func.kind} {func.name}: {func.typ} over {domain}"
-                     + (" (output)" if func.name in graph.outputs else ""))
-        for v, iv in zip(getattr(func, "reduction_variables", ()),
-                         getattr(func, "reduction_intervals", ())):
-            lines.append(f"  reduce over {v.name} in [{iv.lb}, {iv.ub}], from "
-                         f"{func.default}")
+        domain = ", ".join(
+            f"{v.name} in [{iv.lb}, {iv.ub}]" for v, iv in zip(func.variables, func.intervals)
+        )
+        lines.append(
+            f"{func.kind} {func.name}: {func.typ} over {domain}"
+            + (" (output)" if func.name in graph.outputs else "")
+        )
+        for v, iv in zip(
+            getattr(func, "reduction_variables", ()), getattr(func, "reduction_intervals", ())
+        ):
+            lines.append(f"  reduce over {v.name} in [{iv.lb}, {iv.ub}], from {func.default}")
         for case in func.cases:
             value = case.value
             if isinstance(value, Reduce):
                 value = f"{value.target} {value.op.name}= {value.value}"
-            lines.append(f"  {'otherwise' if case.cond is None else f'where {case.cond}'}: "
-                         f"{value}")
+            lines.append(f"  {'otherwise' if case.cond is None else f'where {case.cond}'}: {value}")
     return "\n".join(lines)
 
 
 def inlined_text(pipe) -> str:
-    lines = [f"{producer} into {', '.join(consumers)} ({rule})"
-             for producer, consumers, rule in pipe.inlined] or ["nothing inlined"]
+    lines = [
+        f"{producer} into {', '.join(consumers)} ({rule})"
+        for producer, consumers, rule in pipe.inlined
+    ] or ["nothing inlined"]
     return "\n".join(lines + ["", graph_text(pipe.stage_graph)])
 
 
@@ -77,11 +82,16 @@ def schedule_text(pipe) -> str:
     lines = [str(pipe.schedule), "", pipe.schedule.to_json()]
     if pipe.auto is not None:
         stats = pipe.auto.stats
-        lines += ["", f"auto: weights {pipe.weights} ({pipe.weights_origin}); "
-                      f"{stats.states} states, {stats.groups_costed} groups costed, "
-                      f"{stats.seconds:.3f} s"]
-        lines += [f"  group {i}: cost {cost.cost:.6g}, {cost.terms.describe()}"
-                  for i, cost in enumerate(pipe.auto.costs)]
+        lines += [
+            "",
+            f"auto: weights {pipe.weights} ({pipe.weights_origin}); "
+            f"{stats.states} states, {stats.groups_costed} groups costed, "
+            f"{stats.seconds:.3f} s",
+        ]
+        lines += [
+            f"  group {i}: cost {cost.cost:.6g}, {cost.terms.describe()}"
+            for i, cost in enumerate(pipe.auto.costs)
+        ]
     return "\n".join(lines)
 
 
@@ -92,12 +102,16 @@ def plans_text(plans) -> str:
             lines.append(f"group {i}: {', '.join(plan.members)} untiled ({plan.reason})")
             continue
         tiles = " then ".join("x".join(map(str, t)) for t in plan.tile_sizes)
-        lines.append(f"group {i}: {', '.join(plan.members)} tiled [{tiles}] over the space "
-                     f"of {plan.anchor}")
-        lines.append(f"  live-outs {', '.join(plan.liveouts)}; scratchpads "
-                     f"{', '.join(plan.scratch) or 'none'}")
-        lines += [f"  nest: {', '.join(n.stages)}{' (scratch)' if n.scratch else ''}"
-                  for n in plan.nests]
+        lines.append(
+            f"group {i}: {', '.join(plan.members)} tiled [{tiles}] over the space of {plan.anchor}"
+        )
+        lines.append(
+            f"  live-outs {', '.join(plan.liveouts)}; scratchpads "
+            f"{', '.join(plan.scratch) or 'none'}"
+        )
+        lines += [
+            f"  nest: {', '.join(n.stages)}{' (scratch)' if n.scratch else ''}" for n in plan.nests
+        ]
         for name in plan.regions:
             bounds = ", ".join(f"[{lo}, {hi}]" for lo, hi in plan.regions[name].bounds)
             lines.append(f"  region of {name}: {bounds}")

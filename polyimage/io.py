@@ -1,5 +1,6 @@
 """Image loading and saving (PNG and JPEG via Pillow, 16-bit colour PNG via a small
 built-in codec) to and from NumPy arrays."""
+
 import os
 import struct
 import zlib
@@ -33,10 +34,16 @@ def _maxval(dtype):
 
 # -- minimal 16-bit PNG codec (Pillow reduces 16-bit colour PNGs to 8 bits) ----------------
 
+
 def _is_png16_colour(data):
     # IHDR: bit depth at byte 24, colour type at byte 25 (2 RGB, 4 gray+alpha, 6 RGBA)
-    return (data[:8] == _PNG_SIG and data[12:16] == b"IHDR" and len(data) > 28
-            and data[24] == 16 and data[25] in (2, 4, 6))
+    return (
+        data[:8] == _PNG_SIG
+        and data[12:16] == b"IHDR"
+        and len(data) > 28
+        and data[24] == 16
+        and data[25] in (2, 4, 6)
+    )
 
 
 def _unfilter_row(ftype, line, prev, bpp):
@@ -68,9 +75,9 @@ def _read_png16(data):
         raise ArgumentError("interlaced 16-bit colour PNGs are not supported")
     idat, pos = [], 8
     while pos + 12 <= len(data):
-        length, tag = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + length]
-        (crc,) = struct.unpack(">I", data[pos + 8 + length:pos + 12 + length])
+        length, tag = struct.unpack(">I4s", data[pos : pos + 8])
+        body = data[pos + 8 : pos + 8 + length]
+        (crc,) = struct.unpack(">I", data[pos + 8 + length : pos + 12 + length])
         if zlib.crc32(tag + body) != crc:
             raise ArgumentError(f"CRC mismatch in PNG chunk {tag!r}")
         if tag == b"IDAT":
@@ -100,11 +107,16 @@ def _encode_png16(arr):
     rows = np.ascontiguousarray(arr, dtype=">u2").view(np.uint8).reshape(height, -1)
     raw = np.hstack([np.zeros((height, 1), np.uint8), rows])  # filter type 0 on every row
     ihdr = struct.pack(">IIBBBBB", width, height, 16, _PNG_COLOUR_TYPE[channels], 0, 0, 0)
-    return (_PNG_SIG + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", zlib.compress(raw.tobytes(), 6))
-            + _chunk(b"IEND", b""))
+    return (
+        _PNG_SIG
+        + _chunk(b"IHDR", ihdr)
+        + _chunk(b"IDAT", zlib.compress(raw.tobytes(), 6))
+        + _chunk(b"IEND", b"")
+    )
 
 
 # -- Pillow paths ----------------------------------------------------------------------------
+
 
 def _pil_array(data):
     with Image.open(BytesIO(data)) as im:
@@ -169,8 +181,10 @@ def load_image(path, *, dtype=None, layout="HWC", mode=None):
     try:
         arr = _read_png16(data) if _is_png16_colour(data) else _pil_array(data)
     except UnidentifiedImageError:
-        raise ArgumentError(f"cannot read image {os.fspath(path)!r}: not an image file (or not in "
-                         "a format Pillow reads)") from None
+        raise ArgumentError(
+            f"cannot read image {os.fspath(path)!r}: not an image file (or not in "
+            "a format Pillow reads)"
+        ) from None
     except (OSError, SyntaxError, ValueError, KeyError, zlib.error, struct.error) as exc:
         raise ArgumentError(f"cannot read image {os.fspath(path)!r}: {exc}") from exc
     if mode is not None:
@@ -188,8 +202,9 @@ def save_format(path) -> str:
     suffix = Path(path).suffix.lower()
     if suffix not in _FORMATS:
         found = f"unsupported extension {suffix!r}" if suffix else "no extension"
-        raise ArgumentError(f"cannot save {os.fspath(path)!r}: {found}; images are saved as "
-                         f"{', '.join(_FORMATS)}")
+        raise ArgumentError(
+            f"cannot save {os.fspath(path)!r}: {found}; images are saved as {', '.join(_FORMATS)}"
+        )
     return _FORMATS[suffix]
 
 
@@ -220,15 +235,18 @@ def save_image(path, array, *, layout="HWC", bits=8):
     if arr.ndim == 3 and arr.shape[2] == 1:
         arr = arr[..., 0]
     if arr.ndim not in (2, 3) or (arr.ndim == 3 and arr.shape[2] not in (3, 4)):
-        raise ArgumentError(f"cannot save array of shape {shape}: expected (H, W) or 1, 3 "
-                         f"or 4 channels in {layout} layout")
+        raise ArgumentError(
+            f"cannot save array of shape {shape}: expected (H, W) or 1, 3 "
+            f"or 4 channels in {layout} layout"
+        )
     if arr.dtype.kind == "f":
-        maxval = 2 ** bits - 1
+        maxval = 2**bits - 1
         arr = np.rint(np.clip(np.nan_to_num(arr, nan=0.0), 0, 1) * maxval)
         arr = arr.astype(np.uint8 if bits == 8 else np.uint16)
     elif arr.dtype not in (np.uint8, np.uint16):
-        raise ArgumentTypeError(f"cannot save dtype {arr.dtype}; expected uint8, uint16, "
-                        "float32 or float64")
+        raise ArgumentTypeError(
+            f"cannot save dtype {arr.dtype}; expected uint8, uint16, float32 or float64"
+        )
     if fmt == "JPEG" and arr.dtype == np.uint16:
         raise ArgumentError(f"JPEG is 8-bit only; cannot save 16-bit data to {os.fspath(path)!r}")
     if fmt == "JPEG" and arr.ndim == 3 and arr.shape[2] == 4:

@@ -1,9 +1,13 @@
 """The driver: `compile()` runs the passes in order, and a `Pipeline` is the callable result.
 
-Passes: build_graph -> analyze -> check_bounds -> inline -> generate_c -> build, each timed and
-logged. `graph` is the pipeline as written (calls are checked against it); `stage_graph` is what
-code is generated from, after inlining.
+Passes, each timed (`pass_seconds`), logged at DEBUG and, with a dump folder, written out
+(dump.py): build_graph -> analyze -> check_bounds -> inline (-> analyze_inlined) -> schedule
+(auto: the DP over the cost model, which plans each group) -> plan_groups (other schedules) ->
+generate_c -> build. Estimates become parameter values once, before scheduling. `graph` is the
+pipeline as written (calls are checked against it); `stage_graph` is what code is generated
+from, after inlining.
 """
+
 from __future__ import annotations
 
 import contextlib
@@ -19,20 +23,27 @@ from .arguments import bind_arguments
 from .codegen.cmodule import generate_module
 from .config import Options
 from .dsl import expr as E
-from .dump import (Dump, analysis_text, graph_text, inlined_text, passes_text, plans_text,
-                   schedule_text)
+from .dump import (
+    Dump,
+    analysis_text,
+    graph_text,
+    inlined_text,
+    passes_text,
+    plans_text,
+    schedule_text,
+)
 from .errors import ArgumentError, ArgumentTypeError, EstimateWarning, PipelineError
 from .graph.dag import build_graph
 from .graph.dot import render_svg, to_dot
-from .jit.build import build
 from .graph.inline import inline_stages
 from .grouping.auto import auto_schedule
 from .grouping.greedy import greedy_cost_schedule, greedy_schedule
 from .grouping.machine import Machine
 from .grouping.weights import resolve_weights
+from .jit.build import build
 from .poly.analysis import analyze
 from .poly.bounds import branch_free_stages, check_analysis
-from .schedule.memory import memory_estimate
+from .schedule.memory import MemoryEstimate, memory_estimate
 from .schedule.plan import Schedule, ScheduleError
 from .schedule.tiling import plan_groups
 
@@ -42,8 +53,17 @@ SCHEDULES = ("naive", "auto", "greedy", "greedy-cost")
 DEFAULT_ESTIMATE = 1024
 
 
-def compile(outputs, estimates=None, constraints=(), name=None, schedule="auto",
-            inline=True, options=None, weights=None, dump=None) -> "Pipeline":
+def compile(
+    outputs,
+    estimates=None,
+    constraints=(),
+    name=None,
+    schedule="auto",
+    inline=True,
+    options=None,
+    weights=None,
+    dump=None,
+) -> "Pipeline":
     """Compile the pipeline computing `outputs` to a callable `Pipeline`.
 
     estimates: typical parameter values, `{R: 2848, C: 4256}` (used by the optimizer).
@@ -60,15 +80,24 @@ def compile(outputs, estimates=None, constraints=(), name=None, schedule="auto",
         those schedules read them.
     dump: a folder to write what each pass produced into (default: POLYIMAGE_DUMP; see dump.py).
     """
-    return Pipeline(outputs, estimates, constraints, name, schedule, inline, options, weights,
-                    dump)
+    return Pipeline(outputs, estimates, constraints, name, schedule, inline, options, weights, dump)
 
 
 class Pipeline:
     """A compiled pipeline: call it with images and parameters as keyword arguments."""
 
-    def __init__(self, outputs, estimates=None, constraints=(), name=None, schedule="auto",
-                 inline=True, options=None, weights=None, dump=None):
+    def __init__(
+        self,
+        outputs,
+        estimates=None,
+        constraints=(),
+        name=None,
+        schedule="auto",
+        inline=True,
+        options=None,
+        weights=None,
+        dump=None,
+    ):
         self.pass_seconds = {}
         self.options = options or Options.from_env()
         self.weights = self.weights_origin = None
@@ -91,7 +120,8 @@ class Pipeline:
         if inline:
             with self._timed("inline"):
                 self.stage_graph, self.inlined = inline_stages(
-                    self.graph, lambda g: analyze(g, self.constraints))
+                    self.graph, lambda g: analyze(g, self.constraints)
+                )
             for producer, consumers, rule in self.inlined:
                 log.debug("inlined %s into %s (%s)", producer, ", ".join(consumers), rule)
             if self.inlined:
@@ -104,17 +134,25 @@ class Pipeline:
         with self._timed("schedule"):
             self.schedule = self._resolve_schedule(schedule)
         if self.assumed and any(group.tile_sizes for group in self.schedule.groups):
-            warnings.warn(f"no estimate for {_listing(self.assumed)}: the optimizer assumes "
-                          f"{DEFAULT_ESTIMATE}; give estimates={{...}} to compile for the sizes "
-                          f"you run", EstimateWarning, stacklevel=3)
+            warnings.warn(
+                f"no estimate for {_listing(self.assumed)}: the optimizer assumes "
+                f"{DEFAULT_ESTIMATE}; give estimates={{...}} to compile for the sizes "
+                f"you run",
+                EstimateWarning,
+                stacklevel=3,
+            )
         dumped.write("04-schedule.txt", lambda: schedule_text(self))
         with self._timed("plan_groups"):
-            self.group_plans = self.auto.plans if self.auto is not None else \
-                plan_groups(self.stage_graph, self.schedule, self.param_values)
+            self.group_plans = (
+                self.auto.plans
+                if self.auto is not None
+                else plan_groups(self.stage_graph, self.schedule, self.param_values)
+            )
         dumped.write("05-plans.txt", lambda: plans_text(self.group_plans))
         with self._timed("generate_c"):
-            self.cmodule = generate_module(self.stage_graph, self.name, self.group_plans,
-                                           self.branch_free)
+            self.cmodule = generate_module(
+                self.stage_graph, self.name, self.group_plans, self.branch_free
+            )
         dumped.write("06-kernel.c", self.cmodule.source)
         with self._timed("build"):
             self.kernel = build(self.cmodule, self.options)
@@ -126,33 +164,43 @@ class Pipeline:
         if schedule == "naive":
             return Schedule.naive(self.stage_graph)
         if schedule in ("auto", "greedy-cost"):
-            self.weights, self.weights_origin = resolve_weights(self._weights_given,
-                                                                self.options)
+            self.weights, self.weights_origin = resolve_weights(self._weights_given, self.options)
         if schedule == "auto":
-            self.auto = auto_schedule(self.stage_graph, self.param_values,
-                                      Machine.detect(**self.options.machine), self.weights,
-                                      multilevel=self.options.multilevel)
+            self.auto = auto_schedule(
+                self.stage_graph,
+                self.param_values,
+                Machine.detect(**self.options.machine),
+                self.weights,
+                multilevel=self.options.multilevel,
+            )
             return self.auto.schedule
         if schedule == "greedy":
             return greedy_schedule(self.stage_graph, self.param_values)
         if schedule == "greedy-cost":
-            return greedy_cost_schedule(self.stage_graph, self.param_values,
-                                        Machine.detect(**self.options.machine), self.weights)
+            return greedy_cost_schedule(
+                self.stage_graph,
+                self.param_values,
+                Machine.detect(**self.options.machine),
+                self.weights,
+            )
         if isinstance(schedule, str) and ("{" in schedule or "group" in schedule):
             schedule = Schedule.parse(schedule)
         if not isinstance(schedule, Schedule):
-            raise ArgumentError(f"unknown schedule {schedule!r}; give a Schedule, its text, or "
-                             f"one of: {', '.join(SCHEDULES)}")
+            raise ArgumentError(
+                f"unknown schedule {schedule!r}; give a Schedule, its text, or "
+                f"one of: {', '.join(SCHEDULES)}"
+            )
         inlined = {producer: consumers for producer, consumers, _ in self.inlined}
         for group in schedule.groups:
             for name in group.stages:
                 if name in inlined:
                     raise ScheduleError(
                         f"{name} was inlined into {', '.join(inlined[name])}; leave it out of "
-                        f"the schedule or compile with inline=False")
+                        f"the schedule or compile with inline=False"
+                    )
         return schedule.validate(self.stage_graph)
 
-    def memory(self) -> "MemoryEstimate":
+    def memory(self) -> MemoryEstimate:
         """Bytes of intermediate buffers at the estimates (see schedule.memory)."""
         return memory_estimate(self.stage_graph, self.group_plans, self.param_values)
 
@@ -172,13 +220,16 @@ class Pipeline:
         """Stages after inlining with their domains, the parameter context, what was inlined,
         warnings and pass times."""
         from .report import pipeline_report
+
         return pipeline_report(self)
 
     def __repr__(self):
         groups = len(self.schedule.groups)
         origin = "loaded from the cache" if self.build_info.cache_hit else "compiled"
-        return (f"<Pipeline {self.name}: {len(self.stage_graph.computed)} stages in {groups} "
-                f"group{'s' if groups != 1 else ''}, {origin}>")
+        return (
+            f"<Pipeline {self.name}: {len(self.stage_graph.computed)} stages in {groups} "
+            f"group{'s' if groups != 1 else ''}, {origin}>"
+        )
 
     def _repr_html_(self) -> str:
         """Jupyter shows the stage graph (SVG through Graphviz's `dot` where it is installed),
@@ -219,16 +270,20 @@ class Pipeline:
             return [np.empty(binding.shapes[n], stages[n].typ.dtype) for n in names]
         given = [out] if isinstance(out, np.ndarray) else list(out)
         if len(given) != len(names):
-            raise ArgumentError(f"out= must hold {len(names)} array(s) ({', '.join(names)}), "
-                             f"got {len(given)}")
+            raise ArgumentError(
+                f"out= must hold {len(names)} array(s) ({', '.join(names)}), got {len(given)}"
+            )
         for name, array in zip(names, given):
             shape, dtype = binding.shapes[name], stages[name].typ.dtype
-            if not isinstance(array, np.ndarray) or array.dtype != dtype \
-                    or array.shape != shape:
-                got = (f"{array.dtype} {array.shape}" if isinstance(array, np.ndarray)
-                       else type(array).__name__)
-                raise ArgumentError(f"out for {name} must be a {dtype} array of shape {shape}, "
-                                 f"got {got}")
+            if not isinstance(array, np.ndarray) or array.dtype != dtype or array.shape != shape:
+                got = (
+                    f"{array.dtype} {array.shape}"
+                    if isinstance(array, np.ndarray)
+                    else type(array).__name__
+                )
+                raise ArgumentError(
+                    f"out for {name} must be a {dtype} array of shape {shape}, got {got}"
+                )
             if not (array.flags.c_contiguous and array.flags.writeable):
                 raise ArgumentError(f"out for {name} must be C-contiguous and writeable")
         others = list(binding.arrays.items()) + list(zip(names, given))
@@ -246,8 +301,10 @@ def _bind_positional(graph, images: tuple, arguments: dict) -> dict:
     if len(names) == 1 and len(images) == 1 and names[0] not in arguments:
         return {names[0]: images[0], **arguments}
     by_name = ", ".join(f"{n}=..." for n in names + [p.name for p in graph.parameters])
-    raise ArgumentTypeError(f"pass images and parameters by name: pipe({by_name}) (got {len(images)} "
-                    f"positional argument(s))")
+    raise ArgumentTypeError(
+        f"pass images and parameters by name: pipe({by_name}) (got {len(images)} "
+        f"positional argument(s))"
+    )
 
 
 # far beyond any core count, short of what makes the OpenMP runtime fail to start threads
@@ -257,8 +314,11 @@ MAX_THREADS = max(256, 8 * (os.cpu_count() or 1))
 def _check_threads(threads) -> int:
     if threads is None:
         return 0
-    if isinstance(threads, bool) or not isinstance(threads, (int, np.integer)) \
-            or not 1 <= threads <= MAX_THREADS:
+    if (
+        isinstance(threads, bool)
+        or not isinstance(threads, (int, np.integer))
+        or not 1 <= threads <= MAX_THREADS
+    ):
         raise ArgumentError(f"threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
     return int(threads)
 
@@ -268,16 +328,22 @@ def _param_by_name(graph, key, what: str):
     for p in graph.parameters:
         if p.name == name:
             return p
-    raise PipelineError(f"{what} names {name!r}, which is not a parameter of the pipeline "
-                        f"({', '.join(p.name for p in graph.parameters) or 'none'})")
+    raise PipelineError(
+        f"{what} names {name!r}, which is not a parameter of the pipeline "
+        f"({', '.join(p.name for p in graph.parameters) or 'none'})"
+    )
 
 
 def resolve_estimates(graph, estimates: dict) -> tuple:
     """(a value for every parameter, the names assumed): the estimate where given; a parameter
     that sizes a domain without one is assumed DEFAULT_ESTIMATE; the others never reach the
     optimizer, and get 1."""
-    sizing = {p.name for s in graph.stages
-              for e in _extent_exprs(s.func) for p in E.free_symbols(e, E.Parameter)}
+    sizing = {
+        p.name
+        for s in graph.stages
+        for e in _extent_exprs(s.func)
+        for p in E.free_symbols(e, E.Parameter)
+    }
     values, assumed = {}, []
     for p in graph.parameters:
         if p.name in estimates:
@@ -316,7 +382,9 @@ def _check_constraints(graph, constraints) -> tuple:
             raise ArgumentTypeError(f"constraints must be Conditions on Parameters, got {cond!r}")
         for node in E.walk(cond):
             if isinstance(node, (E.Variable, E.Reference)) and not isinstance(node, E.Parameter):
-                raise ArgumentTypeError(f"constraint `{cond}` may only use Parameters, not `{node}`")
+                raise ArgumentTypeError(
+                    f"constraint `{cond}` may only use Parameters, not `{node}`"
+                )
             if isinstance(node, E.Parameter):
                 _param_by_name(graph, node, f"constraint `{cond}`")
     return tuple(constraints)

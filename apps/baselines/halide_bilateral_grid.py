@@ -21,6 +21,7 @@ r_sigma is a Param, a runtime parameter as in the app: Halide rewrites a divisio
 0.1f into a multiplication by 10.0f, which bins the values 0.65f and 0.84999996f differently
 from the app's division.
 """
+
 from ..bilateral_grid import PAD, S_SIGMA, Z_BINS
 
 
@@ -41,8 +42,9 @@ def build(hl, inputs, params):
     # r.x: pixel column (innermost), r.y: pixel row, r.z: channel (outermost)
     r = hl.RDom([(0, s), (0, s), (0, 2)], "r")
     offset = s * PAD + half
-    value = clamped[hl.clamp(y * s + r.x - offset, 0, cols - 1),
-                    hl.clamp(x * s + r.y - offset, 0, rows - 1)]
+    value = clamped[
+        hl.clamp(y * s + r.x - offset, 0, cols - 1), hl.clamp(x * s + r.y - offset, 0, rows - 1)
+    ]
     zbin = hl.clamp(hl.cast(hl.Int(32), value / r_sigma + hl.f32(0.5)) + PAD, 0, last_z)
     grid[y, x, z, c] = hl.f32(0)
     grid[y, x, zbin, r.z] += hl.select(r.z == 0, value, hl.f32(1))
@@ -52,8 +54,10 @@ def build(hl, inputs, params):
             args = [y, x, z, c]
             args[axis] = args[axis] + (i - 2)
             return f[args[0], args[1], args[2], args[3]]
-        out[y, x, z, c] = (tap(0) + tap(1) * hl.f32(4) + tap(2) * hl.f32(6)
-                           + tap(3) * hl.f32(4) + tap(4))
+
+        out[y, x, z, c] = (
+            tap(0) + tap(1) * hl.f32(4) + tap(2) * hl.f32(6) + tap(3) * hl.f32(4) + tap(4)
+        )
 
     blur(blurz, grid, 2)
     blur(blurx, blurz, 1)
@@ -75,8 +79,11 @@ def build(hl, inputs, params):
         return blury[yi + dy, xi + dx, hl.clamp(zi + dz, 0, last_z - 2 * PAD) + PAD, c]
 
     def plane(dz):
-        return lerp(lerp(corner(dz, 0, 0), corner(dz, 1, 0), xf),
-                    lerp(corner(dz, 0, 1), corner(dz, 1, 1), xf), yf)
+        return lerp(
+            lerp(corner(dz, 0, 0), corner(dz, 1, 0), xf),
+            lerp(corner(dz, 0, 1), corner(dz, 1, 1), xf),
+            yf,
+        )
 
     interpolated[y, x, c] = lerp(plane(0), plane(1), zf)
     filtered[y, x] = interpolated[y, x, 0] / interpolated[y, x, 1]

@@ -11,6 +11,7 @@ except the output works in the app's coordinates (raw pixels, half-resolution ce
 pixel [col, row, c] is the app's point (c, row + 8, col + 8). The curve's lookup is clamped to
 0 .. 1023 as the app clamps data-dependent indices to the curve's domain.
 """
+
 from ..camera_pipe import BORDER, LUT_SIZE
 
 
@@ -40,16 +41,32 @@ def build(hl, inputs, params):
 
     # 2. deinterleave: row 2x is G R G R ..., row 2x+1 is B G B G ...
     deinterleaved = hl.Func("deinterleaved")
-    deinterleaved[y, x, c] = hl.select(c == 0, denoised[2 * y, 2 * x],
-                                       c == 1, denoised[2 * y + 1, 2 * x],
-                                       c == 2, denoised[2 * y, 2 * x + 1],
-                                       denoised[2 * y + 1, 2 * x + 1])
+    deinterleaved[y, x, c] = hl.select(
+        c == 0,
+        denoised[2 * y, 2 * x],
+        c == 1,
+        denoised[2 * y + 1, 2 * x],
+        c == 2,
+        denoised[2 * y, 2 * x + 1],
+        denoised[2 * y + 1, 2 * x + 1],
+    )
 
     # 3. demosaic; f_s = the value of colour f at the sites of s
-    names = ("g_gr", "r_r", "b_b", "g_gb", "g_r", "g_b", "r_gr", "b_gr", "r_gb", "b_gb",
-             "r_b", "b_r")
-    g_gr, r_r, b_b, g_gb, g_r, g_b, r_gr, b_gr, r_gb, b_gb, r_b, b_r = \
-        (hl.Func(n) for n in names)
+    names = (
+        "g_gr",
+        "r_r",
+        "b_b",
+        "g_gb",
+        "g_r",
+        "g_b",
+        "r_gr",
+        "b_gr",
+        "r_gb",
+        "b_gb",
+        "r_b",
+        "b_r",
+    )
+    g_gr, r_r, b_b, g_gb, g_r, g_b, r_gr, b_gr, r_gb, b_gb, r_b, b_r = (hl.Func(n) for n in names)
     for k, f in enumerate((g_gr, r_r, b_b, g_gb)):
         f[y, x] = deinterleaved[y, x, k]
 
@@ -66,19 +83,15 @@ def build(hl, inputs, params):
     r_gb[y, x] = g_gb[y, x] - avg(g_r[y, x], g_r[y, x + 1]) + avg(r_r[y, x], r_r[y, x + 1])
     b_gb[y, x] = g_gb[y, x] - avg(g_b[y, x], g_b[y + 1, x]) + avg(b_b[y, x], b_b[y + 1, x])
 
-    rp_b = (g_b[y, x] - avg(g_r[y, x], g_r[y - 1, x + 1])
-            + avg(r_r[y, x], r_r[y - 1, x + 1]))
+    rp_b = g_b[y, x] - avg(g_r[y, x], g_r[y - 1, x + 1]) + avg(r_r[y, x], r_r[y - 1, x + 1])
     rpd_b = absd(r_r[y, x], r_r[y - 1, x + 1])
-    rn_b = (g_b[y, x] - avg(g_r[y - 1, x], g_r[y, x + 1])
-            + avg(r_r[y - 1, x], r_r[y, x + 1]))
+    rn_b = g_b[y, x] - avg(g_r[y - 1, x], g_r[y, x + 1]) + avg(r_r[y - 1, x], r_r[y, x + 1])
     rnd_b = absd(r_r[y - 1, x], r_r[y, x + 1])
     r_b[y, x] = hl.select(rpd_b < rnd_b, rp_b, rn_b)
 
-    bp_r = (g_r[y, x] - avg(g_b[y, x], g_b[y + 1, x - 1])
-            + avg(b_b[y, x], b_b[y + 1, x - 1]))
+    bp_r = g_r[y, x] - avg(g_b[y, x], g_b[y + 1, x - 1]) + avg(b_b[y, x], b_b[y + 1, x - 1])
     bpd_r = absd(b_b[y, x], b_b[y + 1, x - 1])
-    bn_r = (g_r[y, x] - avg(g_b[y + 1, x], g_b[y, x - 1])
-            + avg(b_b[y + 1, x], b_b[y, x - 1]))
+    bn_r = g_r[y, x] - avg(g_b[y + 1, x], g_b[y, x - 1]) + avg(b_b[y + 1, x], b_b[y, x - 1])
     bnd_r = absd(b_b[y + 1, x], b_b[y, x - 1])
     b_r[y, x] = hl.select(bpd_r < bnd_r, bp_r, bn_r)
 
@@ -88,6 +101,7 @@ def build(hl, inputs, params):
             f = hl.Func(f"{name}_{part}")
             f[y, x] = hl.select(y % 2 == 0, a[y / 2, x], b[y / 2, x])
             return f
+
         even, odd = along_y(even_even, even_odd, "x1"), along_y(odd_even, odd_odd, "x2")
         f = hl.Func(name)
         f[y, x] = hl.select(x % 2 == 0, even[y, x / 2], odd[y, x / 2])
@@ -98,20 +112,20 @@ def build(hl, inputs, params):
     blue = interleave("blue", b_gr, b_r, b_b, b_gb)
 
     # 5. colour correction
-    alpha = ((hl.f32(1) / color_temp - hl.f32(1.0 / 3200))
-             / hl.f32(1.0 / 7000 - 1.0 / 3200))
+    alpha = (hl.f32(1) / color_temp - hl.f32(1.0 / 3200)) / hl.f32(1.0 / 7000 - 1.0 / 3200)
     matrix = hl.Func("matrix")
-    matrix[j, i] = hl.cast(i16, (m3200[j, i] * alpha + m7000[j, i] * (hl.f32(1) - alpha))
-                           * hl.f32(256))
+    matrix[j, i] = hl.cast(
+        i16, (m3200[j, i] * alpha + m7000[j, i] * (hl.f32(1) - alpha)) * hl.f32(256)
+    )
     ir, ig, ib = hl.cast(i32, red[y, x]), hl.cast(i32, green[y, x]), hl.cast(i32, blue[y, x])
 
     def channel(k):
-        return (hl.cast(i32, matrix[3, k]) + matrix[0, k] * ir + matrix[1, k] * ig
-                + matrix[2, k] * ib) / 256
+        return (
+            hl.cast(i32, matrix[3, k]) + matrix[0, k] * ir + matrix[1, k] * ig + matrix[2, k] * ib
+        ) / 256
 
     corrected = hl.Func("corrected")
-    corrected[y, x, c] = hl.cast(i16, hl.select(c == 0, channel(0), c == 1, channel(1),
-                                                channel(2)))
+    corrected[y, x, c] = hl.cast(i16, hl.select(c == 0, channel(0), c == 1, channel(1), channel(2)))
 
     # 6. tone curve (Halide's apply_curve) and its lookup
     inv_range = hl.f32(1) / hl.cast(f32, hl.i32(white - black))
@@ -119,9 +133,11 @@ def build(hl, inputs, params):
     a = hl.f32(2) - hl.f32(2) * b
     xf = hl.clamp(hl.cast(f32, v - black) * inv_range, hl.f32(0), hl.f32(1))
     g = hl.pow(xf, hl.f32(1) / gamma)
-    z = hl.select(g > hl.f32(0.5),
-                  hl.f32(1) - (a * (hl.f32(1) - g) * (hl.f32(1) - g) + b * (hl.f32(1) - g)),
-                  a * g * g + b * g)
+    z = hl.select(
+        g > hl.f32(0.5),
+        hl.f32(1) - (a * (hl.f32(1) - g) * (hl.f32(1) - g) + b * (hl.f32(1) - g)),
+        a * g * g + b * g,
+    )
     val = hl.cast(hl.UInt(8), hl.clamp(z * hl.f32(255) + hl.f32(0.5), hl.f32(0), hl.f32(255)))
     curve = hl.Func("curve")
     curve[v] = hl.select(v <= black, hl.u8(0), v > white, hl.u8(255), val)

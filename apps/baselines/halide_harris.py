@@ -9,6 +9,7 @@ products at [col + dcol, row + drow], dcol and drow in -1..1. The input's rows a
 clamped to the buffer (as Halide's repeat_edge would), which only matters for points that a
 schedule computes and throws away.
 """
+
 from ..harris import BORDER, BOX, DERIVATIVE, K
 
 

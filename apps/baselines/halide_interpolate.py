@@ -12,6 +12,7 @@ index into that level's range (repeat the edge) exactly where the app does: the 
 The other reads stay inside the level by construction. The app's Halide-x filters (downx,
 upsampledx) run along the column y, as in Halide's version.
 """
+
 from ..interpolate import LEVELS
 
 
@@ -29,11 +30,17 @@ def build(hl, inputs, params):
     for l in range(1, LEVELS):
         prev, lr, lc = downsampled[l - 1], last_r[l - 1], last_c[l - 1]
         downx = hl.Func(f"downx_{l}")
-        downx[y, x, c] = (prev[hl.max(2 * y - 1, 0), x, c] + two * prev[2 * y, x, c]
-                          + prev[hl.min(2 * y + 1, lc), x, c]) * quarter
+        downx[y, x, c] = (
+            prev[hl.max(2 * y - 1, 0), x, c]
+            + two * prev[2 * y, x, c]
+            + prev[hl.min(2 * y + 1, lc), x, c]
+        ) * quarter
         down = hl.Func(f"downsampled_{l}")
-        down[y, x, c] = (downx[y, hl.max(2 * x - 1, 0), c] + two * downx[y, 2 * x, c]
-                         + downx[y, hl.min(2 * x + 1, lr), c]) * quarter
+        down[y, x, c] = (
+            downx[y, hl.max(2 * x - 1, 0), c]
+            + two * downx[y, 2 * x, c]
+            + downx[y, hl.min(2 * x + 1, lr), c]
+        ) * quarter
         downsampled.append(down)
 
     interpolated = downsampled[LEVELS - 1]

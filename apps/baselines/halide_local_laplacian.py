@@ -9,6 +9,7 @@ within 0 .. K-1).
 Halide's x is NumPy's last axis: the image (3, R, C) is the buffer (C, R, 3). The Funcs keep the
 app's names: x the row, y the column (innermost), k the intensity level (outermost).
 """
+
 from ..local_laplacian import EPS, GRAY_WEIGHTS, J, K
 
 
@@ -19,8 +20,8 @@ def build(hl, inputs, params):
     alpha, beta = f32(params["alpha"]), f32(params["beta"])
     y, x, k, c, i = (hl.Var(n) for n in ("y", "x", "k", "c", "i"))
     # last row / column of pyramid level j (level 0 is the image)
-    rmax = [(rows - 1) // 2 ** j for j in range(J)]
-    cmax = [(cols - 1) // 2 ** j for j in range(J)]
+    rmax = [(rows - 1) // 2**j for j in range(J)]
+    cmax = [(cols - 1) // 2**j for j in range(J)]
 
     def at(f, lead, row, col):
         return f[col, row, k] if lead else f[col, row]
@@ -35,25 +36,44 @@ def build(hl, inputs, params):
         """Level j from level j-1 with the [1 3 3 1]/8 kernel, x then y, clamped at the edges."""
         rlast, clast = rmax[j - 1], cmax[j - 1]
         downx, downy = hl.Func(f"{name}_downx{j}"), hl.Func(f"{name}{j}")
-        define(downx, lead, (at(f, lead, hl.max(2 * x - 1, 0), y)
-                             + f32(3.0) * (at(f, lead, 2 * x, y)
-                                           + at(f, lead, hl.min(2 * x + 1, rlast), y))
-                             + at(f, lead, hl.min(2 * x + 2, rlast), y)) / f32(8.0))
-        define(downy, lead, (at(downx, lead, x, hl.max(2 * y - 1, 0))
-                             + f32(3.0) * (at(downx, lead, x, 2 * y)
-                                           + at(downx, lead, x, hl.min(2 * y + 1, clast)))
-                             + at(downx, lead, x, hl.min(2 * y + 2, clast))) / f32(8.0))
+        define(
+            downx,
+            lead,
+            (
+                at(f, lead, hl.max(2 * x - 1, 0), y)
+                + f32(3.0) * (at(f, lead, 2 * x, y) + at(f, lead, hl.min(2 * x + 1, rlast), y))
+                + at(f, lead, hl.min(2 * x + 2, rlast), y)
+            )
+            / f32(8.0),
+        )
+        define(
+            downy,
+            lead,
+            (
+                at(downx, lead, x, hl.max(2 * y - 1, 0))
+                + f32(3.0)
+                * (at(downx, lead, x, 2 * y) + at(downx, lead, x, hl.min(2 * y + 1, clast)))
+                + at(downx, lead, x, hl.min(2 * y + 2, clast))
+            )
+            / f32(8.0),
+        )
         return downy
 
     def upsample(f, j, lead, name):
         """Level j from level j+1 by bilinear interpolation, x then y."""
         upx, upy = hl.Func(f"{name}_upx{j}"), hl.Func(f"{name}_upy{j}")
-        define(upx, lead,
-               f32(0.25) * at(f, lead, hl.clamp(x // 2 - 1 + 2 * (x % 2), 0, rmax[j + 1]), y)
-               + f32(0.75) * at(f, lead, x // 2, y))
-        define(upy, lead,
-               f32(0.25) * at(upx, lead, x, hl.clamp(y // 2 - 1 + 2 * (y % 2), 0, cmax[j + 1]))
-               + f32(0.75) * at(upx, lead, x, y // 2))
+        define(
+            upx,
+            lead,
+            f32(0.25) * at(f, lead, hl.clamp(x // 2 - 1 + 2 * (x % 2), 0, rmax[j + 1]), y)
+            + f32(0.75) * at(f, lead, x // 2, y),
+        )
+        define(
+            upy,
+            lead,
+            f32(0.25) * at(upx, lead, x, hl.clamp(y // 2 - 1 + 2 * (y % 2), 0, cmax[j + 1]))
+            + f32(0.75) * at(upx, lead, x, y // 2),
+        )
         return upy
 
     # the remapping function as a lookup table, 256 entries per intensity level
@@ -62,8 +82,11 @@ def build(hl, inputs, params):
     remap[i] = alpha / f32(K - 1) * fx * hl.exp(-fx * fx / f32(2.0))
 
     gray = hl.Func("gray")
-    gray[y, x] = f32(GRAY_WEIGHTS[0]) * img[y, x, 0] + f32(GRAY_WEIGHTS[1]) * img[y, x, 1] \
+    gray[y, x] = (
+        f32(GRAY_WEIGHTS[0]) * img[y, x, 0]
+        + f32(GRAY_WEIGHTS[1]) * img[y, x, 1]
         + f32(GRAY_WEIGHTS[2]) * img[y, x, 2]
+    )
 
     # the K processed images and their Gaussian pyramids
     level = hl.cast(hl.Float(32), k) * f32(1.0 / (K - 1))
@@ -107,7 +130,10 @@ def build(hl, inputs, params):
 
     # reintroduce colour
     colour = hl.Func("colour")
-    colour[y, x, c] = hl.clamp(out_g_pyramid[0][y, x] * (img[y, x, c] + f32(EPS))
-                               / (gray[y, x] + f32(EPS)), f32(0.0), f32(1.0))
+    colour[y, x, c] = hl.clamp(
+        out_g_pyramid[0][y, x] * (img[y, x, c] + f32(EPS)) / (gray[y, x] + f32(EPS)),
+        f32(0.0),
+        f32(1.0),
+    )
     colour.set_estimates([(0, cols), (0, rows), (0, 3)])
     return [colour], [hl.Buffer(hl.Float(32), [cols, rows, 3])]

@@ -8,6 +8,7 @@ index into that level's domain (repeat the edge) with min/max.
 Halide's x is NumPy's last axis: the images (3, R, C) are the buffers (C, R, 3) and the mask
 (R, C) the buffer (C, R). The Funcs keep the app's names: x the row, y the column (innermost).
 """
+
 import numpy as np
 
 from ..pyramid_blend import LEVELS
@@ -40,27 +41,31 @@ def build(hl, inputs, params):
 
     def down_taps(i, last):
         """The 5 indices 2*i-2 .. 2*i+2 of the finer level, clamped to 0 .. last."""
-        return [hl.max(2 * i - 2, 0), hl.max(2 * i - 1, 0), 2 * i, hl.min(2 * i + 1, last),
-                hl.min(2 * i + 2, last)]
+        return [
+            hl.max(2 * i - 2, 0),
+            hl.max(2 * i - 1, 0),
+            2 * i,
+            hl.min(2 * i + 1, last),
+            hl.min(2 * i + 2, last),
+        ]
 
     def down5(v):
-        return (v[0] + v[1] * f32(4.0) + v[2] * f32(6.0) + v[3] * f32(4.0) + v[4]) \
-            * f32(0.0625)
+        return (v[0] + v[1] * f32(4.0) + v[2] * f32(6.0) + v[3] * f32(4.0) + v[4]) * f32(0.0625)
 
     def pyr_down(f, l, colour, name):
         """Level l of a Gaussian pyramid from level l-1 (f): along x (rows), then along y."""
         downx, downy = hl.Func(f"Dx_{l}_{name}"), hl.Func(f"Dy_{l}_{name}")
         define(downx, colour, down5([at(f, colour, i, y) for i in down_taps(x, last_r[l - 1])]))
-        define(downy, colour,
-               down5([at(downx, colour, x, j) for j in down_taps(y, last_c[l - 1])]))
+        define(downy, colour, down5([at(downx, colour, x, j) for j in down_taps(y, last_c[l - 1])]))
         return downy
 
     def up_expr(value, i, last):
         """Expand to index i of the finer level from the coarser one (value(index)), whose last
         index is `last`: weights [1 6 1]/8 for even i, [4 4]/8 for odd i."""
         half = i // 2
-        even = (value(hl.max(half - 1, 0)) + value(half) * f32(6.0)
-                + value(hl.min(half + 1, last))) * f32(0.125)
+        even = (
+            value(hl.max(half - 1, 0)) + value(half) * f32(6.0) + value(hl.min(half + 1, last))
+        ) * f32(0.125)
         odd = (value(half) * f32(4.0) + value(hl.min(half + 1, last)) * f32(4.0)) * f32(0.125)
         return hl.select(i % 2 == 0, even, odd)
 
@@ -90,8 +95,9 @@ def build(hl, inputs, params):
             ups.append(upy)
         res = hl.Func(f"Res_{l}")
         m = gmask[l][y, x]
-        res[y, x, c] = (gauss1[l][y, x, c] - ups[0][y, x, c]) * m \
-            + (gauss2[l][y, x, c] - ups[1][y, x, c]) * (f32(1.0) - m)
+        res[y, x, c] = (gauss1[l][y, x, c] - ups[0][y, x, c]) * m + (
+            gauss2[l][y, x, c] - ups[1][y, x, c]
+        ) * (f32(1.0) - m)
         blended.append(res)
     top = LEVELS - 1
     res = hl.Func(f"Res_{top}")

@@ -5,6 +5,7 @@ A Halide version lives in `apps/baselines/halide_<app>.py` and defines
 Funcs on every call (an autoscheduler schedules the Funcs it is given). Halide's x is NumPy's
 last axis: a NumPy array (c, rows, cols) is the Halide buffer (cols, rows, c).
 """
+
 from __future__ import annotations
 
 import importlib
@@ -31,8 +32,9 @@ def halide_version(name: str):
         return None
 
 
-def halide_variants(name: str, inputs: dict, params: dict, threads, report=print,
-                    expected=None) -> dict:
+def halide_variants(
+    name: str, inputs: dict, params: dict, threads, report=print, expected=None
+) -> dict:
     """{"halide:<autoscheduler>": callable} for each autoscheduler that schedules the app; when
     `expected` (the polyimage outputs) is given, each schedule's result is compared with it."""
     try:
@@ -50,8 +52,9 @@ def halide_variants(name: str, inputs: dict, params: dict, threads, report=print
         try:
             funcs, buffers = version.build(hl, inputs, params)
             pipeline = hl.Pipeline(funcs)
-            pipeline.apply_autoscheduler(target, hl.AutoschedulerParams(
-                scheduler, {"parallelism": parallelism}))
+            pipeline.apply_autoscheduler(
+                target, hl.AutoschedulerParams(scheduler, {"parallelism": parallelism})
+            )
             pipeline.compile_jit(target)
             pipeline.realize(buffers)
         except Exception as exc:  # an autoscheduler may reject a pipeline; report, go on
@@ -65,6 +68,8 @@ def halide_variants(name: str, inputs: dict, params: dict, threads, report=print
 
 def _report_difference(name, scheduler, buffers, expected, report):
     expected = expected if isinstance(expected, tuple) else (expected,)
-    worst = max(float(np.max(np.abs(np.asarray(b, np.float64) - e.astype(np.float64))))
-                for b, e in zip(buffers, expected))
+    worst = max(
+        float(np.max(np.abs(np.asarray(b, np.float64) - e.astype(np.float64))))
+        for b, e in zip(buffers, expected)
+    )
     report(f"  {name}: halide {scheduler} max abs difference from polyimage {worst:.3g}")

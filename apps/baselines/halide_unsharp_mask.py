@@ -1,4 +1,5 @@
 """Unsharp mask in Halide, the same algorithm as apps/unsharp_mask.py."""
+
 from ..unsharp_mask import BORDER, KERNEL
 
 
@@ -8,13 +9,14 @@ def build(hl, inputs, params):
     weight, threshold = hl.f32(params["weight"]), hl.f32(params["threshold"])
     y, x, c = hl.Var("y"), hl.Var("x"), hl.Var("c")
     blurx, blury, sharpen, mask = (hl.Func(n) for n in ("blurx", "blury", "sharpen", "mask"))
-    blurx[y, x, c] = sum(hl.f32(k) * img[y, x + i, c] for i, k in enumerate(KERNEL)) \
-        * hl.f32(1.0 / 16)
-    blury[y, x, c] = sum(hl.f32(k) * blurx[y + i, x, c] for i, k in enumerate(KERNEL)) \
-        * hl.f32(1.0 / 16)
+    blurx[y, x, c] = sum(hl.f32(k) * img[y, x + i, c] for i, k in enumerate(KERNEL)) * hl.f32(
+        1.0 / 16
+    )
+    blury[y, x, c] = sum(hl.f32(k) * blurx[y + i, x, c] for i, k in enumerate(KERNEL)) * hl.f32(
+        1.0 / 16
+    )
     inner = img[y + BORDER, x + BORDER, c]
     sharpen[y, x, c] = inner * (1 + weight) - blury[y, x, c] * weight
-    mask[y, x, c] = hl.select(hl.abs(inner - blury[y, x, c]) < threshold, inner,
-                              sharpen[y, x, c])
+    mask[y, x, c] = hl.select(hl.abs(inner - blury[y, x, c]) < threshold, inner, sharpen[y, x, c])
     mask.set_estimates([(0, cols), (0, rows), (0, 3)])
     return [mask], [hl.Buffer(hl.Float(32), [cols, rows, 3])]

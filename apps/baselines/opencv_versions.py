@@ -1,4 +1,5 @@
 """OpenCV equivalents of the apps that have a natural one (used only when cv2 imports)."""
+
 from __future__ import annotations
 
 import numpy as np
@@ -23,10 +24,13 @@ def _harris(cv2, img, **_):
     border pixels use OpenCV's border mode) and cropped to the R x C photo, where only real
     input pixels are read."""
     from ..harris import BORDER, K
+
     iy = cv2.Sobel(img, cv2.CV_32F, 1, 0, ksize=3, scale=1.0 / 12)
     ix = cv2.Sobel(img, cv2.CV_32F, 0, 1, ksize=3, scale=1.0 / 12)
-    sums = [cv2.boxFilter(cv2.multiply(a, b), -1, (3, 3), normalize=False)
-            for a, b in ((ix, ix), (iy, iy), (ix, iy))]
+    sums = [
+        cv2.boxFilter(cv2.multiply(a, b), -1, (3, 3), normalize=False)
+        for a, b in ((ix, ix), (iy, iy), (ix, iy))
+    ]
     sxx, syy, sxy = sums
     det = cv2.subtract(cv2.multiply(sxx, syy), cv2.multiply(sxy, sxy))
     trace = cv2.add(sxx, syy)

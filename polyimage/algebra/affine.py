@@ -3,6 +3,7 @@
 Affine indices are checked statically against the producer's domain; every other index
 (data-dependent ones above all) is clamped to that domain at run time.
 """
+
 from __future__ import annotations
 
 from ..dsl import expr as E
@@ -14,8 +15,12 @@ def _is_const(e) -> bool:
 
 def _widening(cast: E.Cast) -> bool:
     src, dst = cast.a.typ, cast.typ
-    return (src.is_int and dst.is_int and dst.min_value() <= src.min_value()
-            and dst.max_value() >= src.max_value())
+    return (
+        src.is_int
+        and dst.is_int
+        and dst.min_value() <= src.min_value()
+        and dst.max_value() >= src.max_value()
+    )
 
 
 def is_affine(e: E.Expr) -> bool:

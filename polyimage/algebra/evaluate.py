@@ -4,6 +4,7 @@ A point set is a dict from Variable to a 1-D coordinate array (all of one length
 and `|` evaluate an operand only on the points where it is needed, exactly as the generated C
 does, so a guarded out-of-domain read is never made here either.
 """
+
 from __future__ import annotations
 
 import numpy as np
@@ -14,10 +15,24 @@ from ..dsl.types import ScalarType
 from ..errors import BoundsError
 from .affine import is_affine
 
-_BINARY = {"+": np.add, "-": np.subtract, "*": np.multiply, "/": np.true_divide,
-           "//": np.floor_divide, "%": np.remainder, "min": np.minimum, "max": np.maximum}
-_COMPARE = {"<": np.less, "<=": np.less_equal, ">": np.greater, ">=": np.greater_equal,
-            "==": np.equal, "!=": np.not_equal}
+_BINARY = {
+    "+": np.add,
+    "-": np.subtract,
+    "*": np.multiply,
+    "/": np.true_divide,
+    "//": np.floor_divide,
+    "%": np.remainder,
+    "min": np.minimum,
+    "max": np.maximum,
+}
+_COMPARE = {
+    "<": np.less,
+    "<=": np.less_equal,
+    ">": np.greater,
+    ">=": np.greater_equal,
+    "==": np.equal,
+    "!=": np.not_equal,
+}
 _MATH = {"sqrt": np.sqrt, "floor": np.floor, "abs": np.abs}  # the rest: dsl.libm
 
 
@@ -134,8 +149,10 @@ class Evaluator:
                 idx = np.clip(idx, lo, hi)
             elif count and (idx.min() < lo or idx.max() > hi):
                 bad = int(idx[(idx < lo) | (idx > hi)][0])
-                raise BoundsError(f"{self.where}: {ref} reads index {bad} of dimension {dim} "
-                                  f"of {ref.func.name}, whose domain there is [{lo}, {hi}]")
+                raise BoundsError(
+                    f"{self.where}: {ref} reads index {bad} of dimension {dim} "
+                    f"of {ref.func.name}, whose domain there is [{lo}, {hi}]"
+                )
             result.append(idx - lo)
         return tuple(result)
 

@@ -2,6 +2,7 @@
 the (low, high) of an index expression, exact for sums, constant scaling, floor division by a
 constant and Min/Max; `%` by a constant gives the remainder's range. Bounds are Long DSL
 expressions, so they can be evaluated with NumPy or printed as C."""
+
 from __future__ import annotations
 
 from ..dsl import expr as E
@@ -33,8 +34,13 @@ def _interval(e, env):
         return as_long(e), as_long(e)
     if isinstance(e, E.Variable) and id(e) in env:
         return env[id(e)]
-    if isinstance(e, E.Cast) and e.typ.is_int and e.a.typ.is_int \
-            and e.typ.max_value() >= e.a.typ.max_value() and e.typ.min_value() <= e.a.typ.min_value():
+    if (
+        isinstance(e, E.Cast)
+        and e.typ.is_int
+        and e.a.typ.is_int
+        and e.typ.max_value() >= e.a.typ.max_value()
+        and e.typ.min_value() <= e.a.typ.min_value()
+    ):
         return _interval(e.a, env)
     if isinstance(e, E.Neg):
         lo, hi = _interval(e.a, env)

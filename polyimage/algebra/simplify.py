@@ -4,6 +4,7 @@ Folds constants in sums, drops `* 1` and `+ 0`, and flattens Min/Max trees, keep
 distinct base: `Min(a + 1, Min(a - 2, b))` becomes `Min(a - 2, b)`. The result is equal to the
 input for every value of its symbols (no overflow assumptions beyond the input's own).
 """
+
 from __future__ import annotations
 
 from ..dsl import expr as E

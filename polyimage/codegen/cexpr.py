@@ -4,23 +4,33 @@ Integer arithmetic wraps (the build uses -fwrapv; narrow types are cast back), `
 floor division and Python modulo through helpers that return 0 on division by zero, Min/Max
 propagate NaN, float-to-integer casts saturate. Helpers are emitted only when used.
 """
+
 from __future__ import annotations
 
 import math
 
 import numpy as np
 
+from ..algebra.affine import is_affine
 from ..dsl import expr as E
 from ..dsl import libm
 from ..dsl.types import ScalarType
-from ..algebra.affine import is_affine
 from .names import PREFIX
 
 _NARROW = {"int8_t", "uint8_t", "int16_t", "uint16_t"}
 _FLOAT_FN = {"sqrt", "exp", "log", "sin", "cos", "floor", "pow"}
-_SUFFIX = {"int8_t": "i8", "uint8_t": "u8", "int16_t": "i16", "uint16_t": "u16",
-           "int32_t": "i32", "uint32_t": "u32", "int64_t": "i64", "uint64_t": "u64",
-           "float": "f32", "double": "f64"}
+_SUFFIX = {
+    "int8_t": "i8",
+    "uint8_t": "u8",
+    "int16_t": "i16",
+    "uint16_t": "u16",
+    "int32_t": "i32",
+    "uint32_t": "u32",
+    "int64_t": "i64",
+    "uint64_t": "u64",
+    "float": "f32",
+    "double": "f64",
+}
 
 
 def c_literal(value, typ: ScalarType) -> str:
@@ -137,7 +147,6 @@ class CExprPrinter:
         self.helpers.add(("clamp", "int64_t"))
         return f"{PREFIX}clamp_i64({text}, {lb}, {ub})"
 
-
     def wide(self, e: E.Expr) -> str:
         """An affine index in int64 arithmetic over the loops' 64-bit iterators, so that the
         vectorizer sees unit strides (narrow arithmetic wraps under -fwrapv and hides them)."""
@@ -170,11 +179,15 @@ def helper_source(op: str, c_type: str) -> str:
     if op.startswith("cast_"):
         return _cast_source(op[5:], c_type)
     if op == "saturate":
-        return (f"static inline int64_t {PREFIX}saturate_{s}({c_type} v) "
-                "{ return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v; }")
+        return (
+            f"static inline int64_t {PREFIX}saturate_{s}({c_type} v) "
+            "{ return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v; }"
+        )
     if op == "clamp":
-        return (f"{head}({c_type} v, {c_type} lo, {c_type} hi) "
-                "{ return v < lo ? lo : (v > hi ? hi : v); }")
+        return (
+            f"{head}({c_type} v, {c_type} lo, {c_type} hi) "
+            "{ return v < lo ? lo : (v > hi ? hi : v); }"
+        )
     if op in ("min", "max"):  # as numpy.minimum/maximum: NaN from either side, ties give b
         cmp = "<" if op == "min" else ">"
         nan = " || a != a" if c_type in ("float", "double") else ""
@@ -193,12 +206,16 @@ def _int_divmod_source(op: str, c: str) -> str:
     if c.startswith("u"):
         body = f"return b == 0 ? 0 : ({c})(a {'/' if op == 'floordiv' else '%'} b);"
     elif op == "floordiv":
-        body = (f"if (b == 0) return 0; if (b == -1) return ({c})(-a); "
-                f"{c} q = ({c})(a / b); if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1; "
-                "return q;")
+        body = (
+            f"if (b == 0) return 0; if (b == -1) return ({c})(-a); "
+            f"{c} q = ({c})(a / b); if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1; "
+            "return q;"
+        )
     else:
-        body = (f"if (b == 0 || b == -1) return 0; {c} r = ({c})(a % b); "
-                f"if (r != 0 && ((r < 0) != (b < 0))) r = ({c})(r + b); return r;")
+        body = (
+            f"if (b == 0 || b == -1) return 0; {c} r = ({c})(a % b); "
+            f"if (r != 0 && ((r < 0) != (b < 0))) r = ({c})(r + b); return r;"
+        )
     return f"{head} {{ {body} }}"
 
 
@@ -206,14 +223,18 @@ def _float_divmod_source(op: str, c: str) -> str:
     f = "f" if c == "float" else ""
     head = f"static inline {c} {PREFIX}{op}_{_SUFFIX[c]}({c} a, {c} b)"
     if op == "mod":
-        body = (f"{c} m = fmod{f}(a, b); if (b == 0) return m; "
-                "if (m != 0) { if ((b < 0) != (m < 0)) m += b; } "
-                f"else m = copysign{f}(0, b); return m;")
+        body = (
+            f"{c} m = fmod{f}(a, b); if (b == 0) return m; "
+            "if (m != 0) { if ((b < 0) != (m < 0)) m += b; } "
+            f"else m = copysign{f}(0, b); return m;"
+        )
     else:
-        body = (f"if (b == 0) return a / b; {c} m = fmod{f}(a, b); {c} d = (a - m) / b; "
-                "if (m != 0 && ((b < 0) != (m < 0))) d -= 1; "
-                f"{c} q; if (d != 0) {{ q = floor{f}(d); if (d - q > 0.5{f}) q += 1; }} "
-                f"else q = copysign{f}(0, a / b); return q;")
+        body = (
+            f"if (b == 0) return a / b; {c} m = fmod{f}(a, b); {c} d = (a - m) / b; "
+            "if (m != 0 && ((b < 0) != (m < 0))) d -= 1; "
+            f"{c} q; if (d != 0) {{ q = floor{f}(d); if (d - q > 0.5{f}) q += 1; }} "
+            f"else q = copysign{f}(0, a / b); return q;"
+        )
     return f"{head} {{ {body} }}"
 
 
@@ -222,12 +243,14 @@ def _cast_source(src_suffix: str, c: str) -> str:
     bits = int("".join(ch for ch in c if ch.isdigit()))
     f = "f" if src == "float" else ""
     if c.startswith("u"):
-        high, low, low_value = f"{float(2 ** bits).hex()}{f}", f"-0x1p+0{f}", "0"
+        high, low, low_value = f"{float(2**bits).hex()}{f}", f"-0x1p+0{f}", "0"
         cmp_low = "<="
     else:
         high, low = f"{float(2 ** (bits - 1)).hex()}{f}", f"-{float(2 ** (bits - 1)).hex()}{f}"
         low_value, cmp_low = f"({c})({low})", "<"
     max_value = f"({c})" + (f"UINT{bits}_MAX" if c.startswith("u") else f"INT{bits}_MAX")
-    return (f"static inline {c} {PREFIX}cast_{src_suffix}_{_SUFFIX[c]}({src} v) {{ "
-            f"return v != v ? 0 : (v >= {high} ? {max_value} : "
-            f"(v {cmp_low} {low} ? {low_value} : ({c})v)); }}")
+    return (
+        f"static inline {c} {PREFIX}cast_{src_suffix}_{_SUFFIX[c]}({src} v) {{ "
+        f"return v != v ? 0 : (v >= {high} ? {max_value} : "
+        f"(v {cmp_low} {low} ? {low_value} : ({c})v)); }}"
+    )

@@ -3,6 +3,7 @@
 Entry: `int pipeline_<name>(int nthreads, <parameters by name>, <input images by name>,
 <outputs in order>)`; it returns 0, or 1 when a buffer could not be allocated.
 """
+
 from __future__ import annotations
 
 import re
@@ -10,11 +11,11 @@ from dataclasses import dataclass
 
 from ..dsl.constructs import Image
 from ..graph.dag import StageGraph
-from .cexpr import CExprPrinter, helper_source
-from .names import PREFIX, NameRegistry
 from ..schedule.memory import buffer_lifetimes
 from ..schedule.tiling import UntiledGroup
+from .cexpr import CExprPrinter, helper_source
 from .loops import LoopEmitter, StageStorage, gathered_stages, storage_type
+from .names import PREFIX, NameRegistry
 from .tiled import TiledEmitter
 
 _PRELUDE = """\
@@ -81,20 +82,22 @@ def generate_module(graph: StageGraph, name: str, plans, branch_free=frozenset()
     args += [f"{by_name[n].typ.c_name} *restrict {names[by_name[n]]}" for n in graph.outputs]
     signature = f"int {function}({', '.join(args)})"
 
-    body = [f"    if ({PREFIX}nthreads <= 0) {PREFIX}nthreads = omp_get_max_threads();",
-            f"    if ({PREFIX}nthreads > omp_get_thread_limit()) {PREFIX}nthreads = "
-            f"omp_get_thread_limit();"]
+    body = [
+        f"    if ({PREFIX}nthreads <= 0) {PREFIX}nthreads = omp_get_max_threads();",
+        f"    if ({PREFIX}nthreads > omp_get_thread_limit()) {PREFIX}nthreads = "
+        f"omp_get_thread_limit();",
+    ]
     storage = {}
     gathered = gathered_stages(graph)
     for s in graph.stages:
         func, buf = s.func, names[s.func]
-        store = storage[s.name] = StageStorage(buf, func.ndim,
-                                               storage_type(graph, func, gathered))
+        store = storage[s.name] = StageStorage(buf, func.ndim, storage_type(graph, func, gathered))
         for d, iv in enumerate(func.intervals):
             lb = "0" if isinstance(func, Image) else f"(int64_t)({printer(iv.lb)})"
             ub = f"(int64_t)({printer(iv.ub)})"
-            body.append(f"    const int64_t {store.lb[d]} = {lb}, {store.n[d]} = {ub} - "
-                        f"{store.lb[d]} + 1;")
+            body.append(
+                f"    const int64_t {store.lb[d]} = {lb}, {store.n[d]} = {ub} - {store.lb[d]} + 1;"
+            )
     lifetimes = buffer_lifetimes(graph, plans)
     for stage_name in lifetimes:
         func = by_name[stage_name]
@@ -107,8 +110,9 @@ def generate_module(graph: StageGraph, name: str, plans, branch_free=frozenset()
                 func = by_name[stage_name]
                 buf, size = names[func], " * ".join(storage[stage_name].n)
                 c_type = storage[stage_name].c_type
-                body.append(f"    {buf} = ({c_type} *){PREFIX}alloc("
-                            f"sizeof({c_type}) * (size_t)({size}));")
+                body.append(
+                    f"    {buf} = ({c_type} *){PREFIX}alloc(sizeof({c_type}) * (size_t)({size}));"
+                )
                 body.append(f"    if (!{buf}) goto {PREFIX}fail;")
         if isinstance(plan, UntiledGroup):
             for stage_name in plan.members:
@@ -126,6 +130,11 @@ def generate_module(graph: StageGraph, name: str, plans, branch_free=frozenset()
 
     helper_text = "\n".join(helper_source(op, c) for op, c in sorted(helpers))
     source = "\n".join([_PRELUDE, helper_text, "", *functions, signature, "{", *body, "}", ""])
-    return CModule(source=source, function=function, cdef=signature.replace("restrict ", "")
-                   + ";", params=tuple(p.name for p in graph.parameters), inputs=inputs,
-                   outputs=graph.outputs)
+    return CModule(
+        source=source,
+        function=function,
+        cdef=signature.replace("restrict ", "") + ";",
+        params=tuple(p.name for p in graph.parameters),
+        inputs=inputs,
+        outputs=graph.outputs,
+    )

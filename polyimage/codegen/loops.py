@@ -7,24 +7,30 @@ Reductions update serially in the order of their reduction domain, as the interp
 Innermost loops are cut where the chosen Case can change (codegen/split.py); Cases of stages
 whose reads are in bounds everywhere are blended without branches.
 """
+
 from __future__ import annotations
 
 import contextlib
 
+from ..algebra.affine import data_dependent
 from ..dsl import expr as E
 from ..dsl.constructs import Image, Reduction
 from ..graph.dag import StageGraph, definition_exprs
-from ..algebra.affine import data_dependent
 from .cexpr import CExprPrinter, wide_name
-from .split import case_breakpoints
 from .names import PREFIX
+from .split import case_breakpoints
 
 
 def gathered_stages(graph: StageGraph) -> frozenset:
     """Stages some consumer reads at a data-dependent index (a table lookup)."""
-    return frozenset(ref.func.name for s in graph.stages if not isinstance(s.func, Image)
-                     for e in definition_exprs(s.func) for ref in E.references(e)
-                     if data_dependent(ref))
+    return frozenset(
+        ref.func.name
+        for s in graph.stages
+        if not isinstance(s.func, Image)
+        for e in definition_exprs(s.func)
+        for ref in E.references(e)
+        if data_dependent(ref)
+    )
 
 
 def storage_type(graph: StageGraph, func, gathered: frozenset) -> str:
@@ -33,8 +39,14 @@ def storage_type(graph: StageGraph, func, gathered: frozenset) -> str:
     (there is no gather of 8- or 16-bit elements). Inputs, outputs and Reductions keep
     theirs."""
     typ = func.typ
-    if (func.name in gathered and typ.is_int and typ.bits < 32 and not isinstance(func, Image)
-            and not isinstance(func, Reduction) and func.name not in graph.outputs):
+    if (
+        func.name in gathered
+        and typ.is_int
+        and typ.bits < 32
+        and not isinstance(func, Image)
+        and not isinstance(func, Reduction)
+        and func.name not in graph.outputs
+    ):
         return "int32_t"
     return typ.c_name
 
@@ -63,8 +75,9 @@ class LoopEmitter:
     """Emits loop nests of stages; `storage` says where each stage's values live (full buffers;
     tiled groups substitute scratchpads)."""
 
-    def __init__(self, graph: StageGraph, names, helpers: set, storage: dict,
-                 branch_free=frozenset()):
+    def __init__(
+        self, graph: StageGraph, names, helpers: set, storage: dict, branch_free=frozenset()
+    ):
         self.graph = graph
         self.branch_free = branch_free
         self.names = names
@@ -103,12 +116,23 @@ class LoopEmitter:
         self.lines = []
         self.emit(f"/* {func.kind} {func.name} */", 1)
         if isinstance(func, Reduction):
-            self._loops(func.variables, func.name, 1, parallel=True,
-                        body=lambda d: self._store(func, self.printer(func.default), d))
+            self._loops(
+                func.variables,
+                func.name,
+                1,
+                parallel=True,
+                body=lambda d: self._store(func, self.printer(func.default), d),
+            )
             self._reduction_update(func)
         else:
-            self._loops(func.variables, func.name, 1, parallel=True,
-                        body=lambda d: self._cases(func, d), split=self._split(func))
+            self._loops(
+                func.variables,
+                func.name,
+                1,
+                parallel=True,
+                body=lambda d: self._cases(func, d),
+                split=self._split(func),
+            )
         return self.lines
 
     def _split(self, func):
@@ -127,21 +151,33 @@ class LoopEmitter:
 
         def body(d):
             for func in funcs:
-                aliases = [f"const {v.typ.c_name} {self.names[v]} = {self.names[h]}; "
-                           f"const int64_t {wide_name(self.names[v])} = "
-                           f"{wide_name(self.names[h])};"
-                           for v, h in zip(func.variables, head.variables)
-                           if self.names[v] != self.names[h]]
+                aliases = [
+                    f"const {v.typ.c_name} {self.names[v]} = {self.names[h]}; "
+                    f"const int64_t {wide_name(self.names[v])} = "
+                    f"{wide_name(self.names[h])};"
+                    for v, h in zip(func.variables, head.variables)
+                    if self.names[v] != self.names[h]
+                ]
                 if len(funcs) > 1 or aliases:
                     self.emit("{ " + " ".join(aliases), d)
                 self._cases(func, d + 1 if len(funcs) > 1 or aliases else d)
                 if len(funcs) > 1 or aliases:
                     self.emit("}", d)
-        self._loops(head.variables, head.name, depth, parallel=False, body=body, bounds=bounds,
-                    simd=True, split=self._split(head) if len(funcs) == 1 else None)
 
-    def _loops(self, variables, stage_name, depth, parallel, body, bounds=None, simd=False,
-               split=None):
+        self._loops(
+            head.variables,
+            head.name,
+            depth,
+            parallel=False,
+            body=body,
+            bounds=bounds,
+            simd=True,
+            split=self._split(head) if len(funcs) == 1 else None,
+        )
+
+    def _loops(
+        self, variables, stage_name, depth, parallel, body, bounds=None, simd=False, split=None
+    ):
         """Loops over int64 iterators (see CExprPrinter.wide); the body sees each variable in
         its own type too. `split` = (func, breakpoints) cuts the innermost loop into segments
         that each compute one Case of `func` (see codegen.split)."""
@@ -151,8 +187,9 @@ class LoopEmitter:
             split = None
         for d, (var, (lo, hi)) in enumerate(zip(variables, bounds)):
             it = self.names[var]
-            self.emit(f"{{ const int64_t {PREFIX}lo_{it} = {lo}, {PREFIX}hi_{it} = {hi};",
-                      depth + d)
+            self.emit(
+                f"{{ const int64_t {PREFIX}lo_{it} = {lo}, {PREFIX}hi_{it} = {hi};", depth + d
+            )
         loops = ndim - 1 if split else ndim
         for d, var in enumerate(variables[:loops]):
             it = self.names[var]
@@ -166,8 +203,10 @@ class LoopEmitter:
             if pragma:
                 self.emit(pragma, depth + ndim + d)
             w = wide_name(it)
-            self.emit(f"for (int64_t {w} = {PREFIX}lo_{it}; {w} <= {PREFIX}hi_{it}; {w}++)",
-                      depth + ndim + d)
+            self.emit(
+                f"for (int64_t {w} = {PREFIX}lo_{it}; {w} <= {PREFIX}hi_{it}; {w}++)",
+                depth + ndim + d,
+            )
         inner = depth + ndim + loops + 1
         self.emit("{", inner - 1)
         self.emit(self._aliases(variables[:loops]), inner)
@@ -180,8 +219,10 @@ class LoopEmitter:
         self.emit("}" * ndim, depth)
 
     def _aliases(self, variables) -> str:
-        return " ".join(f"const {v.typ.c_name} {self.names[v]} = ({v.typ.c_name})"
-                        f"{wide_name(self.names[v])};" for v in variables)
+        return " ".join(
+            f"const {v.typ.c_name} {self.names[v]} = ({v.typ.c_name}){wide_name(self.names[v])};"
+            for v in variables
+        )
 
     def _segments(self, var, split, depth):
         """The innermost loop cut at the breakpoints; each segment picks its Case at its
@@ -195,22 +236,31 @@ class LoopEmitter:
         depth += 1
         self.emit(f"int64_t {bp}[{n}]; {bp}[0] = {lo}; {bp}[{n - 1}] = {hi} + 1;", depth)
         for k, point in enumerate(points, 1):
-            self.emit(f"{{ const int64_t {p} = {self.printer.wide(point)}; {bp}[{k}] = {p} < {lo}"
-                      f" ? {lo} : ({p} > {hi} + 1 ? {hi} + 1 : {p}); }}", depth)
+            self.emit(
+                f"{{ const int64_t {p} = {self.printer.wide(point)}; {bp}[{k}] = {p} < {lo}"
+                f" ? {lo} : ({p} > {hi} + 1 ? {hi} + 1 : {p}); }}",
+                depth,
+            )
         i, j, t = (f"{PREFIX}{x}" for x in "ijt")
-        self.emit(f"for (int {i} = 2; {i} < {n - 1}; {i}++) for (int {j} = {i}; {j} > 1 && "
-                  f"{bp}[{j} - 1] > {bp}[{j}]; {j}--) {{ const int64_t {t} = {bp}[{j}]; "
-                  f"{bp}[{j}] = {bp}[{j} - 1]; {bp}[{j} - 1] = {t}; }}", depth)
+        self.emit(
+            f"for (int {i} = 2; {i} < {n - 1}; {i}++) for (int {j} = {i}; {j} > 1 && "
+            f"{bp}[{j} - 1] > {bp}[{j}]; {j}--) {{ const int64_t {t} = {bp}[{j}]; "
+            f"{bp}[{j}] = {bp}[{j} - 1]; {bp}[{j} - 1] = {t}; }}",
+            depth,
+        )
         self.emit(f"for (int {PREFIX}s = 0; {PREFIX}s < {n - 1}; {PREFIX}s++) {{", depth)
-        self.emit(f"const int64_t {PREFIX}a = {bp}[{PREFIX}s], {PREFIX}b = {bp}[{PREFIX}s + 1]"
-                  f" - 1;", depth + 1)
+        self.emit(
+            f"const int64_t {PREFIX}a = {bp}[{PREFIX}s], {PREFIX}b = {bp}[{PREFIX}s + 1] - 1;",
+            depth + 1,
+        )
         self.emit(f"if ({PREFIX}a > {PREFIX}b) continue;", depth + 1)
         self.emit(f"int {PREFIX}case = {len(func.cases)};", depth + 1)
         self.emit(f"{{ const int64_t {w} = {PREFIX}a; {self._aliases([var])}", depth + 1)
         choice = str(len(func.cases))
         for i, case in reversed(list(enumerate(func.cases))):
-            choice = str(i) if case.cond is None else \
-                f"({self.printer(case.cond)} ? {i} : {choice})"
+            choice = (
+                str(i) if case.cond is None else f"({self.printer(case.cond)} ? {i} : {choice})"
+            )
         self.emit(f"{PREFIX}case = {choice}; }}", depth + 2)
         for i, case in enumerate(list(func.cases) + [None]):
             keyword = "if" if i == 0 else "else if"
@@ -220,8 +270,7 @@ class LoopEmitter:
             self.emit(self._aliases([var]), depth + 3)
             with self._eager(func.name in self.branch_free):
                 value = "0" if case is None else self.printer(case.value)
-            self._store(func, f"({func.typ.c_name})({value})" if case is None else value,
-                        depth + 3)
+            self._store(func, f"({func.typ.c_name})({value})" if case is None else value, depth + 3)
             self.emit("}", depth + 2)
             self.emit("}", depth + 1)
             if case is not None and case.cond is None:
@@ -251,8 +300,11 @@ class LoopEmitter:
             if case.cond is None:
                 self.emit(f"else {PREFIX}value = {self.printer(case.value)};", depth)
                 break
-            self.emit(f"{keyword} ({self.printer(case.cond)}) {PREFIX}value = "
-                      f"{self.printer(case.value)};", depth)
+            self.emit(
+                f"{keyword} ({self.printer(case.cond)}) {PREFIX}value = "
+                f"{self.printer(case.value)};",
+                depth,
+            )
         else:
             self.emit(f"else {PREFIX}value = 0;", depth)
         self._store(func, f"{PREFIX}value", depth)
@@ -266,15 +318,26 @@ class LoopEmitter:
                 if case.cond is not None:
                     self.emit(f"const int {PREFIX}k{i} = {self.printer(case.cond)};", depth)
         for i, case in reversed(list(enumerate(func.cases))):
-            choice = f"{PREFIX}v{i}" if case.cond is None else \
-                f"({PREFIX}k{i} ? {PREFIX}v{i} : {choice})"
+            choice = (
+                f"{PREFIX}v{i}"
+                if case.cond is None
+                else f"({PREFIX}k{i} ? {PREFIX}v{i} : {choice})"
+            )
         self._store(func, choice, depth)
 
     def _reduction_update(self, func):
-        bounds = [(f"(int64_t)({self.printer(iv.lb)})", f"(int64_t)({self.printer(iv.ub)})")
-                  for iv in func.reduction_intervals]
-        self._loops(func.reduction_variables, func.name, 1, parallel=False,
-                    body=lambda d: self._reduce_cases(func, d), bounds=bounds)
+        bounds = [
+            (f"(int64_t)({self.printer(iv.lb)})", f"(int64_t)({self.printer(iv.ub)})")
+            for iv in func.reduction_intervals
+        ]
+        self._loops(
+            func.reduction_variables,
+            func.name,
+            1,
+            parallel=False,
+            body=lambda d: self._reduce_cases(func, d),
+            bounds=bounds,
+        )
 
     def _reduce_cases(self, func, depth):
         typ = func.typ

@@ -1,29 +1,38 @@
 """Deterministic, collision-free C identifiers for stages, parameters and loop variables."""
+
 from __future__ import annotations
 
 import re
 
 PREFIX = "pim_"
-_C_RESERVED = frozenset("""auto break case char const continue default do double else enum extern
+_C_RESERVED = frozenset(
+    """auto break case char const continue default do double else enum extern
 float for goto if inline int long register restrict return short signed sizeof static struct
-switch typedef union unsigned void volatile while main""".split())
+switch typedef union unsigned void volatile while main""".split()
+)
 
 # library names the generated code uses, and the lowercase object-like macros of the headers it
 # includes (Python.h among them, through cffi); macros in capitals are caught by their shape
-_C_LIBRARY = frozenset("""abs free malloc posix_memalign size_t sqrt sqrtf exp expf log logf sin
+_C_LIBRARY = frozenset(
+    """abs free malloc posix_memalign size_t sqrt sqrtf exp expf log logf sin
 sinf cos cosf floor floorf pow powf fabs fabsf fmod fmodf copysign copysignf omp_get_max_threads
 omp_get_thread_limit errno stdin stdout stderr math_errhandling static_assert assert alloca
 offsetof sched_priority st_atime st_ctime st_mtime st_atim st_ctim st_mtim linux unix
-i386""".split())
+i386""".split()
+)
 _LIBRARY_PATTERN = re.compile(r"^(u?int\w*_t|(Py|PY|PIM_|M_|L_|P_|PRI|SCN)\w*|_\w*)$")
 
 
 def _reserved(name: str) -> bool:
     """C keywords, the library and header names generated code may meet, every name polyimage
     derives (those all start with PREFIX), and names shaped like macros (no lowercase)."""
-    return (name in _C_RESERVED or name in _C_LIBRARY or name.startswith(PREFIX)
-            or bool(_LIBRARY_PATTERN.match(name))
-            or (len(name) > 1 and not any(ch.islower() for ch in name)))
+    return (
+        name in _C_RESERVED
+        or name in _C_LIBRARY
+        or name.startswith(PREFIX)
+        or bool(_LIBRARY_PATTERN.match(name))
+        or (len(name) > 1 and not any(ch.islower() for ch in name))
+    )
 
 
 class NameRegistry:

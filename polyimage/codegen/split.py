@@ -1,6 +1,6 @@
-"""Where the Case chosen at a point can change along the innermost loop (003's loop
-partitioning, for the cases that matter in image pipelines: borders, halves, parities of
-outer variables).
+"""Where the Case chosen at a point can change along the innermost loop (the loop partitioning
+of "Tensor instruction generation optimization fused with loop partitioning", for the cases
+that matter in image pipelines: borders, halves, parities of outer variables).
 
 A condition qualifies when each of its comparisons is either free of the innermost variable
 `v` (constant along the loop) or an integer comparison affine in `v` with an affine rest; its
@@ -10,11 +10,12 @@ the Case is picked once per segment, and each segment runs a loop that computes 
 Arithmetic is exact (as in the bounds check), which assumes the comparison's own operands do
 not overflow their type.
 """
+
 from __future__ import annotations
 
-from ..dsl import expr as E
 from ..algebra.affine import is_affine
 from ..algebra.intervals import as_long
+from ..dsl import expr as E
 
 MAX_COEFFICIENT = 1 << 10
 MAX_BREAKPOINTS = 16
@@ -63,7 +64,6 @@ def _condition_breakpoints(cond, v) -> list:
     return [0 - ((0 - t) // a), t // a + 1]
 
 
-
 def _linear(e, v):
     """(a, rest) with e == a*v + rest, rest affine and free of v."""
     if not _mentions(e, v):
@@ -79,8 +79,11 @@ def _linear(e, v):
         return _linear(e.a, v)
     if isinstance(e, E.BinOp) and e.op in ("+", "-"):
         (a1, r1), (a2, r2) = _linear(e.a, v), _linear(e.b, v)
-        return (a1 + a2, as_long(r1) + as_long(r2)) if e.op == "+" else \
-            (a1 - a2, as_long(r1) - as_long(r2))
+        return (
+            (a1 + a2, as_long(r1) + as_long(r2))
+            if e.op == "+"
+            else (a1 - a2, as_long(r1) - as_long(r2))
+        )
     if isinstance(e, E.BinOp) and e.op == "*":
         for const, other in ((e.a, e.b), (e.b, e.a)):
             if isinstance(const, E.Const) and isinstance(const.value, int):

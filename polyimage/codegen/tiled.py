@@ -7,6 +7,7 @@ topological order, and copies the owned part of scratch live-outs to the full bu
 levels, each tile walks inner tiles in order along the slide dimension, and a nest computes
 only the rows its previous inner tile did not (checked at run time, so it is always safe).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -75,8 +76,9 @@ class TiledEmitter(LoopEmitter):
         for d in range(rank):
             lo, hi = (self.printer(e) for e in tile_span(self.graph, plan, d, outer[d]))
             self.emit(f"const int64_t {self.v('olo')}_{d} = {lo}, {self.v('ohi')}_{d} = {hi};", 2)
-            self.emit(f"const int64_t {self.names[plan.first[d]]} = {self.v('olo')}_{d} * "
-                      f"{outer[d]};", 2)
+            self.emit(
+                f"const int64_t {self.names[plan.first[d]]} = {self.v('olo')}_{d} * {outer[d]};", 2
+            )
         self._sizing(rank, outer)
         self.emit(f"int {self.v('failed')} = 0;", 2)
         self.emit(f"#pragma omp parallel num_threads({PREFIX}nthreads)", 2)
@@ -84,8 +86,11 @@ class TiledEmitter(LoopEmitter):
         checks = []
         for name, store in self.scratch.items():
             c_type = store.c_type
-            self.emit(f"{c_type} *restrict {store.buffer} = ({c_type} *){PREFIX}alloc("
-                      f"sizeof({c_type}) * {self.v('cap')}_{self._cname(name)});", 3)
+            self.emit(
+                f"{c_type} *restrict {store.buffer} = ({c_type} *){PREFIX}alloc("
+                f"sizeof({c_type}) * {self.v('cap')}_{self._cname(name)});",
+                3,
+            )
             checks.append(f"{store.buffer} != NULL")
         self.emit(f"const int {self.v('ok')} = {' && '.join(checks) or '1'};", 3)
         self.emit(f"if (!{self.v('ok')})", 3)
@@ -98,14 +103,19 @@ class TiledEmitter(LoopEmitter):
         self._tile_loops(rank, 3)
         depth = 3 + rank
         self.emit(f"if ({self.v('ok')}) {{", depth)
-        self._tile_interval([f"{self.v('o')}_{d} * {outer[d]}" for d in range(rank)],
-                            [f"{self.v('o')}_{d} * {outer[d]} + {outer[d] - 1}"
-                             for d in range(rank)], depth + 1)
+        self._tile_interval(
+            [f"{self.v('o')}_{d} * {outer[d]}" for d in range(rank)],
+            [f"{self.v('o')}_{d} * {outer[d]} + {outer[d] - 1}" for d in range(rank)],
+            depth + 1,
+        )
         self._regions(depth + 1)
         for name, store in self.scratch.items():
             for d, (lo, hi) in enumerate(self.plan.regions[name].symbols):
-                self.emit(f"const int64_t {store.lb[d]} = {self.names[lo]}, {store.n[d]} = "
-                          f"{self.names[hi]} - {self.names[lo]} + 1;", depth + 1)
+                self.emit(
+                    f"const int64_t {store.lb[d]} = {self.names[lo]}, {store.n[d]} = "
+                    f"{self.names[hi]} - {self.names[lo]} + 1;",
+                    depth + 1,
+                )
         if plan.levels == 2 and plan.slide is not None:
             self._inner_tiles(rank, depth + 1)
         else:
@@ -124,26 +134,41 @@ class TiledEmitter(LoopEmitter):
     def _tile_loops(self, rank: int, depth: int):
         for d in range(rank):
             o = f"{self.v('o')}_{d}"
-            self.emit(f"for (int64_t {o} = {self.v('olo')}_{d}; {o} <= {self.v('ohi')}_{d}; "
-                      f"{o}++)", depth + d)
+            self.emit(
+                f"for (int64_t {o} = {self.v('olo')}_{d}; {o} <= {self.v('ohi')}_{d}; {o}++)",
+                depth + d,
+            )
 
     def _tile_interval(self, lows, highs, depth: int):
         for d, (lo, hi) in enumerate(zip(lows, highs)):
-            self.emit(f"const int64_t {self.names[self.plan.tile_lo[d]]} = {lo}, "
-                      f"{self.names[self.plan.tile_hi[d]]} = {hi};", depth)
+            self.emit(
+                f"const int64_t {self.names[self.plan.tile_lo[d]]} = {lo}, "
+                f"{self.names[self.plan.tile_hi[d]]} = {hi};",
+                depth,
+            )
 
     def _regions(self, depth: int):
         """Bounds of every member's region, by a call of the group's region function into the
         current level's array, then copied to scalars."""
         plan = self.plan
         self.emit(f"int64_t {self.array}[{max(len(self.slot), 1)}];", depth)
-        tile = ", ".join(self.names[v] for d in range(len(plan.tile_lo))
-                         for v in (plan.tile_lo[d], plan.tile_hi[d], plan.first[d]))
+        tile = ", ".join(
+            self.names[v]
+            for d in range(len(plan.tile_lo))
+            for v in (plan.tile_lo[d], plan.tile_hi[d], plan.first[d])
+        )
         params = "".join(f", {self.names[p]}" for p in self.graph.parameters)
-        self.emit(f"{{ const int64_t {self.v('t')}[] = {{{tile}}}; {self.v('regions')}("
-                  f"{self.array}, {self.v('t')}{params}); }}", depth)
-        self.emit("const int64_t " + ", ".join(f"{PREFIX}r{k} = {self.array}[{k}]"
-                                               for k in range(len(self.slot))) + ";", depth)
+        self.emit(
+            f"{{ const int64_t {self.v('t')}[] = {{{tile}}}; {self.v('regions')}("
+            f"{self.array}, {self.v('t')}{params}); }}",
+            depth,
+        )
+        self.emit(
+            "const int64_t "
+            + ", ".join(f"{PREFIX}r{k} = {self.array}[{k}]" for k in range(len(self.slot)))
+            + ";",
+            depth,
+        )
 
     def _regions_function(self) -> list:
         """A function computing every member's region, consumers first (live-ins are not
@@ -151,20 +176,31 @@ class TiledEmitter(LoopEmitter):
         allocation it would otherwise swamp."""
         plan, self.lines = self.plan, []
         params = "".join(f", {p.typ.c_name} {self.names[p]}" for p in self.graph.parameters)
-        self.emit(f"static PIM_NOINLINE void {self.v('regions')}(int64_t *restrict {PREFIX}rg, "
-                  f"const int64_t *restrict {PREFIX}tile{params})", 0)
+        self.emit(
+            f"static PIM_NOINLINE void {self.v('regions')}(int64_t *restrict {PREFIX}rg, "
+            f"const int64_t *restrict {PREFIX}tile{params})",
+            0,
+        )
         self.emit("{", 0)
         for d, vs in enumerate(zip(plan.tile_lo, plan.tile_hi, plan.first)):
-            self.emit(" ".join(f"const int64_t {self.names[v]} = {PREFIX}tile[{3 * d + k}];"
-                               for k, v in enumerate(vs)), 1)
+            self.emit(
+                " ".join(
+                    f"const int64_t {self.names[v]} = {PREFIX}tile[{3 * d + k}];"
+                    for k, v in enumerate(vs)
+                ),
+                1,
+            )
         declared = set()
         for name, region in plan.regions.by_stage.items():
             if name not in plan.members or region.symbols in declared:
                 continue
             declared.add(region.symbols)
             for (lo, hi), (lo_sym, hi_sym) in zip(region.bounds, region.symbols):
-                self.emit(f"const int64_t {self.names[lo_sym]} = {self.printer(lo)}, "
-                          f"{self.names[hi_sym]} = {self.printer(hi)};", 1)
+                self.emit(
+                    f"const int64_t {self.names[lo_sym]} = {self.printer(lo)}, "
+                    f"{self.names[hi_sym]} = {self.printer(hi)};",
+                    1,
+                )
         self.emit(" ".join(f"{PREFIX}rg[{k}] = {PREFIX}r{k};" for k in range(len(self.slot))), 1)
         self.emit("}", 0)
         return self.lines
@@ -178,17 +214,23 @@ class TiledEmitter(LoopEmitter):
         self._tile_loops(rank, 2)
         depth = 2 + rank
         self.emit("{", depth)
-        self._tile_interval([f"{self.v('o')}_{d} * {outer[d]}" for d in range(rank)],
-                            [f"{self.v('o')}_{d} * {outer[d]} + {outer[d] - 1}"
-                             for d in range(rank)], depth + 1)
+        self._tile_interval(
+            [f"{self.v('o')}_{d} * {outer[d]}" for d in range(rank)],
+            [f"{self.v('o')}_{d} * {outer[d]} + {outer[d] - 1}" for d in range(rank)],
+            depth + 1,
+        )
         self._regions(depth + 1)
         for name in self.scratch:
             volume = " * ".join(
                 f"{PREFIX}extent({self.names[lo]}, {self.names[hi]})"
-                for lo, hi in self.plan.regions[name].symbols)
+                for lo, hi in self.plan.regions[name].symbols
+            )
             cap = f"{self.v('cap')}_{self._cname(name)}"
-            self.emit(f"{{ const int64_t {PREFIX}vol = {volume}; if ({PREFIX}vol > {cap}) "
-                      f"{cap} = {PREFIX}vol; }}", depth + 1)
+            self.emit(
+                f"{{ const int64_t {PREFIX}vol = {volume}; if ({PREFIX}vol > {cap}) "
+                f"{cap} = {PREFIX}vol; }}",
+                depth + 1,
+            )
         self.emit("}", depth)
 
     def _inner_tiles(self, rank: int, depth: int):
@@ -198,24 +240,37 @@ class TiledEmitter(LoopEmitter):
         slide = plan.slide[0]
         ndim = max(self.graph.stage(n).func.ndim for n in plan.members)
         for n in range(len(plan.nests)):
-            self.emit(f"int {self.v('trk')}_{n} = 0; int64_t {self.v('tlo')}_{n}[{ndim}], "
-                      f"{self.v('thi')}_{n}[{ndim}];", depth)
+            self.emit(
+                f"int {self.v('trk')}_{n} = 0; int64_t {self.v('tlo')}_{n}[{ndim}], "
+                f"{self.v('thi')}_{n}[{ndim}];",
+                depth,
+            )
         for d in range(rank):
-            self.emit(f"const int64_t {self.v('l2lo')}_{d} = {self.names[plan.tile_lo[d]]}, "
-                      f"{self.v('l2hi')}_{d} = {self.names[plan.tile_hi[d]]};", depth)
+            self.emit(
+                f"const int64_t {self.v('l2lo')}_{d} = {self.names[plan.tile_lo[d]]}, "
+                f"{self.v('l2hi')}_{d} = {self.names[plan.tile_hi[d]]};",
+                depth,
+            )
         order = [d for d in range(rank) if d != slide] + [slide]
         for k, d in enumerate(order):
             step = min(inner[d], outer[d])
-            self.emit(f"for (int64_t {self.v('k')}_{d} = {self.v('l2lo')}_{d}; "
-                      f"{self.v('k')}_{d} <= {self.v('l2hi')}_{d}; {self.v('k')}_{d} += {step})",
-                      depth + k)
+            self.emit(
+                f"for (int64_t {self.v('k')}_{d} = {self.v('l2lo')}_{d}; "
+                f"{self.v('k')}_{d} <= {self.v('l2hi')}_{d}; {self.v('k')}_{d} += {step})",
+                depth + k,
+            )
         body = depth + rank
         self.emit("{", body - 1)
-        self._tile_interval([f"{self.v('k')}_{d}" for d in range(rank)],
-                            [f"({self.v('k')}_{d} + {min(inner[d], outer[d]) - 1} < "
-                             f"{self.v('l2hi')}_{d} ? {self.v('k')}_{d} + "
-                             f"{min(inner[d], outer[d]) - 1} : {self.v('l2hi')}_{d})"
-                             for d in range(rank)], body)
+        self._tile_interval(
+            [f"{self.v('k')}_{d}" for d in range(rank)],
+            [
+                f"({self.v('k')}_{d} + {min(inner[d], outer[d]) - 1} < "
+                f"{self.v('l2hi')}_{d} ? {self.v('k')}_{d} + "
+                f"{min(inner[d], outer[d]) - 1} : {self.v('l2hi')}_{d})"
+                for d in range(rank)
+            ],
+            body,
+        )
         self.array = self.v("rgi")
         self._regions(body)
         self._nests(body, tracked=True)
@@ -227,8 +282,9 @@ class TiledEmitter(LoopEmitter):
             funcs = [self.graph.stage(name).func for name in nest.stages]
             head = nest.stages[0]
             if nest.scratch:
-                bounds = [(self.names[lo], self.names[hi])
-                          for lo, hi in self.plan.regions[head].symbols]
+                bounds = [
+                    (self.names[lo], self.names[hi]) for lo, hi in self.plan.regions[head].symbols
+                ]
             else:
                 bounds = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[head]]
             dim = self._slide_dim(funcs[0]) if tracked and nest.scratch else None
@@ -245,13 +301,14 @@ class TiledEmitter(LoopEmitter):
         outer_lines, self.lines, self.touched = self.lines, [], {}
         args = [(f"{PREFIX}blo{d}", lo) for d, (lo, _) in enumerate(bounds)]
         args += [(f"{PREFIX}bhi{d}", hi) for d, (_, hi) in enumerate(bounds)]
-        self.nest(funcs, [(f"{PREFIX}blo{d}", f"{PREFIX}bhi{d}") for d in range(len(bounds))],
-                  1)
+        self.nest(funcs, [(f"{PREFIX}blo{d}", f"{PREFIX}bhi{d}") for d in range(len(bounds))], 1)
         for name in nest.stages:
             if name in self.plan.liveouts and nest.scratch:
                 owned = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[name]]
-                local = [(f"{PREFIX}clo_{self._cname(name)}_{d}",
-                          f"{PREFIX}chi_{self._cname(name)}_{d}") for d in range(len(owned))]
+                local = [
+                    (f"{PREFIX}clo_{self._cname(name)}_{d}", f"{PREFIX}chi_{self._cname(name)}_{d}")
+                    for d in range(len(owned))
+                ]
                 args += [(a, b) for pair in zip(local, owned) for a, b in zip(*pair)]
                 self._copy_out(name, 1, local)
         body, self.lines = self.lines, outer_lines
@@ -266,7 +323,13 @@ class TiledEmitter(LoopEmitter):
             params.append(f"{p.typ.c_name} {self.names[p]}")
             values.append(self.names[p])
         function = f"{self.v('nest')}_{n}"
-        self.functions += [f"static PIM_NOINLINE void {function}({', '.join(params)})", "{", *body, "}", ""]
+        self.functions += [
+            f"static PIM_NOINLINE void {function}({', '.join(params)})",
+            "{",
+            *body,
+            "}",
+            "",
+        ]
         self.emit(f"{function}({', '.join(values)});", depth)
 
     def _slide_dim(self, func):
@@ -280,14 +343,19 @@ class TiledEmitter(LoopEmitter):
         start = f"{self.v('from')}_{n}"
         self.emit(f"int64_t {start} = {bounds[dim][0]};", depth)
         nonempty = " && ".join(f"{lo} <= {hi}" for lo, hi in bounds)
-        same = [f"{lo} == {tlo}[{d}] && {hi} == {thi}[{d}]"
-                for d, (lo, hi) in enumerate(bounds) if d != dim]
+        same = [
+            f"{lo} == {tlo}[{d}] && {hi} == {thi}[{d}]"
+            for d, (lo, hi) in enumerate(bounds)
+            if d != dim
+        ]
         lo, hi = bounds[dim]
-        reach = " && ".join([trk] + same + [f"{lo} >= {tlo}[{dim}]",
-                                            f"{lo} <= {thi}[{dim}] + 1"])
+        reach = " && ".join([trk] + same + [f"{lo} >= {tlo}[{dim}]", f"{lo} <= {thi}[{dim}] + 1"])
         self.emit(f"if ({nonempty}) {{", depth)
-        self.emit(f"if ({reach}) {{ {start} = {thi}[{dim}] + 1; "
-                  f"if ({hi} > {thi}[{dim}]) {thi}[{dim}] = {hi}; }}", depth + 1)
+        self.emit(
+            f"if ({reach}) {{ {start} = {thi}[{dim}] + 1; "
+            f"if ({hi} > {thi}[{dim}]) {thi}[{dim}] = {hi}; }}",
+            depth + 1,
+        )
         saves = " ".join(f"{tlo}[{d}] = {a}; {thi}[{d}] = {b};" for d, (a, b) in enumerate(bounds))
         self.emit(f"else {{ {trk} = 1; {saves} }}", depth + 1)
         self.emit("}", depth)
@@ -301,10 +369,13 @@ class TiledEmitter(LoopEmitter):
         idx = [wide_name(self.names[v]) for v in func.variables]
 
         def body(d):
-            self.emit(f"{full.buffer}[{full.offset(idx)}] = {scratch.buffer}"
-                      f"[{scratch.offset(idx)}];", d)
-        self._loops(func.variables, name, depth, parallel=False, body=body, bounds=bounds,
-                    simd=True)
+            self.emit(
+                f"{full.buffer}[{full.offset(idx)}] = {scratch.buffer}[{scratch.offset(idx)}];", d
+            )
+
+        self._loops(
+            func.variables, name, depth, parallel=False, body=body, bounds=bounds, simd=True
+        )
 
 
 class _SymbolNames:
@@ -315,5 +386,3 @@ class _SymbolNames:
 
     def __getitem__(self, obj) -> str:
         return self.emitter.symbol(obj) or self.names[obj]
-
-

@@ -3,6 +3,7 @@
 Index order equals NumPy axis order: the last index of a stage is its contiguous axis, and
 element `[i, j]` of a stage's array holds the value at domain point `(lb0 + i, lb1 + j)`.
 """
+
 from __future__ import annotations
 
 import enum
@@ -101,8 +102,7 @@ class Reduce:
         if not isinstance(target, E.Reference):
             raise TypeError(f"Reduce needs a reference to its Reduction first, got `{target}`")
         if not isinstance(op, Op):
-            raise TypeError(f"Reduce operator must be Op.Sum, Op.Mul, Op.Min or Op.Max, "
-                            f"got {op!r}")
+            raise TypeError(f"Reduce operator must be Op.Sum, Op.Mul, Op.Min or Op.Max, got {op!r}")
         self.target, self.value, self.op = target, E.to_expr(value), op
 
     def __repr__(self):
@@ -151,8 +151,10 @@ class DefinitionList(list):
     def _edit(self, change):
         owner = self._owner
         if owner._defn is not self._source:
-            raise RuntimeError(f"this list is an old copy of {owner.name}.defn, which was set "
-                               f"since; edit {owner.name}.defn itself")
+            raise RuntimeError(
+                f"this list is an old copy of {owner.name}.defn, which was set "
+                f"since; edit {owner.name}.defn itself"
+            )
         pieces = list(super().__iter__())
         result = change(pieces)
         owner.defn = pieces
@@ -197,15 +199,17 @@ class DefinitionList(list):
         self._edit(lambda pieces: pieces.reverse())
 
     def sort(self, *args, **kwargs):
-        raise TypeError(f"the Cases of {self._owner.name}.defn are tried in order and cannot "
-                        "be sorted")
+        raise TypeError(
+            f"the Cases of {self._owner.name}.defn are tried in order and cannot be sorted"
+        )
 
 
 def _parse_function_args(args):
     """(variables, intervals, typ, name, hint) from the accepted spellings of Function(...)."""
     var_dom = args[0] if args else None
-    is_var_dom = isinstance(var_dom, tuple) and len(var_dom) == 2 and \
-        not isinstance(var_dom[0], E.Expr)
+    is_var_dom = (
+        isinstance(var_dom, tuple) and len(var_dom) == 2 and not isinstance(var_dom[0], E.Expr)
+    )
     if is_var_dom and len(args) in (3, 4):
         (variables, intervals), typ, name, *hint = args
     elif len(args) == 4 and not is_var_dom:
@@ -215,8 +219,9 @@ def _parse_function_args(args):
         raise TypeError("use Function(([vars], [intervals]), typ, name)")
     hint = hint[0] if hint else ""
     if not isinstance(hint, str):
-        raise TypeError(f"the optional last argument of Function is a hint such as \"const\", "
-                        f"got {hint!r}")
+        raise TypeError(
+            f'the optional last argument of Function is a hint such as "const", got {hint!r}'
+        )
     return variables, intervals, typ, name, hint
 
 
@@ -240,24 +245,30 @@ class Function:
     def _check_dims(self, variables, intervals, what: str):
         variables, intervals = tuple(variables), tuple(intervals)
         if len(variables) != len(intervals):
-            raise ValueError(f"{self.name}: {len(variables)} {what}variable(s) but "
-                             f"{len(intervals)} interval(s)")
+            raise ValueError(
+                f"{self.name}: {len(variables)} {what}variable(s) but {len(intervals)} interval(s)"
+            )
         if not variables:
-            raise ValueError(f"{self.name}: a {what or 'stage '}domain needs at least one "
-                             f"dimension; for a single value use a one-point domain such as "
-                             f"([v], [Interval(Int, 0, 0)])")
+            raise ValueError(
+                f"{self.name}: a {what or 'stage '}domain needs at least one "
+                f"dimension; for a single value use a one-point domain such as "
+                f"([v], [Interval(Int, 0, 0)])"
+            )
         for v, iv in zip(variables, intervals):
             if not isinstance(v, E.Variable) or isinstance(v, E.Parameter):
                 raise TypeError(f"{self.name}: dimension `{v}` is not a Variable")
             if not isinstance(iv, Interval):
                 raise TypeError(f"{self.name}: `{iv}` is not an Interval")
             if v.typ is not iv.typ:
-                raise TypeError(f"{self.name}: Variable {v.name} has type {v.typ} but its "
-                                f"Interval has type {iv.typ}")
+                raise TypeError(
+                    f"{self.name}: Variable {v.name} has type {v.typ} but its "
+                    f"Interval has type {iv.typ}"
+                )
         names = [v.name for v in variables]
         if len(set(names)) != len(names):
-            raise ValueError(f"{self.name}: the same variable is used for two dimensions "
-                             f"({', '.join(names)})")
+            raise ValueError(
+                f"{self.name}: the same variable is used for two dimensions ({', '.join(names)})"
+            )
         return variables, intervals
 
     @property
@@ -271,8 +282,9 @@ class Function:
     def cases(self) -> tuple:
         """The checked Cases, as the compiler reads them; PipelineError until defn is set."""
         if self._defn is None:
-            raise PipelineError(f"{type(self).__name__} {self.name} has no definition "
-                                f"(set {self.name}.defn)")
+            raise PipelineError(
+                f"{type(self).__name__} {self.name} has no definition (set {self.name}.defn)"
+            )
         return self._defn
 
     @property
@@ -297,9 +309,11 @@ class Function:
             plain = not isinstance(piece, Case) or isinstance(piece, _Always)
             if plain and i != len(pieces) - 1:
                 shown = piece.value if isinstance(piece, _Always) else piece
-                raise TypeError(f"{self.name}: only the last entry of defn may be a plain "
-                                f"value (the value where no Case holds); `{shown}` is not "
-                                f"last: wrap it in a Case or put the Cases before it")
+                raise TypeError(
+                    f"{self.name}: only the last entry of defn may be a plain "
+                    f"value (the value where no Case holds); `{shown}` is not "
+                    f"last: wrap it in a Case or put the Cases before it"
+                )
             if not isinstance(piece, Case):
                 piece = _Always(piece)
             cases.append(self._check_case(piece))
@@ -321,11 +335,16 @@ class Function:
         names = {v.name for v in allowed}
         for node in E.walk(e):
             if isinstance(node, E.Variable) and id(node) not in {id(v) for v in allowed}:
-                hint = " (a different Variable object with the same name)" \
-                    if node.name in names else ""
-                raise ValueError(f"{self.name}: `{e}` uses variable {node.name}{hint}, which "
-                                 f"is not one of its variables "
-                                 f"({', '.join(v.name for v in allowed)})")
+                hint = (
+                    " (a different Variable object with the same name)"
+                    if node.name in names
+                    else ""
+                )
+                raise ValueError(
+                    f"{self.name}: `{e}` uses variable {node.name}{hint}, which "
+                    f"is not one of its variables "
+                    f"({', '.join(v.name for v in allowed)})"
+                )
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.name}>"
@@ -356,8 +375,7 @@ class Image(Function):
         self.hint = ""
         if self.typ.dtype.kind == "b":
             raise TypeError(f"Image {name} cannot have a boolean type")
-        self.extents = tuple(_parameter_expr(x, Int, f"extent of Image {name}")
-                             for x in extents)
+        self.extents = tuple(_parameter_expr(x, Int, f"extent of Image {name}") for x in extents)
         if not self.extents:
             raise ValueError(f"Image {name} needs at least one extent")
         self.variables = tuple(E.Variable(Int, f"_{name}{i}") for i in range(len(extents)))
@@ -383,7 +401,8 @@ class Reduction(Function):
     def __init__(self, var_dom, red_dom, typ, name):
         super().__init__(tuple(var_dom), typ, name)
         self.reduction_variables, self.reduction_intervals = self._check_dims(
-            red_dom[0], red_dom[1], "reduction ")
+            red_dom[0], red_dom[1], "reduction "
+        )
         self.default = 0
 
     @property
@@ -402,8 +421,10 @@ class Reduction(Function):
         cases = self._checked_definition(pieces)
         ops = {case.value.op for case in cases}
         if len(ops) > 1:
-            raise ValueError(f"{self.name}: every Reduce of one Reduction must use the same "
-                             f"operator, got {', '.join(sorted(op.name for op in ops))}")
+            raise ValueError(
+                f"{self.name}: every Reduce of one Reduction must use the same "
+                f"operator, got {', '.join(sorted(op.name for op in ops))}"
+            )
         self._defn = cases
 
     @property
@@ -413,11 +434,11 @@ class Reduction(Function):
     def _check_case(self, case):
         red = case.value
         if not isinstance(red, Reduce):
-            raise TypeError(f"{self.name}: a Reduction is defined by Reduce(...), got "
-                            f"`{red}`")
+            raise TypeError(f"{self.name}: a Reduction is defined by Reduce(...), got `{red}`")
         if red.target.func is not self:
-            raise ValueError(f"{self.name}: Reduce must update {self.name}, not "
-                             f"{red.target.func.name}")
+            raise ValueError(
+                f"{self.name}: Reduce must update {self.name}, not {red.target.func.name}"
+            )
         for part in (case.cond, red.value, *red.target.args):
             self._check_symbols(part, self.reduction_variables)
         value = E.strong(red.value)
@@ -440,16 +461,20 @@ def Stencil(func, indices, kernel, origin=None) -> E.Expr:
         raise TypeError(f"Stencil needs a Function or Image first, got {func!r}")
     indices = list(indices)
     if len(indices) != func.ndim:
-        raise ValueError(f"Stencil of {func.name}: {func.name} has {func.ndim} dimension(s) "
-                         f"but {len(indices)} index(es) were given")
+        raise ValueError(
+            f"Stencil of {func.name}: {func.name} has {func.ndim} dimension(s) "
+            f"but {len(indices)} index(es) were given"
+        )
     shape, weights = _kernel_weights(kernel, len(indices), func.name)
     if origin is None:
         origin = [(n - 1) // 2 for n in shape]
     origin = list(origin)
-    if len(origin) != len(shape) or not all(isinstance(o, numbers.Integral) and
-                                            not isinstance(o, bool) for o in origin):
-        raise ValueError(f"Stencil of {func.name}: origin must be {len(shape)} integer(s), "
-                         f"got {origin}")
+    if len(origin) != len(shape) or not all(
+        isinstance(o, numbers.Integral) and not isinstance(o, bool) for o in origin
+    ):
+        raise ValueError(
+            f"Stencil of {func.name}: origin must be {len(shape)} integer(s), got {origin}"
+        )
     total = None
     for position, weight in weights:
         if weight == 0:
@@ -480,27 +505,36 @@ def _kernel_weights(kernel, rank: int, name: str):
         shape.append(len(level))
         level = level[0]
     if len(shape) != rank:
-        raise ValueError(f"Stencil of {name}: the kernel nests {len(shape)} level(s) of lists "
-                         f"but {name} is indexed with {rank} index(es)")
+        raise ValueError(
+            f"Stencil of {name}: the kernel nests {len(shape)} level(s) of lists "
+            f"but {name} is indexed with {rank} index(es)"
+        )
     weights = []
 
     def visit(node, position):
         depth = len(position)
         if depth == rank:
             if isinstance(node, (list, tuple)):
-                raise ValueError(f"Stencil of {name}: the kernel is ragged: entry "
-                                 f"{list(position)} is a list, expected a number")
+                raise ValueError(
+                    f"Stencil of {name}: the kernel is ragged: entry "
+                    f"{list(position)} is a list, expected a number"
+                )
             if isinstance(node, bool) or not isinstance(node, numbers.Real):
-                raise TypeError(f"Stencil of {name}: kernel entry {list(position)} is "
-                                f"{node!r}, not a number")
+                raise TypeError(
+                    f"Stencil of {name}: kernel entry {list(position)} is {node!r}, not a number"
+                )
             weights.append((position, node))
             return
         if not isinstance(node, (list, tuple)):
-            raise ValueError(f"Stencil of {name}: the kernel is ragged: entry {list(position)} "
-                             f"is {node!r}, expected a list of {shape[depth]}")
+            raise ValueError(
+                f"Stencil of {name}: the kernel is ragged: entry {list(position)} "
+                f"is {node!r}, expected a list of {shape[depth]}"
+            )
         if len(node) != shape[depth]:
-            raise ValueError(f"Stencil of {name}: the kernel is ragged: row {list(position)} "
-                             f"has {len(node)} entries, expected {shape[depth]}")
+            raise ValueError(
+                f"Stencil of {name}: the kernel is ragged: row {list(position)} "
+                f"has {len(node)} entries, expected {shape[depth]}"
+            )
         for k, child in enumerate(node):
             visit(child, position + (k,))
 

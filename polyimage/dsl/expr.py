@@ -6,6 +6,7 @@ NumPy scalars are *strong*, as in NEP 50: `np.float32(0.5)` is a Float constant 
 `typ=None` until they meet a typed operand, at which point they are converted to that operand's
 type.
 """
+
 from __future__ import annotations
 
 import functools
@@ -18,10 +19,41 @@ from . import libm
 from .printer import format_expr
 from .types import Bool, Double, Long, ScalarType, as_type, promote, type_of_dtype
 
-__all__ = ["Expr", "Const", "Symbol", "Variable", "Parameter", "BinOp", "Neg", "Call", "Cast",
-           "Select", "Condition", "Logic", "Not", "Reference", "to_expr", "Min", "Max", "Clamp",
-           "Abs", "Sqrt", "Exp", "Log", "Pow", "Sin", "Cos", "Floor", "Powf", "Sqrtf", "Expf",
-           "Logf", "walk", "free_symbols", "references"]
+__all__ = [
+    "Expr",
+    "Const",
+    "Symbol",
+    "Variable",
+    "Parameter",
+    "BinOp",
+    "Neg",
+    "Call",
+    "Cast",
+    "Select",
+    "Condition",
+    "Logic",
+    "Not",
+    "Reference",
+    "to_expr",
+    "Min",
+    "Max",
+    "Clamp",
+    "Abs",
+    "Sqrt",
+    "Exp",
+    "Log",
+    "Pow",
+    "Sin",
+    "Cos",
+    "Floor",
+    "Powf",
+    "Sqrtf",
+    "Expf",
+    "Logf",
+    "walk",
+    "free_symbols",
+    "references",
+]
 
 CMP_OPS = ("<", "<=", ">", ">=", "==", "!=")
 ARITH_OPS = ("+", "-", "*", "/", "//", "%", "min", "max")
@@ -37,37 +69,49 @@ class Expr:
         return ()
 
     def __bool__(self):
-        raise TypeError(f"the DSL expression `{self}` has no truth value: use Condition, "
-                        "Select or Case instead of Python's `if`, `and`, `or` or chained "
-                        "comparisons, and Min, Max or Clamp instead of Python's `min` and `max`")
+        raise TypeError(
+            f"the DSL expression `{self}` has no truth value: use Condition, "
+            "Select or Case instead of Python's `if`, `and`, `or` or chained "
+            "comparisons, and Min, Max or Clamp instead of Python's `min` and `max`"
+        )
 
     def __int__(self):
-        raise TypeError(f"the DSL expression `{self}` has no Python value (it is computed when "
-                        "the pipeline runs), so it cannot be a Python int, a list index or a "
-                        "range() bound: use Cast(Int, e) to convert it inside the DSL")
+        raise TypeError(
+            f"the DSL expression `{self}` has no Python value (it is computed when "
+            "the pipeline runs), so it cannot be a Python int, a list index or a "
+            "range() bound: use Cast(Int, e) to convert it inside the DSL"
+        )
 
     __index__ = __int__
 
     def __float__(self):
-        raise TypeError(f"the DSL expression `{self}` has no Python value (it is computed when "
-                        "the pipeline runs): use Cast(Float, e) to convert it, and the DSL's "
-                        "Sqrt, Exp, Log, Sin, Cos, Floor instead of the `math` module")
+        raise TypeError(
+            f"the DSL expression `{self}` has no Python value (it is computed when "
+            "the pipeline runs): use Cast(Float, e) to convert it, and the DSL's "
+            "Sqrt, Exp, Log, Sin, Cos, Floor instead of the `math` module"
+        )
 
     def __round__(self, ndigits=None):
-        raise TypeError(f"round() does not apply to the DSL expression `{self}`: use "
-                        "Floor(e + 0.5) to round to the nearest integer, or Cast(Int, e) to "
-                        "truncate toward zero")
+        raise TypeError(
+            f"round() does not apply to the DSL expression `{self}`: use "
+            "Floor(e + 0.5) to round to the nearest integer, or Cast(Int, e) to "
+            "truncate toward zero"
+        )
 
     def __abs__(self):
         return Abs(self)
 
     def __pow__(self, other):
-        raise TypeError(f"`**` is not a DSL operator (in `{self} ** {other}`): use Pow(a, b), "
-                        "which computes in floating point, or repeated `*`")
+        raise TypeError(
+            f"`**` is not a DSL operator (in `{self} ** {other}`): use Pow(a, b), "
+            "which computes in floating point, or repeated `*`"
+        )
 
     def __rpow__(self, other):
-        raise TypeError(f"`**` is not a DSL operator (in `{other} ** {self}`): use Pow(a, b), "
-                        "which computes in floating point, or repeated `*`")
+        raise TypeError(
+            f"`**` is not a DSL operator (in `{other} ** {self}`): use Pow(a, b), "
+            "which computes in floating point, or repeated `*`"
+        )
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
         """NumPy ufuncs on expressions: the ones with a DSL counterpart build it."""
@@ -157,8 +201,10 @@ def to_expr(value) -> Expr:
         try:
             typ = type_of_dtype(value.dtype)
         except TypeError:
-            raise TypeError(f"the NumPy scalar {value!r} has a dtype ({value.dtype}) polyimage "
-                            "has no type for; convert it with float() or int()") from None
+            raise TypeError(
+                f"the NumPy scalar {value!r} has a dtype ({value.dtype}) polyimage "
+                "has no type for; convert it with float() or int()"
+            ) from None
         return Const(value.item(), typ)
     if isinstance(value, numbers.Integral):
         return Const(int(value))
@@ -206,11 +252,14 @@ def convert_weak(e: Expr, typ: ScalarType, context: str) -> Expr:
         return e
     if typ.is_int:
         if isinstance(e.value, float):
-            raise TypeError(f"float literal {e.value!r} cannot take integer type {typ} "
-                            f"in `{context}`")
+            raise TypeError(
+                f"float literal {e.value!r} cannot take integer type {typ} in `{context}`"
+            )
         if not typ.min_value() <= e.value <= typ.max_value():
-            raise TypeError(f"literal {e.value} does not fit {typ} in `{context}`; Cast the "
-                            "other operand to a wider type first")
+            raise TypeError(
+                f"literal {e.value} does not fit {typ} in `{context}`; Cast the "
+                "other operand to a wider type first"
+            )
     return Const(e.value, typ)
 
 
@@ -266,9 +315,16 @@ def _check_number(e: Expr, what: str, op: str):
 def _fold(op: str, a, b):
     if op == "/":
         op = "//" if isinstance(a, int) and isinstance(b, int) else "/"
-    fns = {"+": lambda: a + b, "-": lambda: a - b, "*": lambda: a * b, "/": lambda: a / b,
-           "//": lambda: a // b, "%": lambda: a % b, "min": lambda: a if a < b or a != a else b,
-           "max": lambda: a if a > b or a != a else b}  # numpy.minimum/maximum on ties, NaN
+    fns = {
+        "+": lambda: a + b,
+        "-": lambda: a - b,
+        "*": lambda: a * b,
+        "/": lambda: a / b,
+        "//": lambda: a // b,
+        "%": lambda: a % b,
+        "min": lambda: a if a < b or a != a else b,
+        "max": lambda: a if a > b or a != a else b,
+    }  # numpy.minimum/maximum on ties, NaN
     return fns[op]()
 
 
@@ -371,9 +427,12 @@ class Call(Expr):
         return Call(fn, tuple(args), typ)
 
 
-_WEAK_MATH = {"abs": abs, "sqrt": lambda a: math.sqrt(a) if a >= 0 else math.nan,
-              "floor": math.floor, **{fn: functools.partial(libm.scalar, fn)
-                                      for fn in libm.FUNCTIONS}}
+_WEAK_MATH = {
+    "abs": abs,
+    "sqrt": lambda a: math.sqrt(a) if a >= 0 else math.nan,
+    "floor": math.floor,
+    **{fn: functools.partial(libm.scalar, fn) for fn in libm.FUNCTIONS},
+}
 
 
 class Cast(Expr):
@@ -430,8 +489,7 @@ class Condition(BoolExpr):
 
     def __init__(self, lhs, op: str, rhs):
         if op not in CMP_OPS:
-            raise ValueError(f"Condition operator must be one of {', '.join(CMP_OPS)}, "
-                             f"got {op!r}")
+            raise ValueError(f"Condition operator must be one of {', '.join(CMP_OPS)}, got {op!r}")
         lhs, rhs = to_expr(lhs), to_expr(rhs)
         _check_number(lhs, "left side", op)
         _check_number(rhs, "right side", op)
@@ -480,12 +538,16 @@ class Reference(Expr):
         self.func = func
         args = tuple(strong(to_expr(a)) for a in args)
         if len(args) != func.ndim:
-            raise TypeError(f"{func.name} has {func.ndim} dimension(s) but is referenced with "
-                            f"{len(args)} index(es) in {func.name}({', '.join(map(str, args))})")
+            raise TypeError(
+                f"{func.name} has {func.ndim} dimension(s) but is referenced with "
+                f"{len(args)} index(es) in {func.name}({', '.join(map(str, args))})"
+            )
         for a in args:
             if not a.typ.is_int:
-                raise TypeError(f"index `{a}` of {func.name} has type {a.typ}; indices must be "
-                                "integers (use Cast(Int, ...))")
+                raise TypeError(
+                    f"index `{a}` of {func.name} has type {a.typ}; indices must be "
+                    "integers (use Cast(Int, ...))"
+                )
         self.args = args
         self.typ = func.typ
 
@@ -511,6 +573,7 @@ def Clamp(e, lo, hi) -> Expr:
 def _math(fn, doc):
     def build(*args):
         return Call.make(fn, *args)
+
     build.__name__ = fn.capitalize()
     build.__doc__ = doc
     return build
@@ -554,8 +617,10 @@ def references(e: Expr) -> list:
 
 # -- NumPy functions on expressions ------------------------------------------------------------
 
-_DSL_OFFER = ("the DSL has + - * / // %, comparisons, Min, Max, Clamp, Abs, Sqrt, Exp, Log, Pow, "
-              "Sin, Cos, Floor, Cast and Select")
+_DSL_OFFER = (
+    "the DSL has + - * / // %, comparisons, Min, Max, Clamp, Abs, Sqrt, Exp, Log, Pow, "
+    "Sin, Cos, Floor, Cast and Select"
+)
 
 
 def _binary(op: str):
@@ -567,43 +632,72 @@ def _comparison(op: str):
 
 
 _UFUNCS = {
-    np.add: _binary("+"), np.subtract: _binary("-"), np.multiply: _binary("*"),
-    np.true_divide: _binary("/"), np.floor_divide: _binary("//"), np.remainder: _binary("%"),
-    np.negative: Neg.make, np.positive: to_expr,
-    np.less: _comparison("<"), np.less_equal: _comparison("<="), np.greater: _comparison(">"),
-    np.greater_equal: _comparison(">="), np.equal: _comparison("=="),
+    np.add: _binary("+"),
+    np.subtract: _binary("-"),
+    np.multiply: _binary("*"),
+    np.true_divide: _binary("/"),
+    np.floor_divide: _binary("//"),
+    np.remainder: _binary("%"),
+    np.negative: Neg.make,
+    np.positive: to_expr,
+    np.less: _comparison("<"),
+    np.less_equal: _comparison("<="),
+    np.greater: _comparison(">"),
+    np.greater_equal: _comparison(">="),
+    np.equal: _comparison("=="),
     np.not_equal: _comparison("!="),
-    np.minimum: Min, np.maximum: Max, np.absolute: Abs, np.sqrt: Sqrt, np.exp: Exp, np.log: Log,
-    np.sin: Sin, np.cos: Cos, np.floor: Floor, np.power: Pow,
+    np.minimum: Min,
+    np.maximum: Max,
+    np.absolute: Abs,
+    np.sqrt: Sqrt,
+    np.exp: Exp,
+    np.log: Log,
+    np.sin: Sin,
+    np.cos: Cos,
+    np.floor: Floor,
+    np.power: Pow,
 }
 
 _ROUND_HINT = "use Floor(e + 0.5) to round to the nearest integer, or Cast(Int, e) to truncate"
 
 _HINTS = {
-    "rint": _ROUND_HINT, "round": _ROUND_HINT, "around": _ROUND_HINT,
-    "trunc": "Cast(Int, e) truncates toward zero", "ceil": "use -Floor(-e)",
-    "square": "use e * e", "fabs": "use Abs", "fmod": "use %, which takes the divisor's sign",
+    "rint": _ROUND_HINT,
+    "round": _ROUND_HINT,
+    "around": _ROUND_HINT,
+    "trunc": "Cast(Int, e) truncates toward zero",
+    "ceil": "use -Floor(-e)",
+    "square": "use e * e",
+    "fabs": "use Abs",
+    "fmod": "use %, which takes the divisor's sign",
     "fmin": "use Min, which gives NaN if either operand is NaN",
     "fmax": "use Max, which gives NaN if either operand is NaN",
-    "tan": "use Sin(e) / Cos(e)", "exp2": "use Pow(2.0, e)", "log2": "use Log(e) / Log(2.0)",
-    "log10": "use Log(e) / Log(10.0)", "where": "use Select(cond, a, b)",
+    "tan": "use Sin(e) / Cos(e)",
+    "exp2": "use Pow(2.0, e)",
+    "log2": "use Log(e) / Log(2.0)",
+    "log10": "use Log(e) / Log(10.0)",
+    "where": "use Select(cond, a, b)",
 }
 
 
 def _refuse(name: str, operands):
     shown = next((v for v in operands if isinstance(v, Expr)), None)
     hint = _HINTS.get(name.rsplit(".", 1)[-1])
-    raise TypeError(f"numpy.{name} does not apply to the DSL expression `{shown}`"
-                    + (f": {hint}" if hint else "") + f"; {_DSL_OFFER}")
+    raise TypeError(
+        f"numpy.{name} does not apply to the DSL expression `{shown}`"
+        + (f": {hint}" if hint else "")
+        + f"; {_DSL_OFFER}"
+    )
 
 
 def _numpy_operand(value, name: str):
     """A scalar operand of a NumPy call (0-d arrays unwrapped); arrays are refused."""
     if isinstance(value, np.ndarray):
         if value.ndim:
-            raise TypeError(f"numpy.{name}: a NumPy array of shape {value.shape} cannot be "
-                            "combined with a DSL expression, which stands for one value per "
-                            "point; index the array (arr[i] * e) or loop in Python")
+            raise TypeError(
+                f"numpy.{name}: a NumPy array of shape {value.shape} cannot be "
+                "combined with a DSL expression, which stands for one value per "
+                "point; index the array (arr[i] * e) or loop in Python"
+            )
         value = value[()]
     return value
 
@@ -615,8 +709,9 @@ def _apply_ufunc(ufunc, method: str, inputs: tuple, kwargs: dict):
     if build is None or method != "__call__":
         _refuse(name, (*inputs, *kwargs.values()))
     if kwargs:
-        raise TypeError(f"numpy.{name} on DSL expressions takes no keyword arguments, got "
-                        f"{', '.join(kwargs)}")
+        raise TypeError(
+            f"numpy.{name} on DSL expressions takes no keyword arguments, got {', '.join(kwargs)}"
+        )
     return build(*(_numpy_operand(v, name) for v in inputs))
 
 

@@ -1,6 +1,7 @@
 """The C library's double-precision exp, log, sin, cos and pow: the functions generated code
 calls (in double, rounded once to float for Float values). The interpreter and constant folding
 call the same ones, so compiled and interpreted results agree to the bit."""
+
 from __future__ import annotations
 
 import ctypes
@@ -49,4 +50,3 @@ def scalar(name: str, *args) -> float:
 
 def is_libm(name: str) -> bool:
     return name in FUNCTIONS
-

@@ -1,5 +1,6 @@
 """DSL-like text of expressions, for error messages and reports. It reads nodes by their class
 name and fields only, so that expr (which prints through it) need not be imported here."""
+
 from __future__ import annotations
 
 _PREC = {"||": 1, "&&": 2, "cmp": 3, "+": 4, "-": 4, "*": 5, "/": 5, "//": 5, "%": 5}

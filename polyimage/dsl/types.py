@@ -1,10 +1,26 @@
 """Scalar types of the DSL and their NumPy/C counterparts; the promotion rules live here."""
+
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ScalarType", "Int", "UInt", "Short", "UShort", "Char", "UChar", "Long", "ULong",
-           "Float", "Double", "Bool", "ALL_TYPES", "type_of_dtype", "promote"]
+__all__ = [
+    "ScalarType",
+    "Int",
+    "UInt",
+    "Short",
+    "UShort",
+    "Char",
+    "UChar",
+    "Long",
+    "ULong",
+    "Float",
+    "Double",
+    "Bool",
+    "ALL_TYPES",
+    "type_of_dtype",
+    "promote",
+]
 
 
 class ScalarType:

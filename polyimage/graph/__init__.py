@@ -1,4 +1,5 @@
 """The stage DAG."""
+
 from .dag import Stage, StageGraph, build_graph
 
 __all__ = ["Stage", "StageGraph", "build_graph"]

@@ -3,6 +3,7 @@
 build_graph(outputs) -> StageGraph, with stages in a deterministic topological order
 (depth-first from the outputs in the order given, producers in order of first use).
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -90,9 +91,8 @@ def build_graph(outputs) -> StageGraph:
         if mark == "done":
             return
         if mark == "active":
-            cycle = path[path.index(func):] + [func]
-            raise PipelineError("the pipeline has a cycle: "
-                                + " -> ".join(f.name for f in cycle))
+            cycle = path[path.index(func) :] + [func]
+            raise PipelineError("the pipeline has a cycle: " + " -> ".join(f.name for f in cycle))
         func.cases  # a stage without a definition raises here, before its producers
         state[id(func)] = "active"
         for producer in direct_producers(func):
@@ -139,9 +139,11 @@ def _check_names(funcs):
     for f in funcs:
         other = by_name.setdefault(f.name, f)
         if other is not f:
-            raise PipelineError(f"two different stages are named {f.name} "
-                                f"({type(other).__name__} and {type(f).__name__}); "
-                                "stage names must be unique")
+            raise PipelineError(
+                f"two different stages are named {f.name} "
+                f"({type(other).__name__} and {type(f).__name__}); "
+                "stage names must be unique"
+            )
 
 
 def _collect_parameters(funcs) -> tuple:
@@ -161,7 +163,9 @@ def _collect_parameters(funcs) -> tuple:
     for name in [f.name for f in funcs if isinstance(f, Image)] + sorted(params):
         if name in CALL_KEYWORDS:
             kind = "Parameter" if name in params else "Image"
-            raise PipelineError(f"{kind} {name} cannot be passed by name: {name}= is a keyword "
-                                f"of the call ({', '.join(k + '=' for k in CALL_KEYWORDS)}); "
-                                f"rename it")
+            raise PipelineError(
+                f"{kind} {name} cannot be passed by name: {name}= is a keyword "
+                f"of the call ({', '.join(k + '=' for k in CALL_KEYWORDS)}); "
+                f"rename it"
+            )
     return tuple(params[n] for n in sorted(params))

@@ -1,4 +1,5 @@
 """Graphviz text of the stage DAG, and its SVG where Graphviz's `dot` is installed."""
+
 from __future__ import annotations
 
 import shutil
@@ -6,8 +7,20 @@ import subprocess
 
 from .dag import StageGraph
 
-_PALETTE = ("#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462", "#b3de69",
-            "#fccde5", "#d9d9d9", "#bc80bd", "#ccebc5", "#ffed6f")
+_PALETTE = (
+    "#8dd3c7",
+    "#ffffb3",
+    "#bebada",
+    "#fb8072",
+    "#80b1d3",
+    "#fdb462",
+    "#b3de69",
+    "#fccde5",
+    "#d9d9d9",
+    "#bc80bd",
+    "#ccebc5",
+    "#ffed6f",
+)
 
 
 def to_dot(graph: StageGraph, name: str = "pipeline", groups=None) -> str:
@@ -20,7 +33,7 @@ def to_dot(graph: StageGraph, name: str = "pipeline", groups=None) -> str:
     lines = [f'digraph "{name}" {{', "    rankdir=TB;", '    node [fontname="Helvetica"];']
     for stage in graph.stages:
         shape = {"image": "box", "reduction": "hexagon"}.get(stage.kind, "ellipse")
-        attrs = [f'shape={shape}', f'label="{stage.name}"']
+        attrs = [f"shape={shape}", f'label="{stage.name}"']
         if stage.name in graph.outputs:
             attrs.append("peripheries=2")
         if stage.name in colour:
@@ -40,8 +53,9 @@ def render_svg(dot_text: str):
     if dot is None:
         return None
     try:
-        done = subprocess.run([dot, "-Tsvg"], input=dot_text, capture_output=True, text=True,
-                              timeout=60)
+        done = subprocess.run(
+            [dot, "-Tsvg"], input=dot_text, capture_output=True, text=True, timeout=60
+        )
     except (OSError, subprocess.SubprocessError):
         return None
     return done.stdout if done.returncode == 0 and "<svg" in done.stdout else None

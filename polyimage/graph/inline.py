@@ -8,14 +8,15 @@ index): a small table read at fixed indices by every pixel stays a stage. Live-o
 Reductions and producers read through clamped (non-affine) indices are never inlined. The
 user's Function objects are left untouched: changed stages are copies.
 """
+
 from __future__ import annotations
 
 import copy
 import itertools
 
+from ..algebra.affine import data_dependent, linear_form
 from ..dsl import expr as E
 from ..dsl.constructs import Case, Image, Reduce, Reduction
-from ..algebra.affine import data_dependent, linear_form
 from .dag import StageGraph, build_graph, definition_exprs
 
 
@@ -37,15 +38,23 @@ def _next_candidate(graph, analyze):
     analysis = None
     for stage in graph.stages:
         func = stage.func
-        if isinstance(func, (Image, Reduction)) or stage.name in graph.outputs \
-                or not stage.consumers:
+        if (
+            isinstance(func, (Image, Reduction))
+            or stage.name in graph.outputs
+            or not stage.consumers
+        ):
             continue
-        refs = [r for c in stage.consumers for r in _references(graph.stage(c).func)
-                if r.func is func]
+        refs = [
+            r for c in stage.consumers for r in _references(graph.stage(c).func) if r.func is func
+        ]
         if any(data_dependent(r) for r in refs):
             continue
-        if not all(_one_to_one(r, graph.stage(c).func) for c in stage.consumers
-                   for r in _references(graph.stage(c).func) if r.func is func):
+        if not all(
+            _one_to_one(r, graph.stage(c).func)
+            for c in stage.consumers
+            for r in _references(graph.stage(c).func)
+            if r.func is func
+        ):
             continue
         if is_pointwise(func):
             return stage.name, "pointwise producer"
@@ -77,16 +86,18 @@ def is_pointwise(func) -> bool:
     if isinstance(func, (Image, Reduction)):
         return False
     own = {id(v) for v in func.variables}
-    return all(isinstance(a, E.Variable) and id(a) in own
-               for r in _references(func) for a in r.args)
+    return all(
+        isinstance(a, E.Variable) and id(a) in own for r in _references(func) for a in r.args
+    )
 
 
 def _non_overlapping(analysis, producer: str) -> bool:
     accesses = analysis.accesses_to(producer)
     if not accesses or not all(a.access_map.is_injective() for a in accesses):
         return False
-    return all(a.read_set.intersect(b.read_set).is_empty()
-               for a, b in itertools.combinations(accesses, 2))
+    return all(
+        a.read_set.intersect(b.read_set).is_empty() for a, b in itertools.combinations(accesses, 2)
+    )
 
 
 def producer_value(func) -> E.Expr:
@@ -143,6 +154,7 @@ def _inliner(producer):
         for var, arg in zip(producer.variables, args):
             variables[id(var)] = arg if arg.typ is var.typ else E.Cast(var.typ, arg)
         return substitute(value, {}, variables)
+
     return inline
 
 
@@ -176,6 +188,7 @@ def _rewrite(func, refs):
         out = substitute(e, refs, {})
         changed = changed or out is not e
         return out
+
     cases = []
     for case in func.cases:
         cond = None if case.cond is None else sub(case.cond)

@@ -1,4 +1,5 @@
 """`schedule="auto"`: groups by the DP over the cost model, tile sizes from the cost model."""
+
 from __future__ import annotations
 
 import time
@@ -26,9 +27,16 @@ class AutoResult:
     stats: GroupingStats
 
 
-def auto_schedule(graph, params, machine: Machine = None, weights: Weights = Weights(),
-                  initial_limit=INITIAL_LIMIT, step=STEP, max_states=MAX_STATES,
-                  multilevel=False) -> AutoResult:
+def auto_schedule(
+    graph,
+    params,
+    machine: Machine = None,
+    weights: Weights = Weights(),
+    initial_limit=INITIAL_LIMIT,
+    step=STEP,
+    max_states=MAX_STATES,
+    multilevel=False,
+) -> AutoResult:
     """The cheapest grouping the bounded incremental DP finds, with its tile sizes (two levels
     where the multi-level cost prefers them); `params`: the parameter values at the estimates."""
     machine = machine or Machine.detect()
@@ -43,8 +51,9 @@ def auto_schedule(graph, params, machine: Machine = None, weights: Weights = Wei
 
     stats = GroupingStats()
     start = time.perf_counter()
-    _, groups = incremental_grouping(FusionDag.from_graph(graph), cost, initial_limit, step,
-                                     stats, max_states)
+    _, groups = incremental_grouping(
+        FusionDag.from_graph(graph), cost, initial_limit, step, stats, max_states
+    )
     stats.seconds = time.perf_counter() - start
     chosen = [tuple(sorted(g, key=order.get)) for g in groups]
     schedule = Schedule(tuple(GroupSchedule(g, costs[g].levels) for g in chosen))

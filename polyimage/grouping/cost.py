@@ -16,6 +16,7 @@ With `multilevel` (Algorithm 4), a two-level candidate competes too: outer tiles
 size walked by inner tiles that fit L1; scratch bytes that stay in cache only beyond L1 then
 cost L2_BYTE of a memory byte, so inner tiles in L1 can pay for their bookkeeping.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -24,9 +25,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..algebra.evaluate import Evaluator
 from ..dsl import expr as E
 from ..graph.dag import definition_exprs
-from ..algebra.evaluate import Evaluator
 from ..schedule.tiling import UntiledGroup, extent, scalar, tiling_plan
 
 DEFAULT_INNERMOST = 256
@@ -63,9 +64,11 @@ class CostTerms:
     def describe(self) -> str:
         if self.untiled:
             return f"untiled: {self.untiled}"
-        text = (f"bytes per tile {self.bytes_per_tile:.3g}, ops per tile {self.ops_per_tile:.3g}"
-                f", tiles {self.tiles}, redundant fraction {self.redundant_fraction:.3g}, idle "
-                f"cores in the last round {self.idle_cores}, size spread {self.size_spread:.3g}")
+        text = (
+            f"bytes per tile {self.bytes_per_tile:.3g}, ops per tile {self.ops_per_tile:.3g}"
+            f", tiles {self.tiles}, redundant fraction {self.redundant_fraction:.3g}, idle "
+            f"cores in the last round {self.idle_cores}, size spread {self.size_spread:.3g}"
+        )
         if self.inner_tile:
             text += f", inner tile {'x'.join(map(str, self.inner_tile))}"
         return text
@@ -90,8 +93,15 @@ class CostModel:
     """Costs groups of one graph at fixed parameter values; facts about single stages (sizes,
     operations) are computed once per model."""
 
-    def __init__(self, graph, params, machine, weights=Weights(), innermost=DEFAULT_INNERMOST,
-                 multilevel=False):
+    def __init__(
+        self,
+        graph,
+        params,
+        machine,
+        weights=Weights(),
+        innermost=DEFAULT_INNERMOST,
+        multilevel=False,
+    ):
         self.graph, self.params, self.machine = graph, params, machine
         self.weights, self.innermost, self.multilevel = weights, innermost, multilevel
         self.evaluate = Evaluator({}, {}, params)
@@ -115,8 +125,15 @@ class CostModel:
         """Operations per point: the arithmetic nodes of the definition (at least one)."""
         if name not in self._ops:
             exprs = definition_exprs(self.graph.stage(name).func)
-            self._ops[name] = max(1, sum(1 for e in exprs for node in E.walk(e) if isinstance(
-                node, (E.BinOp, E.Call, E.Select, E.Cast, E.Condition))))
+            self._ops[name] = max(
+                1,
+                sum(
+                    1
+                    for e in exprs
+                    for node in E.walk(e)
+                    if isinstance(node, (E.BinOp, E.Call, E.Select, E.Cast, E.Condition))
+                ),
+            )
         return self._ops[name]
 
     def itemsize(self, name) -> int:
@@ -158,15 +175,22 @@ class CostModel:
         dim = next((d for d, h in enumerate(halo[:-1]) if h > 0 and l2_tiles[d] > 1), None)
         if dim is None:
             return None
-        rest = math.prod(t for d, t in enumerate(l2_tiles) if d != dim) * len(plan.members) \
+        rest = (
+            math.prod(t for d, t in enumerate(l2_tiles) if d != dim)
+            * len(plan.members)
             * max(self.itemsize(n) for n in plan.members)
+        )
         rows = max(1, min(l2_tiles[dim] - 1, self.machine.l1_bytes // max(rest, 1)))
         inner = tuple(rows if d == dim else t for d, t in enumerate(l2_tiles))
         inner_measured = self.measure(plan, [inner])[0]
-        result = self._combine(plan, l2_measured, l2_tiles, sizes,
-                               resident=inner_measured["scratch_bytes"])
-        return GroupCost(result.cost, (tuple(l2_tiles), inner),
-                         dataclasses.replace(result.terms, inner_tile=inner))
+        result = self._combine(
+            plan, l2_measured, l2_tiles, sizes, resident=inner_measured["scratch_bytes"]
+        )
+        return GroupCost(
+            result.cost,
+            (tuple(l2_tiles), inner),
+            dataclasses.replace(result.terms, inner_tile=inner),
+        )
 
     def measure(self, plan, candidates) -> list:
         """Volumes of one tile in the middle of the anchor's domain, for each tile-size tuple
@@ -175,8 +199,10 @@ class CostModel:
         anchor = graph.stage(plan.anchor).func
         bounds = [(scalar(evaluate, iv.lb), scalar(evaluate, iv.ub)) for iv in anchor.intervals]
         tiles = np.array(candidates, np.int64)
-        lows = np.array([[((lo + hi) // 2 // t) * t for (lo, hi), t in zip(bounds, row)]
-                         for row in candidates], np.int64)
+        lows = np.array(
+            [[((lo + hi) // 2 // t) * t for (lo, hi), t in zip(bounds, row)] for row in candidates],
+            np.int64,
+        )
         points = np.concatenate([lows, lows + tiles - 1, lows], axis=1)
         regions = plan.regions.evaluate(points, self.params)
         columns = {v: points[:, k] for k, v in enumerate(plan.regions.tile_vars)}
@@ -188,8 +214,7 @@ class CostModel:
                 b = np.broadcast_to(evaluate(hi, columns, n_cand), (n_cand,))
                 n = n * np.maximum(b.astype(np.int64) - a + 1, 0)
             owned[name] = n
-        volume = {n: np.prod(np.maximum(hi - lo + 1, 0), axis=1)
-                  for n, (lo, hi) in regions.items()}
+        volume = {n: np.prod(np.maximum(hi - lo + 1, 0), axis=1) for n, (lo, hi) in regions.items()}
         itemsize = {n: self.itemsize(n) for n in regions}
         full = {n: self.points(n) for n in plan.members}
         anchor_points = max(self.points(plan.anchor), 1)
@@ -198,18 +223,28 @@ class CostModel:
             tile_points = int(np.prod(row))
             halo = []
             for d, t in enumerate(row):
-                reach = sum(max(int(regions[n][1][k, d] - regions[n][0][k, d] + 1) - t, 0)
-                            for n in plan.members if d < regions[n][0].shape[1])
+                reach = sum(
+                    max(int(regions[n][1][k, d] - regions[n][0][k, d] + 1) - t, 0)
+                    for n in plan.members
+                    if d < regions[n][0].shape[1]
+                )
                 halo.append(reach / max(len(plan.members), 1))
             vol = {n: int(v[k]) for n, v in volume.items()}
             own = sum(max(tile_points * full[n] / anchor_points, 1.0) for n in plan.members)
             computed = sum(vol[n] for n in plan.members)
-            results.append({
-                "computed": computed, "own": own, "redundant": max(computed - own, 0.0),
-                "volumes": vol, "scratch_bytes": sum(vol[n] * itemsize[n] for n in plan.scratch),
-                "live_in": sum(vol[n] * itemsize[n] for n in regions if n not in plan.members),
-                "live_out": sum(int(owned[n][k]) * itemsize[n] for n in plan.liveouts),
-                "halo": halo, "full_bytes": {n: full[n] * itemsize[n] for n in plan.members}})
+            results.append(
+                {
+                    "computed": computed,
+                    "own": own,
+                    "redundant": max(computed - own, 0.0),
+                    "volumes": vol,
+                    "scratch_bytes": sum(vol[n] * itemsize[n] for n in plan.scratch),
+                    "live_in": sum(vol[n] * itemsize[n] for n in regions if n not in plan.members),
+                    "live_out": sum(int(owned[n][k]) * itemsize[n] for n in plan.liveouts),
+                    "halo": halo,
+                    "full_bytes": {n: full[n] * itemsize[n] for n in plan.members},
+                }
+            )
         return results
 
     def _combine(self, plan, measured, tiles, sizes, resident=None) -> GroupCost:
@@ -232,21 +267,29 @@ class CostModel:
         spread = float(np.std(ratios)) if len(ratios) > 1 else 0.0
         time = n_tiles * tile_time / cores
         cost = time + weights.cleanup * tile_time * idle / cores + weights.spread * spread * time
-        terms = CostTerms(traffic, ops, n_tiles,
-                          measured["redundant"] / max(measured["computed"], 1), idle, spread)
+        terms = CostTerms(
+            traffic,
+            ops,
+            n_tiles,
+            measured["redundant"] / max(measured["computed"], 1),
+            idle,
+            spread,
+        )
         return GroupCost(cost, (tuple(int(t) for t in tiles),), terms)
 
     def _untiled(self, name) -> float:
         """A stage run alone, untiled: its inputs read and its output written once."""
         weights, points = self.weights, self.points(name)
         reads = sum(self.points(p) * self.itemsize(p) for p in self.graph.stage(name).producers)
-        time = weights.live_data * (reads + points * self.itemsize(name)) \
-            + weights.overlap * points * self.ops(name)
+        time = weights.live_data * (
+            reads + points * self.itemsize(name)
+        ) + weights.overlap * points * self.ops(name)
         return time / self.machine.cores
 
 
-def group_cost(graph, stages, params, machine, weights=Weights(), innermost=DEFAULT_INNERMOST,
-               multilevel=False):
+def group_cost(
+    graph, stages, params, machine, weights=Weights(), innermost=DEFAULT_INNERMOST, multilevel=False
+):
     """GroupCost of running `stages` as one group (see CostModel)."""
     return CostModel(graph, params, machine, weights, innermost, multilevel)(stages)
 

@@ -1,4 +1,5 @@
-"""Dynamic-programming grouping over the stage DAG (the recurrence of TOPLAS 2020 Sec. 3, made exact).
+"""Dynamic-programming grouping over the stage DAG (the recurrence of "An Effective Fusion and
+Tile Size Model for PolyMage", TOPLAS 2020, Sec. 3, made exact).
 
 A grouping is valid when the graph of its groups is acyclic; then its groups can run in an order
 where everything a group reads is already done, so every valid grouping is a sequence of steps
@@ -14,6 +15,7 @@ set avoids both, and the search is exhaustive over the groupings above (tests co
 brute force). Bounded incremental grouping (Algorithm 5) coarsens the DAG: groups found with a
 small limit become the nodes of the next round.
 """
+
 from __future__ import annotations
 
 import math
@@ -33,8 +35,9 @@ class FusionDag:
     def from_graph(cls, graph) -> "FusionDag":
         """The computed stages of a StageGraph, one node each."""
         names = [s.name for s in graph.computed]
-        return cls.build([(n,) for n in names],
-                         {n: [p for p in graph.stage(n).producers] for n in names})
+        return cls.build(
+            [(n,) for n in names], {n: [p for p in graph.stage(n).producers] for n in names}
+        )
 
     @classmethod
     def build(cls, nodes, producers) -> "FusionDag":
@@ -116,8 +119,9 @@ def dp_grouping(dag: FusionDag, cost, group_limit=None, stats=None, leading=Fals
     return total, groups
 
 
-def incremental_grouping(dag: FusionDag, cost, initial_limit=4, step=2, stats=None,
-                         max_states=None):
+def incremental_grouping(
+    dag: FusionDag, cost, initial_limit=4, step=2, stats=None, max_states=None
+):
     """Algorithm 5: group with `initial_limit`, make each group a node, group again at most
     `step` of those at a time, until a group may hold every stage. Returns (cost, stage tuples
     in execution order). Rounds whose DAG has more than `max_states` done sets search with
@@ -182,8 +186,7 @@ def _candidates(dag, done, full, limit, ancestors, leading=False):
     """Connected, closed groups of at most `limit` not-done nodes, each once, in a fixed
     order (by the bitmask's growth from its lowest ready node)."""
     remaining = full & ~done
-    allowed = [i for i in _bits(remaining)
-               if bin(ancestors[i] & remaining).count("1") < limit]
+    allowed = [i for i in _bits(remaining) if bin(ancestors[i] & remaining).count("1") < limit]
     allowed_mask = sum(1 << i for i in allowed)
     ready = [i for i in allowed if dag.preds[i] & ~done == 0]
     if leading:

@@ -7,6 +7,7 @@ threshold; every group gets the same tile sizes.
 the producer-consumer pair of groups whose merge saves the most cost is merged, until no merge
 saves anything; tile sizes come from the cost function.
 """
+
 from __future__ import annotations
 
 from ..schedule.plan import GroupSchedule, Schedule, tile_rank
@@ -31,8 +32,9 @@ def greedy_schedule(graph, params, threshold=OVERLAP_THRESHOLD) -> Schedule:
                 continue
             union = group | children[0]
             stages = _ordered(graph, union)
-            fraction = redundant_fraction(graph, stages, params,
-                                          fixed_tiles(tile_rank(graph, stages)))
+            fraction = redundant_fraction(
+                graph, stages, params, fixed_tiles(tile_rank(graph, stages))
+            )
             if fraction is not None and fraction <= threshold:
                 groups = [g for g in groups if g not in (group, children[0])] + [union]
                 merged = True

@@ -4,6 +4,7 @@ Read from Linux sysfs (the caches of cpu0) and `os.sched_getaffinity` (the cores
 may run on); anything missing falls back to common values. Every field can be overridden
 (`Options.machine`, from POLYIMAGE_L1_BYTES, POLYIMAGE_L2_BYTES and POLYIMAGE_CORES).
 """
+
 from __future__ import annotations
 
 import os
@@ -15,7 +16,7 @@ from ..config import positive
 SYSFS_CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
 FALLBACK_L1_BYTES = 32 * 1024
 FALLBACK_L2_BYTES = 512 * 1024
-_UNITS = {"K": 1024, "M": 1024 ** 2, "G": 1024 ** 3}
+_UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3}
 FIELDS = ("l1_bytes", "l2_bytes", "cores")
 
 
@@ -31,8 +32,11 @@ class Machine:
     def detect(cls, caches: Path = SYSFS_CACHES, **overrides) -> "Machine":
         """This host, with `overrides` (say `cores=16`) taking precedence."""
         sizes = read_cache_sizes(caches)
-        machine = cls(l1_bytes=sizes.get(1, FALLBACK_L1_BYTES),
-                      l2_bytes=sizes.get(2, FALLBACK_L2_BYTES), cores=_cores())
+        machine = cls(
+            l1_bytes=sizes.get(1, FALLBACK_L1_BYTES),
+            l2_bytes=sizes.get(2, FALLBACK_L2_BYTES),
+            cores=_cores(),
+        )
         for field, value in overrides.items():
             if field not in FIELDS:
                 raise TypeError(f"Machine has no field {field!r}; fields: {', '.join(FIELDS)}")

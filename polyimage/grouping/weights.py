@@ -1,6 +1,7 @@
 """Where the cost weights come from: a compile argument, else POLYIMAGE_WEIGHTS, else the weights
 file (written by the autotuner; POLYIMAGE_WEIGHTS_FILE, default
 $XDG_CONFIG_HOME/polyimage/weights.json), else the defaults of `Weights`."""
+
 from __future__ import annotations
 
 import dataclasses
@@ -17,14 +18,19 @@ def weights_from(values, source: str) -> Weights:
     if isinstance(values, Weights):
         return values
     if not isinstance(values, dict):
-        raise TypeError(f"{source}: weights must be a Weights or a dict, got "
-                        f"{type(values).__name__}")
+        raise TypeError(
+            f"{source}: weights must be a Weights or a dict, got {type(values).__name__}"
+        )
     checked = {}
     for name, value in values.items():
         if name not in NAMES:
             raise ValueError(f"{source}: unknown weight {name!r}; known: {', '.join(NAMES)}")
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0 \
-                or value != value:
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or value < 0
+            or value != value
+        ):
             raise ValueError(f"{source}: weight {name} must be a number >= 0, got {value!r}")
         checked[name] = float(value)
     return Weights(**checked)

@@ -3,15 +3,16 @@
 It defines the semantics every compiled schedule must reproduce, so it stays simple: each stage
 is evaluated over all points of its box, Case by Case, in topological order.
 """
+
 from __future__ import annotations
 
 import numpy as np
 
+from ..algebra.evaluate import Evaluator, subset
 from ..arguments import bind_arguments
 from ..dsl.constructs import Image, Reduction
 from ..graph.dag import build_graph
 from ..poly.bounds import check_bounds
-from ..algebra.evaluate import Evaluator, subset
 
 __all__ = ["interpret"]
 
@@ -41,8 +42,7 @@ def interpret(outputs, constraints=(), **arguments):
 def box_points(variables, origin, shape) -> dict:
     """Every point of a box, in row-major order, as one coordinate array per variable."""
     grids = np.indices(shape, dtype=np.int64).reshape(len(shape), -1)
-    return {var: (grids[d] + origin[d]).astype(var.typ.dtype)
-            for d, var in enumerate(variables)}
+    return {var: (grids[d] + origin[d]).astype(var.typ.dtype) for d, var in enumerate(variables)}
 
 
 def _case_masks(cases, evaluator, points):

@@ -1,5 +1,6 @@
 """Build generated C as a cffi (API mode) extension, through the disk cache; call it on NumPy
 arrays."""
+
 from __future__ import annotations
 
 import importlib.machinery
@@ -27,8 +28,11 @@ from .toolchain import compiler_command, compiler_fingerprint
 log = logging.getLogger("polyimage")
 
 # a Python extension module (the OpenMP runtime comes with -fopenmp in the flags)
-LINK_FLAGS = ("-fPIC", "-bundle", "-undefined", "dynamic_lookup") if sys.platform == "darwin" \
+LINK_FLAGS = (
+    ("-fPIC", "-bundle", "-undefined", "dynamic_lookup")
+    if sys.platform == "darwin"
     else ("-fPIC", "-shared")
+)
 _LOAD_LOCK = threading.Lock()
 
 
@@ -64,6 +68,7 @@ class Kernel:
 
 def _c_array(array: np.ndarray) -> str:
     from ..dsl.types import type_of_dtype
+
     return f"{type_of_dtype(array.dtype).c_name}[]"
 
 
@@ -74,8 +79,9 @@ def build(cmodule: CModule, options: Options) -> Kernel:
     start = time.perf_counter()
     compiler = compiler_command()
     flags = tuple(options.cflags) + LINK_FLAGS
-    key = cache.cache_key(cmodule.source, compiler, compiler_fingerprint(compiler, options.cflags),
-                          flags)
+    key = cache.cache_key(
+        cmodule.source, compiler, compiler_fingerprint(compiler, options.cflags), flags
+    )
     module_name = f"_pim_{key[:24]}"
     module_file = module_name + _suffix()
     root = Path(options.cache_dir) if options.use_cache else Path(tempfile.mkdtemp())
@@ -85,9 +91,19 @@ def build(cmodule: CModule, options: Options) -> Kernel:
         if not hit:
             staging = cache.staging_dir(root)
             _compile(cmodule, module_name, staging, compiler, options.cflags)
-            entry = cache.install(staging, root, key, module_file, {
-                "pipeline": cmodule.function, "compiler": compiler, "flags": list(flags),
-                "module": module_name, "seconds": round(time.perf_counter() - start, 3)})
+            entry = cache.install(
+                staging,
+                root,
+                key,
+                module_file,
+                {
+                    "pipeline": cmodule.function,
+                    "compiler": compiler,
+                    "flags": list(flags),
+                    "module": module_name,
+                    "seconds": round(time.perf_counter() - start, 3),
+                },
+            )
         module = _load(module_name, entry / module_file)
     finally:
         if not options.use_cache:
@@ -101,22 +117,28 @@ def build(cmodule: CModule, options: Options) -> Kernel:
     return Kernel(module, cmodule, info)
 
 
-def _compile(cmodule: CModule, module_name: str, staging: Path, compiler: str,
-             cflags: tuple) -> None:
+def _compile(
+    cmodule: CModule, module_name: str, staging: Path, compiler: str, cflags: tuple
+) -> None:
     """cffi writes the extension's C (our source plus its wrappers); the compiler builds it
     in a child process, its output captured into build.log."""
     from cffi import FFI
     from cffi.recompiler import make_c_source
+
     ffi = FFI()
     ffi.cdef(cmodule.cdef)
     (staging / "kernel.c").write_text(cmodule.source)
     wrapper = staging / f"{module_name}.c"
     make_c_source(ffi, module_name, cmodule.source, str(wrapper))
-    argv = (shlex.split(compiler) + list(cflags) + list(LINK_FLAGS) + _include_flags()
-            + [wrapper.name, "-o", module_name + _suffix()])
+    argv = (
+        shlex.split(compiler)
+        + list(cflags)
+        + list(LINK_FLAGS)
+        + _include_flags()
+        + [wrapper.name, "-o", module_name + _suffix()]
+    )
     try:
-        done = subprocess.run(argv, cwd=staging, capture_output=True, text=True,
-                              errors="replace")
+        done = subprocess.run(argv, cwd=staging, capture_output=True, text=True, errors="replace")
         failure = None if done.returncode == 0 else f"exit status {done.returncode}"
         output = done.stdout + done.stderr
     except OSError as exc:
@@ -129,8 +151,10 @@ def _compile(cmodule: CModule, module_name: str, staging: Path, compiler: str,
         shutil.copy(log_path, kept / "build.log")
         shutil.copy(staging / "kernel.c", kept / "kernel.c")
         shutil.rmtree(staging, ignore_errors=True)
-        raise CompileError(f"the C compiler failed on {cmodule.function} ({failure});"
-                           f" see {kept / 'build.log'}", kept / "build.log")
+        raise CompileError(
+            f"the C compiler failed on {cmodule.function} ({failure}); see {kept / 'build.log'}",
+            kept / "build.log",
+        )
 
 
 def _include_flags() -> list:

@@ -7,6 +7,7 @@ it and built again. Builds happen in private `.build-<host>-<pid>-*` folders und
 renamed into place; when two processes race, the loser discards its copy and loads the winner's.
 Folders left by killed builds are swept before the next build.
 """
+
 from __future__ import annotations
 
 import hashlib
@@ -31,8 +32,15 @@ STALE_SECONDS = 24 * 3600  # staging folders of other hosts older than this are 
 
 def cache_key(source: str, compiler: str, fingerprint: str, flags: tuple) -> str:
     """SHA-256 over length-prefixed fields: source, compiler, its version, flags, versions."""
-    fields = [source, compiler, fingerprint, " ".join(flags), __version__,
-              sys.implementation.cache_tag, sysconfig.get_config_var("EXT_SUFFIX") or ""]
+    fields = [
+        source,
+        compiler,
+        fingerprint,
+        " ".join(flags),
+        __version__,
+        sys.implementation.cache_tag,
+        sysconfig.get_config_var("EXT_SUFFIX") or "",
+    ]
     digest = hashlib.sha256()
     for text in fields:
         data = text.encode()
@@ -82,8 +90,11 @@ def lookup(root: Path, key: str):
     reason = damage(path)
     if reason is None:
         return path
-    warnings.warn(f"the polyimage cache entry {path} is damaged ({reason}); rebuilding it",
-                  CacheWarning, stacklevel=3)
+    warnings.warn(
+        f"the polyimage cache entry {path} is damaged ({reason}); rebuilding it",
+        CacheWarning,
+        stacklevel=3,
+    )
     discard(path)
     return None
 
@@ -121,7 +132,7 @@ def sweep(root: Path) -> int:
 
 
 def _abandoned(staging: Path) -> bool:
-    host, _, rest = staging.name[len(STAGING_PREFIX):].rpartition("-")[0].rpartition("-")
+    host, _, rest = staging.name[len(STAGING_PREFIX) :].rpartition("-")[0].rpartition("-")
     if host == socket.gethostname() and rest.isdigit():
         return not _alive(int(rest))
     try:
@@ -144,8 +155,12 @@ def install(staging: Path, root: Path, key: str, module_file: str, meta: dict) -
     """Record the module's size and hash, move a finished build into place; returns the entry
     that is in place afterwards (ours, or an intact one another process installed first)."""
     module = staging / module_file
-    meta = dict(meta, module_file=module_file, module_bytes=module.stat().st_size,
-                module_sha256=file_digest(module))
+    meta = dict(
+        meta,
+        module_file=module_file,
+        module_bytes=module.stat().st_size,
+        module_sha256=file_digest(module),
+    )
     (staging / "meta.json").write_text(json.dumps(meta, indent=1, sort_keys=True))
     final = entry_dir(root, key)
     final.parent.mkdir(parents=True, exist_ok=True)

@@ -1,4 +1,5 @@
 """The C compiler as cffi will invoke it, and a fingerprint of it for the cache key."""
+
 from __future__ import annotations
 
 import functools
@@ -20,12 +21,17 @@ def compiler_fingerprint(command: str, flags: tuple) -> str:
     """Version line of the compiler and the target `-march=native` resolves to."""
     argv = shlex.split(command)
     try:
-        version = subprocess.run(argv + ["--version"], capture_output=True, text=True,
-                                 timeout=30).stdout.splitlines()[:1]
-        target = subprocess.run(argv + list(flags) + ["-Q", "--help=target"],
-                                capture_output=True, text=True, timeout=30).stdout
+        version = subprocess.run(
+            argv + ["--version"], capture_output=True, text=True, timeout=30
+        ).stdout.splitlines()[:1]
+        target = subprocess.run(
+            argv + list(flags) + ["-Q", "--help=target"], capture_output=True, text=True, timeout=30
+        ).stdout
     except (OSError, subprocess.SubprocessError) as exc:
         raise CompileError(f"cannot run the C compiler {command!r}: {exc}") from exc
-    arch = [line.split()[-1] for line in target.splitlines()
-            if line.strip().startswith(("-march=", "-mtune="))]
+    arch = [
+        line.split()[-1]
+        for line in target.splitlines()
+        if line.strip().startswith(("-march=", "-mtune="))
+    ]
     return " ".join(version + arch)

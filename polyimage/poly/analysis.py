@@ -4,17 +4,18 @@ analyze(graph, constraints) -> PolyAnalysis. Every later question (bounds, footp
 cost) is asked of this object. Each stage lives in the isl space `[params] -> { name[i0, ...] }`;
 a Reduction's reduction domain lives in `name__red[...]`.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import islpy as isl
 
+from ..algebra.affine import is_affine
 from ..dsl import expr as E
 from ..dsl.constructs import Image, Reduction
 from ..errors import PipelineError
 from ..graph.dag import StageGraph
-from ..algebra.affine import is_affine
 from .isl_util import NotAffine, StageSpace
 
 REDUCTION_SUFFIX = "__red"
@@ -82,18 +83,26 @@ def analyze(graph: StageGraph, constraints=()) -> PolyAnalysis:
             continue
         if isinstance(func, Reduction):
             covered[func.name] = domains[func.name]
-            accesses += _expr_accesses(spaces, func.name, spaces[func.name], func.default,
-                                       domains[func.name], "its default")
-            red_space = StageSpace(ctx, params, func.reduction_variables,
-                                   func.name + REDUCTION_SUFFIX)
+            accesses += _expr_accesses(
+                spaces,
+                func.name,
+                spaces[func.name],
+                func.default,
+                domains[func.name],
+                "its default",
+            )
+            red_space = StageSpace(
+                ctx, params, func.reduction_variables, func.name + REDUCTION_SUFFIX
+            )
             red_set = _box(red_space, func.reduction_intervals, func.name)
             reductions[func.name] = red_set.intersect_params(context_set)
             accesses += _case_accesses(spaces, func, red_space, reductions[func.name])
         else:
             covered[func.name] = _covered(spaces[func.name], func, domains[func.name])
             accesses += _case_accesses(spaces, func, spaces[func.name], domains[func.name])
-    return PolyAnalysis(graph, ctx, params, context_set, spaces, domains, reductions, covered,
-                        accesses)
+    return PolyAnalysis(
+        graph, ctx, params, context_set, spaces, domains, reductions, covered, accesses
+    )
 
 
 def parameter_context(graph, constraints, ctx, params) -> isl.Set:
@@ -118,8 +127,9 @@ def _box(space, intervals, name) -> isl.Set:
     try:
         return space.box_set(intervals)
     except NotAffine as exc:
-        raise PipelineError(f"{name}: interval bounds must be affine in integer Parameters, "
-                            f"got `{exc}`") from None
+        raise PipelineError(
+            f"{name}: interval bounds must be affine in integer Parameters, got `{exc}`"
+        ) from None
 
 
 def condition_bounds(space, cond):
@@ -131,8 +141,10 @@ def condition_bounds(space, cond):
     except NotAffine:
         pass
     if isinstance(cond, E.Logic):
-        (under_a, over_a), (under_b, over_b) = (condition_bounds(space, cond.a),
-                                                condition_bounds(space, cond.b))
+        (under_a, over_a), (under_b, over_b) = (
+            condition_bounds(space, cond.a),
+            condition_bounds(space, cond.b),
+        )
         if cond.op == "&&":
             return under_a.intersect(under_b), over_a.intersect(over_b)
         return under_a.union(under_b), over_a.union(over_b)
@@ -179,8 +191,9 @@ def _case_accesses(spaces, func, space, domain_set) -> list:
         if isinstance(func, Reduction):
             red = case.value
             accesses += _expr_accesses(spaces, func.name, space, red.value, guard, label)
-            accesses += _expr_accesses(spaces, func.name, space, red.target, guard, label,
-                                       writes=True)
+            accesses += _expr_accesses(
+                spaces, func.name, space, red.target, guard, label, writes=True
+            )
         else:
             accesses += _expr_accesses(spaces, func.name, space, case.value, guard, label)
     return accesses
@@ -192,9 +205,18 @@ def _expr_accesses(spaces, consumer, space, e, guard, label, writes=False) -> li
         producer = spaces[ref.func.name]
         access_map = space.access_map(ref, producer, ref.func.intervals)
         affine = tuple(is_affine(a) for a in ref.args)
-        result.append(Access(consumer, label, ref, space, ref_guard,
-                             access_map.intersect_domain(ref_guard), affine,
-                             writes and ref is e))
+        result.append(
+            Access(
+                consumer,
+                label,
+                ref,
+                space,
+                ref_guard,
+                access_map.intersect_domain(ref_guard),
+                affine,
+                writes and ref is e,
+            )
+        )
     return result
 
 

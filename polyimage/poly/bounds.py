@@ -4,14 +4,15 @@ of points no Case defines.
 Each reference is checked under its guard (see analysis.guarded_references) for every
 parameter value the context allows. Non-affine indices are clamped at run time instead.
 """
+
 from __future__ import annotations
 
 import warnings
 
 import numpy as np
 
-from ..errors import BoundsError, UncoveredReadWarning
 from ..algebra.evaluate import Evaluator
+from ..errors import BoundsError, UncoveredReadWarning
 from .analysis import Access, PolyAnalysis, analyze
 
 
@@ -47,13 +48,13 @@ def _check_access(analysis, access: Access):
         if bad_set.is_empty():
             continue
         var_values, param_values = space.describe_point(bad_set.sample_point())
-        value, lo_value, hi_value = _values((arg, iv.lb, iv.ub), space, var_values,
-                                            param_values)
+        value, lo_value, hi_value = _values((arg, iv.lb, iv.ub), space, var_values, param_values)
         verb = "writes" if access.writes else "reads"
         raise BoundsError(
             f"{access.consumer} ({access.label}): {access.ref} {verb} {producer.name} outside "
             f"its domain: at {_describe(var_values, param_values)}, index {d} `{arg}` = {value}"
-            f" is outside [{iv.lb}, {iv.ub}] = [{lo_value}, {hi_value}]")
+            f" is outside [{iv.lb}, {iv.ub}] = [{lo_value}, {hi_value}]"
+        )
 
 
 def branch_free_stages(analysis: PolyAnalysis) -> frozenset:
@@ -69,12 +70,18 @@ def branch_free_stages(analysis: PolyAnalysis) -> frozenset:
         if consumer in unsafe or not all(access.affine):
             continue
         producer = analysis.spaces[access.producer]
-        read_set = access.space.access_map(access.ref, producer, access.ref.func.intervals) \
-            .intersect_domain(analysis.domain_sets[consumer]).range()
+        read_set = (
+            access.space.access_map(access.ref, producer, access.ref.func.intervals)
+            .intersect_domain(analysis.domain_sets[consumer])
+            .range()
+        )
         if not read_set.is_subset(analysis.domain_sets[access.producer]):
             unsafe.add(consumer)
-    return frozenset(s.name for s in analysis.graph.computed
-                     if s.name not in unsafe and s.name not in analysis.reduction_sets)
+    return frozenset(
+        s.name
+        for s in analysis.graph.computed
+        if s.name not in unsafe and s.name not in analysis.reduction_sets
+    )
 
 
 def _uncovered_read(analysis, access: Access):
@@ -88,9 +95,11 @@ def _uncovered_read(analysis, access: Access):
     space = analysis.spaces[producer]
     var_values, param_values = space.describe_point(point)
     where = ", ".join(str(v) for v in var_values.values())
-    return (f"{access.consumer} ({access.label}) reads {access.ref}, which includes points of "
-            f"{producer} that no Case of {producer} defines (they hold 0), e.g. "
-            f"{producer}({where})" + (f" with {_params(param_values)}" if param_values else ""))
+    return (
+        f"{access.consumer} ({access.label}) reads {access.ref}, which includes points of "
+        f"{producer} that no Case of {producer} defines (they hold 0), e.g. "
+        f"{producer}({where})" + (f" with {_params(param_values)}" if param_values else "")
+    )
 
 
 def _params(param_values) -> str:
@@ -109,4 +118,3 @@ def _values(exprs, space, var_values, param_values):
         params.setdefault(p.name, 0)
     evaluate = Evaluator({}, {}, params)
     return [int(np.broadcast_to(evaluate(e, points, 1), (1,))[0]) for e in exprs]
-

@@ -4,12 +4,13 @@ A `StageSpace` is the isl set space of one stage's (or reduction's) variables, w
 pipeline Parameter as an isl parameter. It converts affine expressions to `PwAff`s and affine
 conditions to sets; anything else raises `NotAffine`.
 """
+
 from __future__ import annotations
 
 import islpy as isl
 
-from ..dsl import expr as E
 from ..algebra.affine import is_affine
+from ..dsl import expr as E
 
 
 class NotAffine(Exception):
@@ -52,9 +53,13 @@ class StageSpace:
             return self._var(isl.dim_type.set, self._var_pos[id(e)])
         if isinstance(e, E.Neg):
             return self.pw_aff(e.a).neg()
-        if isinstance(e, E.Cast) and e.a.typ.is_int and e.typ.is_int \
-                and e.typ.min_value() <= e.a.typ.min_value() \
-                and e.typ.max_value() >= e.a.typ.max_value():
+        if (
+            isinstance(e, E.Cast)
+            and e.a.typ.is_int
+            and e.typ.is_int
+            and e.typ.min_value() <= e.a.typ.min_value()
+            and e.typ.max_value() >= e.a.typ.max_value()
+        ):
             return self.pw_aff(e.a)
         if isinstance(e, E.BinOp):
             return self._binop(e)
@@ -83,8 +88,14 @@ class StageSpace:
         """The points where `cond` holds (raises NotAffine when isl cannot express it)."""
         if isinstance(cond, E.Condition):
             a, b = self.pw_aff(cond.lhs), self.pw_aff(cond.rhs)
-            return {"<": a.lt_set, "<=": a.le_set, ">": a.gt_set, ">=": a.ge_set,
-                    "==": a.eq_set, "!=": a.ne_set}[cond.op](b)
+            return {
+                "<": a.lt_set,
+                "<=": a.le_set,
+                ">": a.gt_set,
+                ">=": a.ge_set,
+                "==": a.eq_set,
+                "!=": a.ne_set,
+            }[cond.op](b)
         if isinstance(cond, E.Logic):
             a, b = self.condition_set(cond.a), self.condition_set(cond.b)
             return a.intersect(b) if cond.op == "&&" else a.union(b)
@@ -97,7 +108,9 @@ class StageSpace:
         box = self.universe_set
         for d, iv in enumerate(intervals):
             v = self._var(isl.dim_type.set, d)
-            box = box.intersect(v.ge_set(self.pw_aff(iv.lb))).intersect(v.le_set(self.pw_aff(iv.ub)))
+            box = box.intersect(v.ge_set(self.pw_aff(iv.lb))).intersect(
+                v.le_set(self.pw_aff(iv.ub))
+            )
         return box
 
     def access_map(self, ref: E.Reference, producer: "StageSpace", producer_intervals):
@@ -108,9 +121,10 @@ class StageSpace:
             if is_affine(arg):
                 part = isl.Map.from_pw_aff(self.pw_aff(arg))
             else:
-                column = StageSpace(self.ctx, self.params, producer.variables[d:d + 1])
+                column = StageSpace(self.ctx, self.params, producer.variables[d : d + 1])
                 part = isl.Map.from_domain_and_range(
-                    self.universe_set, column.box_set(producer_intervals[d:d + 1]))
+                    self.universe_set, column.box_set(producer_intervals[d : d + 1])
+                )
             result = part if result is None else result.flat_range_product(part)
         if result is None:
             result = isl.Map.from_domain_and_range(self.universe_set, producer.universe_set)
@@ -118,9 +132,12 @@ class StageSpace:
 
     def describe_point(self, point: isl.Point) -> tuple:
         """(variable values, parameter values) of an isl point, as dicts by name."""
-        var_values = {v.name: point.get_coordinate_val(isl.dim_type.set, d).to_python()
-                      for d, v in enumerate(self.variables)}
-        param_values = {p.name: point.get_coordinate_val(isl.dim_type.param, i).to_python()
-                        for i, p in enumerate(self.params)}
+        var_values = {
+            v.name: point.get_coordinate_val(isl.dim_type.set, d).to_python()
+            for d, v in enumerate(self.variables)
+        }
+        param_values = {
+            p.name: point.get_coordinate_val(isl.dim_type.param, i).to_python()
+            for i, p in enumerate(self.params)
+        }
         return var_values, param_values
-

@@ -5,6 +5,7 @@ group that reads it, so the allocator reuses memory across groups. `memory_estim
 bytes at the estimates: all full buffers at once (what keeping every buffer for the whole run
 would take), the peak of those alive together, and each tiled group's scratchpads per thread.
 """
+
 from __future__ import annotations
 
 import itertools
@@ -43,23 +44,32 @@ class MemoryEstimate:
 
     def describe(self, threads: int) -> str:
         scratch = max(self.scratch_per_thread, default=0)
-        return (f"intermediate full buffers {_mb(self.peak_full)} at peak "
-                f"({_mb(self.all_full)} if all were kept); scratchpads {_mb(scratch)} per thread"
-                f" in the largest group ({_mb(scratch * threads)} for {threads} threads)")
+        return (
+            f"intermediate full buffers {_mb(self.peak_full)} at peak "
+            f"({_mb(self.all_full)} if all were kept); scratchpads {_mb(scratch)} per thread"
+            f" in the largest group ({_mb(scratch * threads)} for {threads} threads)"
+        )
 
 
 def _mb(n: int) -> str:
-    return f"{n / 2 ** 20:.2f} MiB"
+    return f"{n / 2**20:.2f} MiB"
 
 
 def memory_estimate(graph, plans, params: dict) -> MemoryEstimate:
     evaluate = Evaluator({}, {}, params)
     lifetimes = buffer_lifetimes(graph, plans)
     sizes = {name: _buffer_bytes(graph.stage(name).func, evaluate) for name in lifetimes}
-    peak = max((sum(sizes[n] for n, (a, b) in lifetimes.items() if a <= i <= b)
-                for i in range(len(plans))), default=0)
-    scratch = tuple(0 if isinstance(plan, UntiledGroup) else
-                    _scratch_bytes(graph, plan, params, evaluate) for plan in plans)
+    peak = max(
+        (
+            sum(sizes[n] for n, (a, b) in lifetimes.items() if a <= i <= b)
+            for i in range(len(plans))
+        ),
+        default=0,
+    )
+    scratch = tuple(
+        0 if isinstance(plan, UntiledGroup) else _scratch_bytes(graph, plan, params, evaluate)
+        for plan in plans
+    )
     return MemoryEstimate(sum(sizes.values()), peak, scratch)
 
 
@@ -84,8 +94,9 @@ def _scratch_bytes(graph, plan, params, evaluate) -> int:
     sizes = plan.tile_sizes[0]
     count = int(np.prod([len(r) for r in ranges]))
     step = max(1, count // MAX_TILES_EVALUATED)
-    tiles = np.array(list(itertools.islice(itertools.product(*ranges), 0, None, step)),
-                     np.int64).reshape(-1, len(ranges))
+    tiles = np.array(
+        list(itertools.islice(itertools.product(*ranges), 0, None, step)), np.int64
+    ).reshape(-1, len(ranges))
     lows = tiles * np.array(sizes)
     first = np.broadcast_to(np.array([r.start for r in ranges]) * np.array(sizes), lows.shape)
     points = np.concatenate([lows, lows + np.array(sizes) - 1, first], axis=1)

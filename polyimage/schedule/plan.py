@@ -5,6 +5,7 @@ A Schedule is plain data that round-trips through JSON, so users can save, edit 
 the reason: a stage in no group or in two, an unknown stage, a group order that runs a consumer
 before its producer, a grouping that creates a cycle, or a bad tile size.
 """
+
 from __future__ import annotations
 
 import json
@@ -13,9 +14,10 @@ from dataclasses import dataclass, field
 
 from ..errors import PolyimageError
 
-
-_GROUP_LINE = re.compile(r"group \d+:(?P<stages>[^\[]*)\[(?P<tiles>untiled|\d+(x\d+)*"
-                         r"( then \d+(x\d+)*)?)\]")
+_GROUP_LINE = re.compile(
+    r"group \d+:(?P<stages>[^\[]*)\[(?P<tiles>untiled|\d+(x\d+)*"
+    r"( then \d+(x\d+)*)?)\]"
+)
 
 
 class ScheduleError(PolyimageError, ValueError):
@@ -65,12 +67,18 @@ class Schedule:
         for number, line in enumerate(text.strip().splitlines(), 1):
             match = _GROUP_LINE.fullmatch(line.strip())
             if not match:
-                raise ScheduleError(f"line {number}: expected `group N: stage, ... [tiles]`, "
-                                    f"got {line.strip()!r}")
+                raise ScheduleError(
+                    f"line {number}: expected `group N: stage, ... [tiles]`, got {line.strip()!r}"
+                )
             stages = tuple(s.strip() for s in match["stages"].split(",") if s.strip())
-            tiles = () if match["tiles"].strip() == "untiled" else tuple(
-                tuple(int(t) for t in level.strip().split("x"))
-                for level in match["tiles"].split("then"))
+            tiles = (
+                ()
+                if match["tiles"].strip() == "untiled"
+                else tuple(
+                    tuple(int(t) for t in level.strip().split("x"))
+                    for level in match["tiles"].split("then")
+                )
+            )
             groups.append(GroupSchedule(stages, tiles))
         return cls(tuple(groups))
 
@@ -95,8 +103,11 @@ class Schedule:
                 raise ScheduleError(f"group {i} is empty")
             for name in group.stages:
                 if name not in computed:
-                    known = "an input image" if name in {img.name for img in graph.images} \
+                    known = (
+                        "an input image"
+                        if name in {img.name for img in graph.images}
                         else "not a stage of the pipeline"
+                    )
                     raise ScheduleError(f"group {i} names {name}, which is {known}")
                 if name in owner:
                     raise ScheduleError(f"{name} is in group {owner[name]} and group {i}")
@@ -112,7 +123,8 @@ class Schedule:
                     raise ScheduleError(
                         f"group {owner[stage.name]} ({stage.name}) runs before group "
                         f"{owner[producer]}, which computes its producer {producer}"
-                        + _cycle_hint(graph, owner, stage.name, producer))
+                        + _cycle_hint(graph, owner, stage.name, producer)
+                    )
         return self
 
 
@@ -121,7 +133,7 @@ def _cycle_hint(graph, owner, consumer, producer) -> str:
     a, b = owner[consumer], owner[producer]
     for stage in graph.computed:
         if owner[stage.name] == b and any(owner.get(p) == a for p in stage.producers):
-            return f"; no order works: the two groups depend on each other (a cycle)"
+            return "; no order works: the two groups depend on each other (a cycle)"
     return ""
 
 
@@ -129,8 +141,12 @@ def liveouts(graph, stages) -> tuple:
     """Members of the group `stages` whose values leave it: pipeline outputs and stages read
     by a stage outside the group, in topological order."""
     members = set(stages)
-    return tuple(s.name for s in graph.computed if s.name in members and (
-        s.name in graph.outputs or any(c not in members for c in s.consumers)))
+    return tuple(
+        s.name
+        for s in graph.computed
+        if s.name in members
+        and (s.name in graph.outputs or any(c not in members for c in s.consumers))
+    )
 
 
 def tile_rank(graph, stages) -> int:
@@ -144,8 +160,10 @@ def _check_tiles(i, group, graph):
         if len(group.tile_sizes) > 2:
             raise ScheduleError(f"group {i} has {len(group.tile_sizes)} tiling levels; at most 2")
         if len(sizes) != rank:
-            raise ScheduleError(f"group {i}: level {level} has {len(sizes)} tile sizes, the "
-                                f"group's live-outs have {rank} dimensions")
+            raise ScheduleError(
+                f"group {i}: level {level} has {len(sizes)} tile sizes, the "
+                f"group's live-outs have {rank} dimensions"
+            )
         for size in sizes:
             if isinstance(size, bool) or not isinstance(size, int) or size < 1:
                 raise ScheduleError(f"group {i}: tile size {size!r} must be an integer >= 1")

@@ -7,22 +7,24 @@ exact on intervals; `%` and data-dependent indices give the producer's whole int
 union over references is the Min of lower and the Max of upper bounds, and the result is
 clipped to the stage's domain. The bounds can be evaluated with NumPy for all tiles at once, or
 printed as C to compute tile regions at run time; a region's bounds refer to its consumers'
-bound symbols, not to their expressions, so their size stays linear in the group. Case and Select guards are ignored, so a
-region may be larger than the exact footprint (poly/footprint.py), never smaller. Members with
+bound symbols, not to their expressions, so their size stays linear in the group. Case and
+Select guards are ignored, so a region may be larger than the exact footprint (the tests check
+it against isl footprints, tests/footprint.py), never smaller. Members with
 equal bounds share bound symbols, so their consumers' bounds compare equal too.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..dsl import expr as E
-from ..dsl.constructs import Reduction
-from ..graph.dag import definition_exprs
 from ..algebra.evaluate import Evaluator
 from ..algebra.intervals import as_long, index_interval
 from ..algebra.simplify import expr_key, simplify
+from ..dsl import expr as E
+from ..dsl.constructs import Reduction
+from ..graph.dag import definition_exprs
 
 
 @dataclass(frozen=True)
@@ -109,11 +111,15 @@ def _reads(func, region):
     """(reference, variable intervals) for every read of `func` over `region`."""
     env = {id(v): symbols for v, symbols in zip(func.variables, region.symbols)}
     if isinstance(func, Reduction):
-        red_env = {id(v): (as_long(iv.lb), as_long(iv.ub))
-                   for v, iv in zip(func.reduction_variables, func.reduction_intervals)}
+        red_env = {
+            id(v): (as_long(iv.lb), as_long(iv.ub))
+            for v, iv in zip(func.reduction_variables, func.reduction_intervals)
+        }
         for case in func.cases:
-            for e in ([case.cond] if case.cond is not None else []) + [case.value.value,
-                                                                     *case.value.target.args]:
+            for e in ([case.cond] if case.cond is not None else []) + [
+                case.value.value,
+                *case.value.target.args,
+            ]:
                 for ref in E.references(e):
                     yield ref, red_env
         for ref in E.references(func.default):
@@ -136,8 +142,12 @@ def _union(boxes) -> tuple:
 
 
 def _clip(name, bounds, func) -> Region:
-    clipped = tuple((simplify(E.Max(lo, as_long(iv.lb))), simplify(E.Min(hi, as_long(iv.ub))))
-                    for (lo, hi), iv in zip(bounds, func.intervals))
-    symbols = tuple((E.Variable(E.Long, f"{name}_lo{d}"), E.Variable(E.Long, f"{name}_hi{d}"))
-                    for d in range(func.ndim))
+    clipped = tuple(
+        (simplify(E.Max(lo, as_long(iv.lb))), simplify(E.Min(hi, as_long(iv.ub))))
+        for (lo, hi), iv in zip(bounds, func.intervals)
+    )
+    symbols = tuple(
+        (E.Variable(E.Long, f"{name}_lo{d}"), E.Variable(E.Long, f"{name}_hi{d}"))
+        for d in range(func.ndim)
+    )
     return Region(clipped, symbols)

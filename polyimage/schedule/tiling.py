@@ -8,6 +8,7 @@ written by exactly one tile, whatever the alignment. Members are computed over t
 (poly/regions.py) into per-thread scratchpads; live-outs read by no other member are computed
 straight into their full buffers over the owned box.
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -16,16 +17,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..algebra.affine import data_dependent
+from ..algebra.evaluate import Evaluator
+from ..algebra.intervals import as_long
+from ..algebra.simplify import expr_key, simplify
 from ..dsl import expr as E
 from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs
-from ..algebra.evaluate import Evaluator
-from ..algebra.affine import data_dependent
-from ..algebra.intervals import as_long
-from .regions import Regions, infer_group_regions
-from ..algebra.simplify import expr_key, simplify
 from .plan import liveouts as group_liveouts
 from .plan import tile_rank
+from .regions import Regions, infer_group_regions
 
 MAX_SCALE_LOG2 = 8
 
@@ -99,8 +100,14 @@ def with_tiles(plan, tile_sizes):
         return plan
     if not tile_sizes:
         return UntiledGroup(plan.members, "untiled in the schedule")
-    slide = next((d for d in range(len(tile_sizes[0])) if len(tile_sizes) == 2
-                  and tile_sizes[1][d] < tile_sizes[0][d]), None)
+    slide = next(
+        (
+            d
+            for d in range(len(tile_sizes[0]))
+            if len(tile_sizes) == 2 and tile_sizes[1][d] < tile_sizes[0][d]
+        ),
+        None,
+    )
     if slide is not None:
         slide = (slide, plan.anchor_variables[slide])
     return dataclasses.replace(plan, tile_sizes=tuple(tile_sizes), slide=slide)
@@ -135,11 +142,25 @@ def tiling_plan(graph, stages, params):
                 spans.append((name, j, d, p, q))
         owned[name] = _owned_box(func, alignment, tile_lo, tile_hi, first, rank)
     regions = infer_group_regions(graph, members, owned, tile_lo + tile_hi + first)
-    scratch = tuple(n for n in members if n not in outs or any(
-        c in members for c in graph.stage(n).consumers))
-    return TiledGroup(members, outs, scratch, (), None, tile_lo, tile_hi, first, tuple(spans),
-                      owned, regions, _nests(graph, members, scratch, regions, owned), anchor,
-                      tuple(v.name for v in anchor_func.variables))
+    scratch = tuple(
+        n for n in members if n not in outs or any(c in members for c in graph.stage(n).consumers)
+    )
+    return TiledGroup(
+        members,
+        outs,
+        scratch,
+        (),
+        None,
+        tile_lo,
+        tile_hi,
+        first,
+        tuple(spans),
+        owned,
+        regions,
+        _nests(graph, members, scratch, regions, owned),
+        anchor,
+        tuple(v.name for v in anchor_func.variables),
+    )
 
 
 def untileable_reason(graph, members):
@@ -228,40 +249,50 @@ def _owned_box(func, alignment, tile_lo, tile_hi, first, rank) -> tuple:
             empty = _or(empty, (first[d] < tile_lo[d]) | (first[d] > tile_hi[d]))
     if empty is None:
         return tuple(box)
-    return tuple((E.Select(empty, as_long(iv.ub) + 1, lo), E.Select(empty, as_long(iv.lb) - 1, hi))
-                 for (lo, hi), iv in zip(box, func.intervals))
+    return tuple(
+        (E.Select(empty, as_long(iv.ub) + 1, lo), E.Select(empty, as_long(iv.lb) - 1, hi))
+        for (lo, hi), iv in zip(box, func.intervals)
+    )
 
 
 def _or(a, b):
     return b if a is None else a | b
 
 
-
 def _nests(graph, members, scratch, regions, owned) -> tuple:
-    """Loop nests in order (by depth in the group, then topologically): consecutive siblings with the same bounds and storage kind that
-    share a producer and do not read each other are fused (register reuse, 004 Sec. 5.3)."""
+    """Loop nests in order (by depth in the group, then topologically): consecutive siblings
+    with the same bounds and storage kind that share a producer and do not read each other are
+    fused (register reuse, TOPLAS 2020 Sec. 5.3)."""
     inside, level = set(members), {}
     for name in members:
-        level[name] = 1 + max((level[p] for p in graph.stage(name).producers if p in inside),
-                              default=-1)
+        level[name] = 1 + max(
+            (level[p] for p in graph.stage(name).producers if p in inside), default=-1
+        )
     nests = []
     for name in sorted(members, key=lambda n: level[n]):
-        bounds = _bounds_text(owned.get(name) if name not in scratch else
-                              regions[name].bounds)
+        bounds = _bounds_text(owned.get(name) if name not in scratch else regions[name].bounds)
         stage = graph.stage(name)
         if nests:
             last = nests[-1]
             head = graph.stage(last["stages"][0])
-            if (last["bounds"] == bounds and last["scratch"] == (name in scratch)
-                    and [v.typ for v in head.func.variables]
-                    == [v.typ for v in stage.func.variables]
-                    and not set(stage.producers) & set(last["stages"])
-                    and set(stage.producers) & last["producers"]):
+            if (
+                last["bounds"] == bounds
+                and last["scratch"] == (name in scratch)
+                and [v.typ for v in head.func.variables] == [v.typ for v in stage.func.variables]
+                and not set(stage.producers) & set(last["stages"])
+                and set(stage.producers) & last["producers"]
+            ):
                 last["stages"].append(name)
                 last["producers"] |= set(stage.producers)
                 continue
-        nests.append({"stages": [name], "bounds": bounds, "scratch": name in scratch,
-                      "producers": set(stage.producers)})
+        nests.append(
+            {
+                "stages": [name],
+                "bounds": bounds,
+                "scratch": name in scratch,
+                "producers": set(stage.producers),
+            }
+        )
     return tuple(Nest(tuple(n["stages"]), n["scratch"]) for n in nests)
 
 
