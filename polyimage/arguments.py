@@ -31,18 +31,37 @@ class Binding:
         return ", ".join(f"{n}={self.params[n]}" for n in names)
 
 
-def bind_arguments(graph: StageGraph, kwargs: dict, constraints=()) -> Binding:
-    """Check a call's arguments against the pipeline and work out every domain box."""
+def bind_arguments(graph: StageGraph, kwargs: dict, constraints=(), memo=None) -> Binding:
+    """Check a call's arguments against the pipeline and work out every domain box. With a
+    `memo` dict (one per pipeline), calls with the shapes and parameter values of an earlier
+    call reuse what was derived from them: only the arrays and the given values are checked."""
     images = {img.name: img for img in graph.images}
     params = {p.name: p for p in graph.parameters}
-    unknown = sorted(set(kwargs) - set(images) - set(params))
-    if unknown:
+    if not kwargs.keys() <= images.keys() | params.keys():
+        unknown = sorted(set(kwargs) - set(images) - set(params))
         raise ArgumentTypeError(
             f"unknown argument {unknown[0]!r}: the pipeline takes images "
             f"{_names(images)} and parameters {_names(params)}"
         )
     arrays = {name: _check_image(img, kwargs.get(name)) for name, img in images.items()}
     values = {name: _check_param(p, kwargs[name]) for name, p in params.items() if name in kwargs}
+    key = (tuple(a.shape for a in arrays.values()), tuple(values.items()))
+    derived = memo.get(key) if memo is not None else None
+    if derived is None:
+        derived = _derive(graph, params, arrays, values, constraints)
+        if memo is not None:
+            if len(memo) >= MEMO_SIZE:
+                memo.pop(next(iter(memo)), None)
+            memo[key] = derived
+    return Binding(derived[0], arrays, derived[1], derived[2])
+
+
+MEMO_SIZE = 64
+
+
+def _derive(graph, params, arrays, values, constraints) -> tuple:
+    """(every parameter's value, origins, shapes) from the checked arrays and given values."""
+    values = dict(values)
     _infer_params(graph, arrays, values)
     missing = [n for n in params if n not in values]
     if missing:
@@ -59,7 +78,7 @@ def bind_arguments(graph: StageGraph, kwargs: dict, constraints=()) -> Binding:
     origins, shapes = {}, {}
     for stage in graph.stages:
         origins[stage.name], shapes[stage.name] = _box(stage.func, values)
-    return Binding(values, arrays, origins, shapes)
+    return values, origins, shapes
 
 
 def _names(d) -> str:
@@ -72,6 +91,9 @@ def _describe(e: E.Expr, values: dict) -> str:
 
 
 def _check_image(img, value) -> np.ndarray:
+    if isinstance(value, np.ndarray) and value.dtype == img.typ.dtype \
+            and value.ndim == len(img.extents):
+        return value if value.flags.c_contiguous else np.ascontiguousarray(value)
     extents = "[" + ", ".join(map(str, img.extents)) + "]"
     if value is None:
         raise ArgumentTypeError(f"missing input image {img.name} ({img.typ}, extents {extents})")

@@ -98,7 +98,7 @@ class Pipeline:
         weights=None,
         dump=None,
     ):
-        self.pass_seconds = {}
+        self.pass_seconds, self._bindings = {}, {}
         self.options = options or Options.from_env()
         self.weights = self.weights_origin = None
         self._weights_given = weights
@@ -255,7 +255,7 @@ class Pipeline:
         call (at most MAX_THREADS)."""
         if images:
             arguments = _bind_positional(self.graph, images, arguments)
-        binding = bind_arguments(self.graph, arguments, self.constraints)
+        binding = bind_arguments(self.graph, arguments, self.constraints, self._bindings)
         outputs = self._outputs(out, binding)
         nthreads = _check_threads(threads)
         params = [binding.params[p] for p in self.cmodule.params]

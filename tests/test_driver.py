@@ -122,3 +122,23 @@ def test_calls_still_agree_with_the_interpreter(pipe):
     arr = np.random.default_rng(0).random((20, 30), dtype=np.float32)
     np.testing.assert_allclose(pipe(img=arr), polyimage.interpret([_blur()], img=arr),
                                rtol=1e-6)
+
+
+def test_repeated_calls_reuse_the_binding_but_never_a_stale_one():
+    """Shapes and parameter values seen before skip re-deriving the domains; changing shapes,
+    more of them than the memo holds, still give the interpreter's results."""
+    from polyimage.arguments import MEMO_SIZE
+
+    pipe = polyimage.compile([_blur(weighted=True)], estimates={"R": 64, "C": 64})
+    rng = np.random.default_rng(5)
+    shapes = [(5 + k % 7, 6 + k % 11) for k in range(MEMO_SIZE + 9)] + [(5, 6), (9, 9)]
+    for rows, cols in shapes:
+        arr = rng.random((rows, cols), dtype=np.float32)
+        for k in (1, 2):
+            got = pipe(img=arr, k=k)
+            want = polyimage.interpret([_blur(weighted=True)], img=arr, k=k)
+            np.testing.assert_allclose(got, want, rtol=1e-6)
+    assert 0 < len(pipe._bindings) <= MEMO_SIZE
+    for _ in range(2):  # too small: refused on every call, never remembered
+        with pytest.raises(polyimage.ArgumentError, match="domain of bx empty"):
+            pipe(img=np.zeros((2, 2), np.float32), k=1)

@@ -21,6 +21,7 @@ import numpy as np
 
 from ..codegen.cmodule import CModule
 from ..config import Options
+from ..dsl.types import ALL_TYPES
 from ..errors import CompileError
 from . import cache
 from .toolchain import compiler_command, compiler_fingerprint
@@ -34,6 +35,7 @@ LINK_FLAGS = (
     else ("-fPIC", "-shared")
 )
 _LOAD_LOCK = threading.Lock()
+_C_ARRAY = {t.dtype: f"{t.c_name}[]" for t in ALL_TYPES}
 
 
 @dataclass(frozen=True)
@@ -57,19 +59,13 @@ class Kernel:
 
     def __call__(self, nthreads: int, params: list, inputs: list, outputs: list) -> None:
         ffi = self.ffi
-        buffers = [ffi.from_buffer(_c_array(a), a) for a in inputs]
-        buffers += [ffi.from_buffer(_c_array(a), a, require_writable=True) for a in outputs]
+        buffers = [ffi.from_buffer(_C_ARRAY[a.dtype], a) for a in inputs]
+        buffers += [ffi.from_buffer(_C_ARRAY[a.dtype], a, require_writable=True) for a in outputs]
         status = self.function(nthreads, *params, *buffers)
         if status == 1:
             raise MemoryError(f"{self.cmodule.function}: could not allocate its buffers")
         if status != 0:
             raise RuntimeError(f"{self.cmodule.function} returned status {status}")
-
-
-def _c_array(array: np.ndarray) -> str:
-    from ..dsl.types import type_of_dtype
-
-    return f"{type_of_dtype(array.dtype).c_name}[]"
 
 
 def build(cmodule: CModule, options: Options) -> Kernel:
