@@ -91,8 +91,11 @@ def _describe(e: E.Expr, values: dict) -> str:
 
 
 def _check_image(img, value) -> np.ndarray:
-    if isinstance(value, np.ndarray) and value.dtype == img.typ.dtype \
-            and value.ndim == len(img.extents):
+    if (
+        isinstance(value, np.ndarray)
+        and value.dtype == img.typ.dtype
+        and value.ndim == len(img.extents)
+    ):
         return value if value.flags.c_contiguous else np.ascontiguousarray(value)
     extents = "[" + ", ".join(map(str, img.extents)) + "]"
     if value is None:

@@ -17,8 +17,6 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
-
 from ..codegen.cmodule import CModule
 from ..config import Options
 from ..dsl.types import ALL_TYPES
