@@ -3,10 +3,12 @@ autoschedulers (when installed) and a plain memory copy, as medians over repeate
 
 from __future__ import annotations
 
+import concurrent.futures
 import importlib
 import json
 import os
 import platform
+import resource
 import statistics
 import tempfile
 import time
@@ -15,6 +17,7 @@ import numpy as np
 
 import polyimage
 from polyimage.config import Options
+from polyimage.errors import ArgumentError
 from polyimage.io import load_image
 
 from . import APP_NAMES, app_schedules, default_schedule, load_app
@@ -49,43 +52,60 @@ def missing_baselines(importable=_importable) -> list:
 
 
 def measure(fn, runs: int) -> dict:
-    """Median, min and max wall time in seconds of `runs` calls after one warm-up call."""
+    """Median, min and max wall time in seconds of `runs` calls after one warm-up call, and the
+    minor page faults per call (memory the call maps afresh)."""
     fn()
     times = []
+    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
     for _ in range(max(runs, 1)):
         start = time.perf_counter()
         fn()
         times.append(time.perf_counter() - start)
-    return {"median": statistics.median(times), "min": min(times), "max": max(times), "runs": times}
+    faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults) / max(runs, 1)
+    return {
+        "median": statistics.median(times),
+        "min": min(times),
+        "max": max(times),
+        "runs": times,
+        "faults": faults,
+    }
 
 
-def copy_floor(inputs: dict, outputs) -> callable:
+def copy_floor(inputs: dict, outputs, threads=None) -> callable:
     """A memory copy that reads as many bytes as the inputs hold and writes as many as the
-    outputs: the bandwidth floor of any pipeline."""
+    outputs, on as many threads as the pipelines run: the bandwidth floor of any pipeline."""
     in_bytes = sum(a.nbytes for a in inputs.values())
     out_bytes = sum(o.nbytes for o in outputs)
-    src = np.ones(in_bytes, np.uint8)
+    src = (np.arange(in_bytes) % 251).astype(np.uint8)
     dst = np.empty(out_bytes, np.uint8)
+    workers = max(1, threads or len(os.sched_getaffinity(0)))
+    pool = concurrent.futures.ThreadPoolExecutor(workers)  # np.copyto releases the GIL
+
+    def part(k):
+        lo, hi = out_bytes * k // workers, out_bytes * (k + 1) // workers
+        while lo < hi:
+            start = lo % in_bytes
+            n = min(in_bytes - start, hi - lo)
+            np.copyto(dst[lo : lo + n], src[start : start + n])
+            lo += n
 
     def run():
-        done = 0
-        while done < out_bytes:
-            n = min(in_bytes, out_bytes - done)
-            np.copyto(dst[done : done + n], src[:n])
-            done += n
+        list(pool.map(part, range(workers)))
 
+    run.source, run.target = src, dst
     return run
 
 
-def compile_times(outputs, name: str, schedule="naive") -> dict:
+def compile_times(outputs, name: str, schedule="naive", estimates=None) -> dict:
     """Seconds to compile from scratch (fresh cache) and again from the cache."""
+    kwargs = {"name": name, "schedule": schedule, "estimates": estimates}
     with tempfile.TemporaryDirectory() as cache_dir:
         options = Options(cache_dir=cache_dir)
         start = time.perf_counter()
-        pipe = polyimage.compile(outputs, name=name, options=options, schedule=schedule)
+        pipe = polyimage.compile(outputs, options=options, **kwargs)
         cold = time.perf_counter() - start
         start = time.perf_counter()
-        polyimage.compile(outputs, name=name, options=options, schedule=schedule)
+        polyimage.compile(outputs, options=options, **kwargs)
         cached = time.perf_counter() - start
     return {"cold": cold, "cached": cached, "passes": dict(pipe.pass_seconds)}
 
@@ -110,7 +130,7 @@ def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
     variants.update(opencv_variants(name, inputs, params, threads))
     variants.update(halide_variants(name, inputs, params, threads, report, expected=result))
     results = result if isinstance(result, tuple) else (result,)
-    variants["copy floor"] = copy_floor(inputs, results)
+    variants["copy floor"] = copy_floor(inputs, results, threads)
     timings = {}
     for variant, fn in variants.items():
         report(f"  {name}: timing {variant} ...")
@@ -118,35 +138,62 @@ def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
     return {
         "size": {k: int(v) for k, v in dims.items()},
         "timings": timings,
-        "compile": compile_times(outputs, name, app_schedules(app)[default_schedule(app)]),
+        "compile": compile_times(
+            outputs, name, app_schedules(app)[default_schedule(app)], estimates=dims
+        ),
     }
 
 
-def format_table(results: dict) -> str:
-    """One block per app: median, min, max in ms and the ratio to the best polyimage schedule."""
+def format_table(results: dict, saved=None) -> str:
+    """One block per app: median, min, max in ms, minor page faults per call, the ratio to the
+    best polyimage schedule and, given `saved` (the "apps" of an earlier JSON), the saved median
+    and the ratio to it."""
     lines = []
     for name, res in results.items():
         timings = res["timings"]
         best = min(t["median"] for v, t in timings.items() if v.startswith("polyimage:"))
         size = "x".join(str(v) for v in res["size"].values())
+        old = (saved or {}).get(name, {}).get("timings", {})
         lines.append(f"{name} ({size})")
-        lines.append(
-            f"  {'variant':<28}{'median ms':>11}{'min ms':>10}{'max ms':>10}"
+        header = (
+            f"  {'variant':<28}{'median ms':>11}{'min ms':>10}{'max ms':>10}{'faults':>9}"
             f"{'vs best polyimage':>19}"
         )
+        lines.append(header + (f"{'saved ms':>11}{'vs saved':>10}" if saved is not None else ""))
         for variant, t in sorted(timings.items(), key=lambda kv: kv[1]["median"]):
-            lines.append(
+            line = (
                 f"  {variant:<28}{t['median'] * 1e3:>11.2f}{t['min'] * 1e3:>10.2f}"
-                f"{t['max'] * 1e3:>10.2f}{t['median'] / best:>18.2f}x"
+                f"{t['max'] * 1e3:>10.2f}{t.get('faults', 0):>9.0f}{t['median'] / best:>18.2f}x"
             )
+            if saved is not None:
+                before = old.get(variant, {}).get("median")
+                line += (
+                    f"{before * 1e3:>11.2f}{t['median'] / before:>9.2f}x"
+                    if before
+                    else f"{'-':>11}{'-':>10}"
+                )
+            lines.append(line)
         comp = res["compile"]
         lines.append(f"  compile: {comp['cold']:.2f} s cold, {comp['cached'] * 1e3:.0f} ms cached")
         lines.append("")
     return "\n".join(lines)
 
 
-def run_bench(apps=(), size="paper", threads=None, runs=5, json_path=None, report=print):
-    """Benchmark `apps` (all by default); print the table and write JSON when asked."""
+def load_saved(path) -> dict:
+    """The "apps" of a JSON file `polyimage bench --json` wrote, to compare against."""
+    try:
+        with open(path) as fh:
+            return json.load(fh)["apps"]
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        raise ArgumentError(f"--compare {path}: not a bench JSON file ({exc})") from None
+
+
+def run_bench(
+    apps=(), size="paper", threads=None, runs=5, json_path=None, report=print, compare=None
+):
+    """Benchmark `apps` (all by default); print the table (beside the saved run `compare`, a
+    JSON file) and write JSON when asked."""
+    saved = load_saved(compare) if compare else None
     if threads is not None:
         os.environ.setdefault("HL_NUM_THREADS", str(threads))
     names = list(apps) or list(APP_NAMES)
@@ -159,7 +206,7 @@ def run_bench(apps=(), size="paper", threads=None, runs=5, json_path=None, repor
     for name in names:
         report(f"{name}: preparing {size} inputs and compiling")
         results[name] = bench_app(name, size, threads, runs, report)
-    report(format_table(results))
+    report(format_table(results, saved))
     for note in left_out:
         report(f"note: {note}")
     if json_path:

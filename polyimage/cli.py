@@ -128,6 +128,9 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--threads", type=int, default=None, help="threads for every variant")
     bench.add_argument("--runs", type=int, default=5, help="timed runs after one warm-up")
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    bench.add_argument(
+        "--compare", metavar="OLD.json", help="print each time beside a saved --json run"
+    )
 
     report = commands.add_parser("report", help="print what the compiler made of an app")
     report.add_argument("app", nargs="?", metavar="APP", help="app name")
@@ -194,6 +197,7 @@ def main(argv=None) -> int:
                 args.runs,
                 args.json,
                 report=lambda text: print(text, flush=True),
+                compare=args.compare,
             )
         elif args.command == "report":
             from polyimage.apps.runner import grouping_table, report_app

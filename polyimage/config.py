@@ -4,7 +4,7 @@ POLYIMAGE_CACHE_DIR  where built modules are kept (default: $XDG_CACHE_HOME/poly
                      else ~/.cache/polyimage)
 POLYIMAGE_NO_CACHE   1: build every pipeline afresh in a temporary directory
 POLYIMAGE_CFLAGS     extra compiler flags, appended to the defaults
-POLYIMAGE_L1_BYTES, POLYIMAGE_L2_BYTES, POLYIMAGE_CORES
+POLYIMAGE_L1_BYTES, POLYIMAGE_L2_BYTES, POLYIMAGE_CORES, POLYIMAGE_LLC_BYTES
                      override what grouping.Machine reads from the host
 POLYIMAGE_WEIGHTS    cost weights, `live_data=1,overlap=0.3` (grouping.weights)
 POLYIMAGE_WEIGHTS_FILE  the autotuner's weights file (default:
@@ -48,6 +48,7 @@ MACHINE_VARIABLES = {
     "l1_bytes": "POLYIMAGE_L1_BYTES",
     "l2_bytes": "POLYIMAGE_L2_BYTES",
     "cores": "POLYIMAGE_CORES",
+    "llc_bytes": "POLYIMAGE_LLC_BYTES",
 }
 
 

@@ -13,6 +13,8 @@ import os
 
 import numpy as np
 
+from polyimage.grouping.machine import Machine
+
 AUTOSCHEDULERS = ("Mullapudi2016", "Adams2019", "Li2018")
 
 
@@ -27,7 +29,7 @@ def _load_plugins(hl) -> None:
 def halide_version(name: str):
     """The module of the Halide version of app `name`, or None."""
     try:
-        return importlib.import_module(f"apps.baselines.halide_{name}")
+        return importlib.import_module(f"{__package__}.halide_{name}")
     except ModuleNotFoundError:
         return None
 
@@ -47,14 +49,16 @@ def halide_variants(
     _load_plugins(hl)
     target = hl.get_jit_target_from_environment()
     parallelism = str(threads or os.cpu_count())
+    llc = str(Machine.detect().llc_bytes)
     variants = {}
     for scheduler in AUTOSCHEDULERS:
+        options = {"parallelism": parallelism}
+        if scheduler == "Mullapudi2016":  # the only one with a cache model
+            options["last_level_cache_size"] = llc
         try:
             funcs, buffers = version.build(hl, inputs, params)
             pipeline = hl.Pipeline(funcs)
-            pipeline.apply_autoscheduler(
-                target, hl.AutoschedulerParams(scheduler, {"parallelism": parallelism})
-            )
+            pipeline.apply_autoscheduler(target, hl.AutoschedulerParams(scheduler, options))
             pipeline.compile_jit(target)
             pipeline.realize(buffers)
         except Exception as exc:  # an autoscheduler may reject a pipeline; report, go on
