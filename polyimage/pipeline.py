@@ -98,7 +98,7 @@ class Pipeline:
         weights=None,
         dump=None,
     ):
-        self.pass_seconds, self._bindings = {}, {}
+        self.pass_seconds, self._bindings, self._workspaces = {}, {}, []
         self.options = options or Options.from_env()
         self.weights = self.weights_origin = None
         self._weights_given = weights
@@ -200,6 +200,12 @@ class Pipeline:
                     )
         return schedule.validate(self.stage_graph)
 
+    def release(self) -> None:
+        """Free the memory calls keep for the next ones (intermediate buffers, scratchpads);
+        the next call allocates afresh. Collecting the Pipeline frees it too."""
+        while self._workspaces:
+            self.kernel.release(self._workspaces.pop())
+
     def memory(self) -> MemoryEstimate:
         """Bytes of intermediate buffers at the estimates (see schedule.memory)."""
         return memory_estimate(self.stage_graph, self.group_plans, self.param_values)
@@ -252,7 +258,8 @@ class Pipeline:
         """Run on the given images and parameters (by name; a pipeline with one input image
         also takes it by position); returns the output array, or a tuple of them for several
         outputs. `out` takes preallocated outputs, `threads` overrides OMP_NUM_THREADS for this
-        call (at most MAX_THREADS)."""
+        call (at most MAX_THREADS). Intermediate buffers are kept for the next call (see
+        `release`); calls from several threads at once each use their own."""
         if images:
             arguments = _bind_positional(self.graph, images, arguments)
         binding = bind_arguments(self.graph, arguments, self.constraints, self._bindings)
@@ -260,7 +267,12 @@ class Pipeline:
         nthreads = _check_threads(threads)
         params = [binding.params[p] for p in self.cmodule.params]
         inputs = [binding.arrays[n] for n in self.cmodule.inputs]
-        self.kernel(nthreads, params, inputs, outputs)
+        pool = self._workspaces
+        workspace = pool.pop() if pool else self.kernel.workspace()
+        try:
+            self.kernel(workspace, nthreads, params, inputs, outputs)
+        finally:
+            pool.append(workspace)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
     def _outputs(self, out, binding) -> list:

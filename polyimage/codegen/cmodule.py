@@ -1,7 +1,9 @@
-"""The translation unit: includes, helpers, the entry function and its cffi declaration.
+"""The translation unit: includes, helpers, the workspace, the entry function and its cffi
+declaration.
 
-Entry: `int pipeline_<name>(int nthreads, <parameters by name>, <input images by name>,
-<outputs in order>)`; it returns 0, or 1 when a buffer could not be allocated.
+Entry: `int pipeline_<name>(void *workspace, int nthreads, <parameters by name>, <input images
+by name>, <outputs in order>)`; it returns 0, or 1 when a buffer could not be allocated. The
+workspace (codegen/workspace.py; NULL for a temporary one) keeps buffers between calls.
 """
 
 from __future__ import annotations
@@ -11,12 +13,13 @@ from dataclasses import dataclass
 
 from ..dsl.constructs import Image
 from ..graph.dag import StageGraph
-from ..schedule.memory import buffer_lifetimes
+from ..schedule.memory import buffer_lifetimes, buffer_slots
 from ..schedule.tiling import UntiledGroup
 from .cexpr import CExprPrinter, helper_source
 from .loops import LoopEmitter, StageStorage, gathered_stages, storage_type
 from .names import PREFIX, NameRegistry
 from .tiled import TiledEmitter
+from .workspace import WORKSPACE, workspace_cdef, workspace_source
 
 _PRELUDE = """\
 #ifndef _POSIX_C_SOURCE
@@ -75,7 +78,7 @@ def generate_module(graph: StageGraph, name: str, plans, branch_free=frozenset()
     helpers = set()
     printer = CExprPrinter(names, None, helpers)
     inputs = tuple(sorted(img.name for img in graph.images))
-    args = [f"int {PREFIX}nthreads"]
+    args = [f"void *{PREFIX}ws", f"int {PREFIX}nthreads"]
     args += [f"{p.typ.c_name} {names[p]}" for p in graph.parameters]
     by_name = {s.name: s.func for s in graph.stages}
     args += [f"const {by_name[n].typ.c_name} *restrict {names[by_name[n]]}" for n in inputs]
@@ -86,7 +89,16 @@ def generate_module(graph: StageGraph, name: str, plans, branch_free=frozenset()
         f"    if ({PREFIX}nthreads <= 0) {PREFIX}nthreads = omp_get_max_threads();",
         f"    if ({PREFIX}nthreads > omp_get_thread_limit()) {PREFIX}nthreads = "
         f"omp_get_thread_limit();",
+        f"    {PREFIX}workspace {PREFIX}local = {{0}};",
+        f"    {PREFIX}workspace *{WORKSPACE} = {PREFIX}ws != NULL ? ({PREFIX}workspace *)"
+        f"{PREFIX}ws : &{PREFIX}local;",
+        f"    int {PREFIX}status = 1;",
     ]
+    n_scratch = max((len(p.scratch) for p in plans if not isinstance(p, UntiledGroup)), default=0)
+    if n_scratch:
+        body.append(
+            f"    if (!{PREFIX}reserve_threads({WORKSPACE}, {PREFIX}nthreads)) goto {PREFIX}fail;"
+        )
     storage = {}
     gathered = gathered_stages(graph)
     for s in graph.stages:
@@ -99,6 +111,7 @@ def generate_module(graph: StageGraph, name: str, plans, branch_free=frozenset()
                 f"    const int64_t {store.lb[d]} = {lb}, {store.n[d]} = {ub} - {store.lb[d]} + 1;"
             )
     lifetimes = buffer_lifetimes(graph, plans)
+    slots = buffer_slots(lifetimes)
     for stage_name in lifetimes:
         func = by_name[stage_name]
         body.append(f"    {storage[stage_name].c_type} *restrict {names[func]} = NULL;")
@@ -110,30 +123,40 @@ def generate_module(graph: StageGraph, name: str, plans, branch_free=frozenset()
                 func = by_name[stage_name]
                 buf, size = names[func], " * ".join(storage[stage_name].n)
                 c_type = storage[stage_name].c_type
+                slot = (
+                    f"{WORKSPACE}->full[{slots[stage_name]}], &{WORKSPACE}->full_bytes["
+                    f"{slots[stage_name]}]"
+                )
                 body.append(
-                    f"    {buf} = ({c_type} *){PREFIX}alloc(sizeof({c_type}) * (size_t)({size}));"
+                    f"    {buf} = ({c_type} *){PREFIX}reserve(&{slot}, sizeof({c_type}) * "
+                    f"(size_t)({size}));"
                 )
                 body.append(f"    if (!{buf}) goto {PREFIX}fail;")
         if isinstance(plan, UntiledGroup):
             for stage_name in plan.members:
                 body += untiled.stage(by_name[stage_name])
         else:
-            code = TiledEmitter(graph, names, helpers, storage, plan, i, branch_free).code()
+            code = TiledEmitter(
+                graph, names, helpers, storage, plan, i, n_scratch, branch_free
+            ).code()
             body += code.body
             functions += code.functions
-        for stage_name, (_, last) in lifetimes.items():
-            if last == i:
-                buf = names[by_name[stage_name]]
-                body.append(f"    free({buf}); {buf} = NULL;")
-    frees = [f"    free({names[by_name[n]]});" for n in lifetimes]
-    body += ["    return 0;", f"{PREFIX}fail:"] + frees + ["    return 1;"]
+    body += [
+        f"    {PREFIX}status = 0;",
+        f"{PREFIX}fail:",
+        f"    if ({WORKSPACE} == &{PREFIX}local) {PREFIX}clear(&{PREFIX}local);",
+        f"    return {PREFIX}status;",
+    ]
 
     helper_text = "\n".join(helper_source(op, c) for op, c in sorted(helpers))
-    source = "\n".join([_PRELUDE, helper_text, "", *functions, signature, "{", *body, "}", ""])
+    workspace = workspace_source(function, len(set(slots.values())), n_scratch)
+    source = "\n".join(
+        [_PRELUDE, helper_text, "", workspace, *functions, signature, "{", *body, "}", ""]
+    )
     return CModule(
         source=source,
         function=function,
-        cdef=signature.replace("restrict ", "") + ";",
+        cdef=signature.replace("restrict ", "") + ";\n" + workspace_cdef(function),
         params=tuple(p.name for p in graph.parameters),
         inputs=inputs,
         outputs=graph.outputs,

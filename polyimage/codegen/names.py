@@ -20,7 +20,7 @@ omp_get_thread_limit errno stdin stdout stderr math_errhandling static_assert as
 offsetof sched_priority st_atime st_ctime st_mtime st_atim st_ctim st_mtim linux unix
 i386""".split()
 )
-_LIBRARY_PATTERN = re.compile(r"^(u?int\w*_t|(Py|PY|PIM_|M_|L_|P_|PRI|SCN)\w*|_\w*)$")
+_LIBRARY_PATTERN = re.compile(r"^(u?int\w*_t|(omp_|Py|PY|PIM_|M_|L_|P_|PRI|SCN)\w*|_\w*)$")
 
 
 def _reserved(name: str) -> bool:

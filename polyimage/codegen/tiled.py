@@ -1,7 +1,8 @@
 """C for one overlapped-tiled group (schedule/tiling.py plans it).
 
 Before the tiles run, a serial pass over the tile indices evaluates every region to size the
-scratchpads; each thread then allocates its scratchpads once and takes tiles from an
+scratchpads; each thread then takes its scratchpads from the workspace (codegen/workspace.py,
+growing them when needed) and takes tiles from an
 `omp for collapse` loop. A tile computes its regions (consumers first), runs its loop nests in
 topological order, and copies the owned part of scratch live-outs to the full buffers. With two
 levels, each tile walks inner tiles in order along the slide dimension, and a nest computes
@@ -16,6 +17,7 @@ from ..schedule.tiling import tile_span
 from .cexpr import wide_name
 from .loops import LoopEmitter, StageStorage
 from .names import PREFIX
+from .workspace import WORKSPACE
 
 
 @dataclass(frozen=True)
@@ -29,10 +31,22 @@ class GroupCode:
 class TiledEmitter(LoopEmitter):
     """Emits one TiledGroup; scratch members are addressed in their tile's scratchpad."""
 
-    def __init__(self, graph, names, helpers, storage, plan, index: int, branch_free=frozenset()):
+    def __init__(
+        self,
+        graph,
+        names,
+        helpers,
+        storage,
+        plan,
+        index: int,
+        scratch_stride: int,
+        branch_free=frozenset(),
+    ):
+        """`scratch_stride`: scratchpad slots per thread in the workspace (the most any group
+        has)."""
         for v in plan.tile_lo + plan.tile_hi + plan.first:
             names.name(v, v.name)
-        self.plan, self.index = plan, index
+        self.plan, self.index, self.scratch_stride = plan, index, scratch_stride
         self.slot = {}
         for name in plan.members:
             for sym in (s for pair in plan.regions[name].symbols for s in pair):
@@ -84,10 +98,17 @@ class TiledEmitter(LoopEmitter):
         self.emit(f"#pragma omp parallel num_threads({PREFIX}nthreads)", 2)
         self.emit("{", 2)
         checks = []
-        for name, store in self.scratch.items():
-            c_type = store.c_type
+        if self.scratch:
             self.emit(
-                f"{c_type} *restrict {store.buffer} = ({c_type} *){PREFIX}alloc("
+                f"const size_t {self.v('tid')} = (size_t)omp_get_thread_num() * "
+                f"{self.scratch_stride};",
+                3,
+            )
+        for k, (name, store) in enumerate(self.scratch.items()):
+            c_type, slot = store.c_type, f"{self.v('tid')} + {k}"
+            self.emit(
+                f"{c_type} *restrict {store.buffer} = ({c_type} *){PREFIX}reserve("
+                f"&{WORKSPACE}->scratch[{slot}], &{WORKSPACE}->scratch_bytes[{slot}], "
                 f"sizeof({c_type}) * {self.v('cap')}_{self._cname(name)});",
                 3,
             )
@@ -121,8 +142,6 @@ class TiledEmitter(LoopEmitter):
         else:
             self._nests(depth + 1, tracked=False)
         self.emit("}", depth)
-        for store in self.scratch.values():
-            self.emit(f"free({store.buffer});", 3)
         self.emit("}", 2)
         self.emit(f"if ({self.v('failed')}) goto {PREFIX}fail;", 2)
         self.emit("}", 1)

@@ -52,14 +52,30 @@ class Kernel:
     def __init__(self, module, cmodule: CModule, info: BuildInfo):
         self.ffi, self.lib = module.ffi, module.lib
         self.function = getattr(module.lib, cmodule.function)
+        self._new = getattr(module.lib, cmodule.function + "_workspace_new")
+        self._free = getattr(module.lib, cmodule.function + "_workspace_free")
         self.cmodule = cmodule
         self.info = info
 
-    def __call__(self, nthreads: int, params: list, inputs: list, outputs: list) -> None:
+    def workspace(self):
+        """A fresh workspace (the memory a call keeps for the next), freed when collected or
+        by `release(workspace)`."""
+        pointer = self._new()
+        if pointer == self.ffi.NULL:
+            raise MemoryError(f"{self.cmodule.function}: could not allocate a workspace")
+        return self.ffi.gc(pointer, self._free)
+
+    def release(self, workspace) -> None:
+        """Free a workspace's memory now."""
+        self.ffi.release(workspace)
+
+    def __call__(self, workspace, nthreads: int, params: list, inputs: list, outputs: list):
+        """Run with `workspace` (None: a temporary one) on checked arrays."""
         ffi = self.ffi
         buffers = [ffi.from_buffer(_C_ARRAY[a.dtype], a) for a in inputs]
         buffers += [ffi.from_buffer(_C_ARRAY[a.dtype], a, require_writable=True) for a in outputs]
-        status = self.function(nthreads, *params, *buffers)
+        workspace = ffi.NULL if workspace is None else workspace
+        status = self.function(workspace, nthreads, *params, *buffers)
         if status == 1:
             raise MemoryError(f"{self.cmodule.function}: could not allocate its buffers")
         if status != 0:
