@@ -55,12 +55,14 @@ class MemoryEstimate:
     all_full: int
     peak_full: int
     scratch_per_thread: tuple
+    kept_full: int = 0
 
     def describe(self, threads: int) -> str:
         scratch = max(self.scratch_per_thread, default=0)
         return (
-            f"intermediate full buffers {_mb(self.peak_full)} at peak "
-            f"({_mb(self.all_full)} if all were kept); scratchpads {_mb(scratch)} per thread"
+            f"intermediate full buffers {_mb(self.peak_full)} at peak, {_mb(self.kept_full)} "
+            f"kept between calls ({_mb(self.all_full)} if each had its own); scratchpads "
+            f"{_mb(scratch)} per thread"
             f" in the largest group ({_mb(scratch * threads)} for {threads} threads)"
         )
 
@@ -84,7 +86,9 @@ def memory_estimate(graph, plans, params: dict) -> MemoryEstimate:
         0 if isinstance(plan, UntiledGroup) else _scratch_bytes(graph, plan, params, evaluate)
         for plan in plans
     )
-    return MemoryEstimate(sum(sizes.values()), peak, scratch)
+    slots = buffer_slots(lifetimes)
+    kept = sum(max(sizes[n] for n in lifetimes if slots[n] == slot) for slot in set(slots.values()))
+    return MemoryEstimate(sum(sizes.values()), peak, scratch, kept)
 
 
 def _buffer_bytes(func, evaluate) -> int:
