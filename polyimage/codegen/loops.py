@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 
 from ..algebra.affine import data_dependent
+from ..algebra.residues import at_residue, decide, period
 from ..dsl import expr as E
 from ..dsl.constructs import Image, Reduction
 from ..graph.dag import StageGraph, definition_exprs
@@ -132,12 +133,40 @@ class LoopEmitter:
                 parallel=True,
                 body=lambda d: self._cases(func, d),
                 split=self._split(func),
+                residues=self._residues(func),
             )
         return self.lines
 
     def _split(self, func):
         points = case_breakpoints(func, func.variables[-1])
         return None if points is None else (func, points)
+
+    def _residues(self, func):
+        """(func, M, per residue the Cases left as (condition or None, value), q) when the
+        innermost variable v is divided or reduced by constants (algebra.residues), else None:
+        v = M*q + r, with the conditions decided per residue where they can be."""
+        var = func.variables[-1]
+        exprs = [e for case in func.cases for e in (case.cond, case.value) if e is not None]
+        period_ = period(exprs, var)
+        if period_ == 1:
+            return None
+        q = E.Variable(var.typ, f"{var.name}_q")
+        self.names.name(q, q.name)
+        per_residue = []
+        for r in range(period_):
+            chosen = []
+            for case in func.cases:
+                cond = None if case.cond is None else at_residue(case.cond, var, period_, r, q)
+                verdict = decide(cond)
+                if verdict is False:
+                    continue
+                chosen.append(
+                    (None if verdict else cond, at_residue(case.value, var, period_, r, q))
+                )
+                if verdict:
+                    break
+            per_residue.append(chosen)
+        return func, period_, per_residue, q
 
     def _bounds(self, variables, stage_name: str):
         """(lo, hi) C texts per variable: the stage box, or a reduction's own intervals."""
@@ -173,24 +202,37 @@ class LoopEmitter:
             bounds=bounds,
             simd=True,
             split=self._split(head) if len(funcs) == 1 else None,
+            residues=self._residues(head) if len(funcs) == 1 else None,
         )
 
     def _loops(
-        self, variables, stage_name, depth, parallel, body, bounds=None, simd=False, split=None
+        self,
+        variables,
+        stage_name,
+        depth,
+        parallel,
+        body,
+        bounds=None,
+        simd=False,
+        split=None,
+        residues=None,
     ):
         """Loops over int64 iterators (see CExprPrinter.wide); the body sees each variable in
         its own type too. `split` = (func, breakpoints) cuts the innermost loop into segments
-        that each compute one Case of `func` (see codegen.split)."""
+        that each compute one Case of `func` (see codegen.split); `residues` (from _residues),
+        which wins over it, runs the innermost loop over blocks of its residues."""
         bounds = bounds or self._bounds(variables, stage_name)
         ndim = len(variables)
-        if split and ndim == 1 and parallel:
+        if ndim == 1 and parallel:
+            split = residues = None
+        if residues:
             split = None
         for d, (var, (lo, hi)) in enumerate(zip(variables, bounds)):
             it = self.names[var]
             self.emit(
                 f"{{ const int64_t {PREFIX}lo_{it} = {lo}, {PREFIX}hi_{it} = {hi};", depth + d
             )
-        loops = ndim - 1 if split else ndim
+        loops = ndim - 1 if split or residues else ndim
         for d, var in enumerate(variables[:loops]):
             it = self.names[var]
             pragma = None
@@ -210,13 +252,67 @@ class LoopEmitter:
         inner = depth + ndim + loops + 1
         self.emit("{", inner - 1)
         self.emit(self._aliases(variables[:loops]), inner)
-        if split:
+        if residues:
+            self._residue_loops(variables[-1], residues, body, inner)
+        elif split:
             self._segments(variables[-1], split, inner)
         else:
             self.emit(self._aliases(variables[loops:]), inner)
             body(inner)
         self.emit("}", inner - 1)
         self.emit("}" * ndim, depth)
+
+    def _residue_loops(self, var, residues, body, depth):
+        """The innermost loop as a loop over q computing residues 0..M-1 of v = M*q + r, each
+        with its own Cases and divisions made affine, between a prologue and an epilogue of
+        fewer than M points each (computed as usual)."""
+        func, period_, per_residue, q = residues
+        it, w = self.names[var], wide_name(self.names[var])
+        qname = self.names[q]
+        qw = wide_name(qname)
+        lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
+        qlo, qhi, head_end, tail_start = (f"{PREFIX}{k}_{it}" for k in ("qlo", "qhi", "pe", "es"))
+        floordiv = self.printer.helper("floordiv", E.Long)
+        self.emit(
+            f"const int64_t {qlo} = {floordiv}({lo} + {period_ - 1}, INT64_C({period_})), "
+            f"{qhi} = {floordiv}({hi} + 1, INT64_C({period_})) - 1;",
+            depth,
+        )
+        self.emit(
+            f"const int64_t {head_end} = {qlo} <= {qhi} ? {qlo} * {period_} - 1 : {hi}, "
+            f"{tail_start} = {qlo} <= {qhi} ? ({qhi} + 1) * {period_} : {hi} + 1;",
+            depth,
+        )
+        for start, end in ((lo, head_end), (tail_start, hi)):
+            self.emit(f"for (int64_t {w} = {start}; {w} <= {end}; {w}++) {{", depth)
+            self.emit(self._aliases([var]), depth + 1)
+            body(depth + 1)
+            self.emit("}", depth)
+        self.emit("#pragma omp simd", depth)
+        self.emit(f"for (int64_t {qw} = {qlo}; {qw} <= {qhi}; {qw}++) {{", depth)
+        self.emit(f"const {q.typ.c_name} {qname} = ({q.typ.c_name}){qw};", depth + 1)
+        for r, cases in enumerate(per_residue):
+            self.emit(
+                f"{{ const int64_t {w} = {qw} * {period_} + {r}; {self._aliases([var])}", depth + 1
+            )
+            self._chosen_cases(func, cases, depth + 2)
+            self.emit("}", depth + 1)
+        self.emit("}", depth)
+
+    def _chosen_cases(self, func, cases, depth):
+        """Store the first of `cases` ((condition or None, value)) whose condition holds, 0
+        when none does."""
+        with self._eager(func.name in self.branch_free):
+            if cases and cases[0][0] is None:
+                self._store(func, self.printer(cases[0][1]), depth)
+                return
+            self.emit(f"{func.typ.c_name} {PREFIX}value = 0;", depth)
+            for i, (cond, value) in enumerate(cases):
+                keyword = "if" if i == 0 else "else if"
+                test = "" if cond is None else f"({self.printer(cond)})"
+                prefix = "else" if cond is None else f"{keyword} {test}"
+                self.emit(f"{prefix} {PREFIX}value = {self.printer(value)};", depth)
+        self._store(func, f"{PREFIX}value", depth)
 
     def _aliases(self, variables) -> str:
         return " ".join(

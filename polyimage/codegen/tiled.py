@@ -405,3 +405,6 @@ class _SymbolNames:
 
     def __getitem__(self, obj) -> str:
         return self.emitter.symbol(obj) or self.names[obj]
+
+    def name(self, obj, wanted: str) -> str:
+        return self.names.name(obj, wanted)

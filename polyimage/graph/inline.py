@@ -15,6 +15,7 @@ import copy
 import itertools
 
 from ..algebra.affine import data_dependent, linear_form
+from ..algebra.substitute import substitute
 from ..dsl import expr as E
 from ..dsl.constructs import Case, Image, Reduce, Reduction
 from .dag import StageGraph, build_graph, definition_exprs
@@ -106,44 +107,6 @@ def producer_value(func) -> E.Expr:
     for case in reversed(func.cases):
         value = case.value if case.cond is None else E.Select(case.cond, case.value, value)
     return value
-
-
-def substitute(e: E.Expr, refs: dict, variables: dict) -> E.Expr:
-    """Rebuild `e` with references rewritten by `refs` (func id -> callable(args) -> Expr)
-    and variables replaced by `variables` (variable id -> Expr)."""
-    if isinstance(e, E.Variable) and id(e) in variables:
-        return variables[id(e)]
-    children = e.children()
-    if not children:
-        return e
-    new = [substitute(c, refs, variables) for c in children]
-    if isinstance(e, E.Reference) and id(e.func) in refs:
-        return refs[id(e.func)](new)
-    if all(n is c for n, c in zip(new, children)):
-        return e
-    if isinstance(e, E.Reference):
-        return E.Reference(e.func, new)
-    return _rebuild(e, new)
-
-
-def _rebuild(e, new):
-    if isinstance(e, E.BinOp):
-        return E.BinOp(e.op, new[0], new[1], e.typ)
-    if isinstance(e, E.Neg):
-        return E.Neg(new[0])
-    if isinstance(e, E.Call):
-        return E.Call(e.fn, tuple(new), e.typ)
-    if isinstance(e, E.Cast):
-        return E.Cast(e.typ, new[0])
-    if isinstance(e, E.Select):
-        return E.Select(*new)
-    if isinstance(e, E.Condition):
-        return E.Condition(new[0], e.op, new[1])
-    if isinstance(e, E.Logic):
-        return E.Logic(e.op, *new)
-    if isinstance(e, E.Not):
-        return E.Not(new[0])
-    raise TypeError(f"cannot rebuild {type(e).__name__}")
 
 
 def _inliner(producer):

@@ -1,0 +1,45 @@
+"""Rebuilding expressions with references and variables replaced (inlining, loops over
+residues)."""
+
+from __future__ import annotations
+
+from ..dsl import expr as E
+
+
+def substitute(e: E.Expr, refs: dict, variables: dict) -> E.Expr:
+    """Rebuild `e` with references rewritten by `refs` (func id -> callable(args) -> Expr)
+    and variables replaced by `variables` (variable id -> Expr)."""
+    if isinstance(e, E.Variable) and id(e) in variables:
+        return variables[id(e)]
+    children = e.children()
+    if not children:
+        return e
+    new = [substitute(c, refs, variables) for c in children]
+    if isinstance(e, E.Reference) and id(e.func) in refs:
+        return refs[id(e.func)](new)
+    if all(n is c for n, c in zip(new, children)):
+        return e
+    if isinstance(e, E.Reference):
+        return E.Reference(e.func, new)
+    return rebuild(e, new)
+
+
+def rebuild(e, new):
+    """A node like `e` with the children `new`."""
+    if isinstance(e, E.BinOp):
+        return E.BinOp(e.op, new[0], new[1], e.typ)
+    if isinstance(e, E.Neg):
+        return E.Neg(new[0])
+    if isinstance(e, E.Call):
+        return E.Call(e.fn, tuple(new), e.typ)
+    if isinstance(e, E.Cast):
+        return E.Cast(e.typ, new[0])
+    if isinstance(e, E.Select):
+        return E.Select(*new)
+    if isinstance(e, E.Condition):
+        return E.Condition(new[0], e.op, new[1])
+    if isinstance(e, E.Logic):
+        return E.Logic(e.op, *new)
+    if isinstance(e, E.Not):
+        return E.Not(new[0])
+    raise TypeError(f"cannot rebuild {type(e).__name__}")
