@@ -80,9 +80,11 @@ def run_app(
     check=False,
     report=print,
     schedule=None,
+    profile=False,
 ) -> dict:
-    """Compile app `name`, run it on photos (the bundled ones by default), save the result.
-    Returns the timings in seconds."""
+    """Compile app `name`, run it on photos (the bundled ones by default), save the result;
+    with `profile`, also report the time of each group and stage. Returns the timings in
+    seconds."""
     app = load_app(name)
     if output:
         check_output_path(output)
@@ -97,8 +99,8 @@ def run_app(
         outputs, name=name, schedule=resolve_schedule(app, schedule), estimates=app.PAPER_SIZE
     )
     compile_seconds = time.perf_counter() - start
-    source = "cache" if pipe.build_info.cache_hit else "compiled"
-    report(f"{name}: built in {compile_seconds:.2f} s ({source})")
+    how = "loaded from the cache" if pipe.build_info.cache_hit else "compiled"
+    report(f"{name}: {how} in {compile_seconds:.2f} s")
     result = pipe(threads=threads, **arrays, **values)
     times = []
     for _ in range(max(runs, 1)):
@@ -110,6 +112,8 @@ def run_app(
         f"{name}: {shape} in {statistics.median(times) * 1e3:.2f} ms "
         f"(median of {len(times)} runs, min {min(times) * 1e3:.2f} ms)"
     )
+    if profile:
+        report(str(pipe.profile(runs=runs, threads=threads, **arrays, **values)))
     if check:
         expected = app.reference(**arrays, **values)
         err = float(np.max(np.abs(result.astype(np.float64) - expected)))

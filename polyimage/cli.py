@@ -101,6 +101,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--runs", type=int, default=3, help="timed runs after one warm-up")
     run.add_argument("--check", action="store_true", help="compare with the NumPy reference")
     run.add_argument(
+        "--profile",
+        action="store_true",
+        help="also time each group and stage (a separate build with timers)",
+    )
+    run.add_argument(
         "--schedule",
         metavar="NAME|FILE",
         help="auto, naive, greedy, "
@@ -186,6 +191,7 @@ def main(argv=None) -> int:
                 args.runs,
                 args.check,
                 schedule=args.schedule,
+                profile=args.profile,
             )
         elif args.command == "bench":
             from polyimage.apps.bench import run_bench

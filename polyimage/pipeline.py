@@ -43,6 +43,7 @@ from .grouping.weights import resolve_weights
 from .jit.build import build
 from .poly.analysis import analyze
 from .poly.bounds import branch_free_stages, check_analysis
+from .profile import Profile, profile_run
 from .schedule.memory import MemoryEstimate, memory_estimate
 from .schedule.plan import Schedule, ScheduleError
 from .schedule.tiling import plan_groups
@@ -99,6 +100,7 @@ class Pipeline:
         dump=None,
     ):
         self.pass_seconds, self._bindings, self._workspaces = {}, {}, []
+        self._profiled = None
         self.options = options or Options.from_env()
         self.weights = self.weights_origin = None
         self._weights_given = weights
@@ -260,13 +262,7 @@ class Pipeline:
         outputs. `out` takes preallocated outputs, `threads` overrides OMP_NUM_THREADS for this
         call (at most MAX_THREADS). Intermediate buffers are kept for the next call (see
         `release`); calls from several threads at once each use their own."""
-        if images:
-            arguments = _bind_positional(self.graph, images, arguments)
-        binding = bind_arguments(self.graph, arguments, self.constraints, self._bindings)
-        outputs = self._outputs(out, binding)
-        nthreads = _check_threads(threads)
-        params = [binding.params[p] for p in self.cmodule.params]
-        inputs = [binding.arrays[n] for n in self.cmodule.inputs]
+        _, outputs, nthreads, params, inputs = self._prepare_call(images, out, threads, arguments)
         pool = self._workspaces
         workspace = pool.pop() if pool else self.kernel.workspace()
         try:
@@ -274,6 +270,29 @@ class Pipeline:
         finally:
             pool.append(workspace)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _prepare_call(self, images, out, threads, arguments) -> tuple:
+        """(binding, output arrays, thread count, parameter values and input arrays in the
+        entry's order) of a call, every argument checked."""
+        if images:
+            arguments = _bind_positional(self.graph, images, arguments)
+        binding = bind_arguments(self.graph, arguments, self.constraints, self._bindings)
+        outputs = self._outputs(out, binding)
+        params = [binding.params[p] for p in self.cmodule.params]
+        inputs = [binding.arrays[n] for n in self.cmodule.inputs]
+        return binding, outputs, _check_threads(threads), params, inputs
+
+    def profile(self, *images, runs=5, threads=None, **arguments) -> Profile:
+        """Time the groups and stages of a call on these arguments (a separate build with
+        timers compiled in, made once; the normal build has none). Print the result."""
+        if self._profiled is None:
+            cmodule = generate_module(
+                self.stage_graph, self.name, self.group_plans, self.branch_free, profile=True
+            )
+            self._profiled = build(cmodule, self.options)
+        if images:
+            arguments = _bind_positional(self.graph, images, arguments)
+        return profile_run(self, self._profiled, runs, threads, arguments)
 
     def _outputs(self, out, binding) -> list:
         names = self.graph.outputs

@@ -61,11 +61,17 @@ class CModule:
     params: tuple
     inputs: tuple
     outputs: tuple
+    profile: tuple = ()
 
 
-def generate_module(graph: StageGraph, name: str, plans, branch_free=frozenset()) -> CModule:
+def generate_module(
+    graph: StageGraph, name: str, plans, branch_free=frozenset(), profile=False
+) -> CModule:
     """C source of `graph` run as the group `plans` (schedule.tiling); stages in `branch_free`
-    evaluate their Cases eagerly (see poly.bounds.branch_free_stages)."""
+    evaluate their Cases eagerly (see poly.bounds.branch_free_stages). With `profile`, the
+    entry takes an array of timers after the thread count (`double *prof`), one per
+    `CModule.profile` entry (kind, group, stages): "stage" and "group" hold wall seconds,
+    "nest" the seconds a tiled group's loop nest took summed over its threads."""
     names = NameRegistry()
     function = "pipeline_" + re.sub(r"\W", "_", name, flags=re.ASCII)
     for p in graph.parameters:
@@ -79,6 +85,9 @@ def generate_module(graph: StageGraph, name: str, plans, branch_free=frozenset()
     printer = CExprPrinter(names, None, helpers)
     inputs = tuple(sorted(img.name for img in graph.images))
     args = [f"void *{PREFIX}ws", f"int {PREFIX}nthreads"]
+    if profile:
+        args.append(f"double *restrict {PREFIX}prof")
+    timers = []
     args += [f"{p.typ.c_name} {names[p]}" for p in graph.parameters]
     by_name = {s.name: s.func for s in graph.stages}
     args += [f"const {by_name[n].typ.c_name} *restrict {names[by_name[n]]}" for n in inputs]
@@ -134,12 +143,16 @@ def generate_module(graph: StageGraph, name: str, plans, branch_free=frozenset()
                 body.append(f"    if (!{buf}) goto {PREFIX}fail;")
         if isinstance(plan, UntiledGroup):
             for stage_name in plan.members:
-                body += untiled.stage(by_name[stage_name])
+                timed = _timed(profile, timers, ("stage", i, (stage_name,)))
+                body += timed[0] + untiled.stage(by_name[stage_name]) + timed[1]
         else:
+            timed = _timed(profile, timers, ("group", i, plan.members))
+            first_nest = len(timers) if profile else None
+            timers += [("nest", i, nest.stages) for nest in plan.nests] if profile else []
             code = TiledEmitter(
-                graph, names, helpers, storage, plan, i, n_scratch, branch_free
+                graph, names, helpers, storage, plan, i, n_scratch, branch_free, first_nest
             ).code()
-            body += code.body
+            body += timed[0] + code.body + timed[1]
             functions += code.functions
     body += [
         f"    {PREFIX}status = 0;",
@@ -160,4 +173,17 @@ def generate_module(graph: StageGraph, name: str, plans, branch_free=frozenset()
         params=tuple(p.name for p in graph.parameters),
         inputs=inputs,
         outputs=graph.outputs,
+        profile=tuple(timers),
+    )
+
+
+def _timed(profile: bool, timers: list, timer: tuple) -> tuple:
+    """(lines before, lines after) that add the wall time between them to a new timer."""
+    if not profile:
+        return [], []
+    timers.append(timer)
+    k = len(timers) - 1
+    return (
+        [f"    {{ const double {PREFIX}t{k} = omp_get_wtime();"],
+        [f"    {PREFIX}prof[{k}] += omp_get_wtime() - {PREFIX}t{k}; }}"],
     )

@@ -41,9 +41,11 @@ class TiledEmitter(LoopEmitter):
         index: int,
         scratch_stride: int,
         branch_free=frozenset(),
+        profile_slot=None,
     ):
         """`scratch_stride`: scratchpad slots per thread in the workspace (the most any group
-        has)."""
+        has); `profile_slot`: with a profile, the index of the first of the nests' timers."""
+        self.profile_slot = profile_slot
         for v in plan.tile_lo + plan.tile_hi + plan.first:
             names.name(v, v.name)
         self.plan, self.index, self.scratch_stride = plan, index, scratch_stride
@@ -349,7 +351,14 @@ class TiledEmitter(LoopEmitter):
             "}",
             "",
         ]
-        self.emit(f"{function}({', '.join(values)});", depth)
+        call = f"{function}({', '.join(values)});"
+        if self.profile_slot is None:
+            self.emit(call, depth)
+            return
+        self.emit(f"{{ const double {PREFIX}t = omp_get_wtime(); {call}", depth)
+        self.emit(f"const double {PREFIX}dt = omp_get_wtime() - {PREFIX}t;", depth + 1)
+        self.emit("#pragma omp atomic", depth + 1)
+        self.emit(f"{PREFIX}prof[{self.profile_slot + n}] += {PREFIX}dt; }}", depth + 1)
 
     def _slide_dim(self, func):
         names = [v.name for v in func.variables]

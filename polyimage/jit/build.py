@@ -69,13 +69,17 @@ class Kernel:
         """Free a workspace's memory now."""
         self.ffi.release(workspace)
 
-    def __call__(self, workspace, nthreads: int, params: list, inputs: list, outputs: list):
-        """Run with `workspace` (None: a temporary one) on checked arrays."""
+    def __call__(
+        self, workspace, nthreads: int, params: list, inputs: list, outputs: list, timers=None
+    ):
+        """Run with `workspace` (None: a temporary one) on checked arrays; a profiled module
+        adds its seconds to `timers` (float64, one per CModule.profile entry)."""
         ffi = self.ffi
         buffers = [ffi.from_buffer(_C_ARRAY[a.dtype], a) for a in inputs]
         buffers += [ffi.from_buffer(_C_ARRAY[a.dtype], a, require_writable=True) for a in outputs]
         workspace = ffi.NULL if workspace is None else workspace
-        status = self.function(workspace, nthreads, *params, *buffers)
+        extra = [] if timers is None else [ffi.from_buffer("double[]", timers)]
+        status = self.function(workspace, nthreads, *extra, *params, *buffers)
         if status == 1:
             raise MemoryError(f"{self.cmodule.function}: could not allocate its buffers")
         if status != 0:
