@@ -157,7 +157,7 @@ def draw_graph(name: str, output: str, report=print, schedule=None) -> None:
     report(f"{name}: wrote {path}")
 
 
-def report_app(name: str, inline: bool = True, schedule=None) -> str:
+def report_app(name: str, inline: bool = True, schedule=None, vectorization=False) -> str:
     """`pipe.report()` of app `name` compiled with its paper-size estimates."""
     app = load_app(name)
     outputs, _ = app.build()
@@ -168,7 +168,7 @@ def report_app(name: str, inline: bool = True, schedule=None) -> str:
         inline=inline,
         schedule=resolve_schedule(app, schedule) if inline else "naive",
     )
-    return pipe.report()
+    return pipe.report(vectorization)
 
 
 TABLE_LIMITS = (2, 4, 8)

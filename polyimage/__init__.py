@@ -8,8 +8,9 @@ errors, version | config, io | dsl (what users write) | algebra (evaluation, aff
 simplification, interval bounds) | graph (the stage DAG, inlining) | poly (isl analysis: domains,
 accesses, bounds checks) | schedule (schedules, group plans, regions, memory) | grouping (cost
 model, DP, baselines) | codegen (C) | jit (build, cache) | arguments, interp (calls, the
-reference interpreter) | pipeline, report, dump, profile (the driver) | cli, apps (the command line
-and the example pipelines, installed as polyimage.apps from the top-level apps/ folder).
+reference interpreter) | pipeline, report, dump, profile, vectorization (the driver) | cli,
+apps (the command line and the example pipelines, installed as polyimage.apps from the
+top-level apps/ folder).
 """
 
 from .dsl import *  # noqa: F401,F403  (the DSL is the public surface)
@@ -57,6 +58,6 @@ LAYERS = (
     ("codegen",),
     ("jit",),
     ("arguments", "interp"),
-    ("pipeline", "report", "dump", "profile"),
+    ("pipeline", "report", "dump", "profile", "vectorization"),
     ("cli", "apps"),
 )

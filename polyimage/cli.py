@@ -147,6 +147,11 @@ def _parser() -> argparse.ArgumentParser:
         "search for several group limits",
     )
     report.add_argument("--no-inline", action="store_true", help="compile without inlining")
+    report.add_argument(
+        "--vec",
+        action="store_true",
+        help="also say which innermost loops the C compiler vectorized, and why not",
+    )
     report.add_argument("--schedule", metavar="NAME|FILE", help="as for run")
 
     graph = commands.add_parser("graph", help="draw an app's stage graph")
@@ -211,7 +216,14 @@ def main(argv=None) -> int:
             if args.all:
                 print(grouping_table(report=lambda text: print(text, flush=True)))
             elif args.app:
-                print(report_app(args.app, inline=not args.no_inline, schedule=args.schedule))
+                print(
+                    report_app(
+                        args.app,
+                        inline=not args.no_inline,
+                        schedule=args.schedule,
+                        vectorization=args.vec,
+                    )
+                )
             else:
                 raise ValueError("report needs an app name, or --all")
         else:

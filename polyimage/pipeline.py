@@ -224,12 +224,13 @@ class Pipeline:
         """The generated C translation unit."""
         return self.cmodule.source
 
-    def report(self) -> str:
+    def report(self, vectorization=False) -> str:
         """Stages after inlining with their domains, the parameter context, what was inlined,
-        warnings and pass times."""
+        warnings and pass times; with `vectorization`, whether the C compiler vectorized each
+        innermost loop and why not (a separate build with its report, a few seconds)."""
         from .report import pipeline_report
 
-        return pipeline_report(self)
+        return pipeline_report(self, vectorization)
 
     def __repr__(self):
         groups = len(self.schedule.groups)

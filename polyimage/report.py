@@ -8,7 +8,7 @@ from .poly.analysis import analyze
 from .schedule.tiling import UntiledGroup
 
 
-def pipeline_report(pipe) -> str:
+def pipeline_report(pipe, vectorization=False) -> str:
     """The stages as compiled with their isl domains, the parameter context, what was inlined,
     the warnings, and the time of each compiler pass."""
     analysis = analyze(pipe.stage_graph, pipe.constraints)
@@ -65,4 +65,10 @@ def pipeline_report(pipe) -> str:
     lines.append(
         "passes: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in pipe.pass_seconds.items())
     )
+    if vectorization:
+        from .vectorization import describe
+        from .vectorization import vectorization as loops
+
+        lines.append("vectorization (innermost loops):")
+        lines.append(describe(loops(pipe)))
     return "\n".join(lines)

@@ -33,6 +33,8 @@ LINK_FLAGS = (
     else ("-fPIC", "-shared")
 )
 _LOAD_LOCK = threading.Lock()
+# the build log's first line: where kernel.c begins in the C file the compiler saw
+KERNEL_AT = "# kernel.c starts at line"
 _C_ARRAY = {t.dtype: f"{t.c_name}[]" for t in ALL_TYPES}
 
 
@@ -144,6 +146,8 @@ def _compile(
     (staging / "kernel.c").write_text(cmodule.source)
     wrapper = staging / f"{module_name}.c"
     make_c_source(ffi, module_name, cmodule.source, str(wrapper))
+    wrapped = wrapper.read_text()
+    first_line = wrapped[: wrapped.index(cmodule.source)].count("\n") + 1
     argv = (
         shlex.split(compiler)
         + list(cflags)
@@ -158,7 +162,9 @@ def _compile(
     except OSError as exc:
         failure, output = exc.__class__.__name__, str(exc)
     log_path = staging / "build.log"
-    log_path.write_text(shlex.join(argv) + "\n" + output)
+    log_path.write_text(
+        f"{KERNEL_AT} {first_line} of {wrapper.name}\n" + shlex.join(argv) + "\n" + output
+    )
     wrapper.unlink()
     if failure:
         kept = Path(tempfile.mkdtemp(prefix="polyimage-failed-"))

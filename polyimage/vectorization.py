@@ -1,0 +1,109 @@
+"""Which innermost loops the C compiler vectorized, per stage: a build with gcc's vectorization
+report (`-fopt-info-vec-optimized`, `-fopt-info-vec-missed`), whose messages are mapped back
+from lines of the generated C to the stage (or fused loop nest) they belong to."""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+import tempfile
+from dataclasses import dataclass
+
+from .jit.build import KERNEL_AT, build
+
+REPORT_FLAGS = ("-fopt-info-vec-optimized", "-fopt-info-vec-missed")
+_MESSAGE = re.compile(r"^[^:\s]+\.c:(\d+):\d+: (optimized|missed): (.*)$")
+_STAGE = re.compile(r"^\s*/\* (?:function|reduction) (\w+) \*/")
+_NEST = re.compile(r"^static PIM_NOINLINE void pim_nest(\d+)_(\d+)\(")
+
+
+@dataclass(frozen=True)
+class LoopVerdict:
+    """One innermost loop: the stages it computes, whether it vectorized, and how (vector
+    width) or why not (the compiler's first reason)."""
+
+    stages: tuple
+    line: int
+    vectorized: bool
+    detail: str
+
+
+def vectorization(pipe) -> tuple:
+    """A LoopVerdict for every innermost (`omp simd`) loop of `pipe`'s C, in source order."""
+    options = dataclasses.replace(pipe.options, cflags=pipe.options.cflags + REPORT_FLAGS)
+    with tempfile.TemporaryDirectory() as root:
+        kernel = build(pipe.cmodule, dataclasses.replace(options, cache_dir=root))
+        log = (kernel.info.path / "build.log").read_text(errors="replace")
+    return tuple(_verdicts(pipe, log))
+
+
+def describe(verdicts) -> str:
+    lines = []
+    for v in verdicts:
+        mark = "vectorized" if v.vectorized else "NOT vectorized"
+        lines.append(f"  {', '.join(v.stages)} (line {v.line}): {mark}: {v.detail}")
+    return "\n".join(lines) or "  (no innermost loops)"
+
+
+def _verdicts(pipe, log):
+    first, messages = _messages(log)
+    source = pipe.cmodule.source.splitlines()
+    labels = _labels(pipe, source)
+    for index, text in enumerate(source):
+        if text.strip() != "#pragma omp simd" and not text.strip().startswith(
+            "#pragma omp parallel for simd"
+        ):
+            continue
+        line = index + 2  # the for loop after the pragma, 1-based
+        end = _loop_end(source, index + 1)
+        found = [m for k in range(line, end + 1) for m in messages.get(k + first - 1, [])]
+        good = [m for kind, m in found if kind == "optimized" and "vectorized" in m]
+        library = [m for _, m in found if "__builtin_memcpy" in m or "__builtin_memset" in m]
+        reasons = [m for kind, m in found if kind == "missed" and "couldn't vectorize" not in m]
+        if good:
+            yield LoopVerdict(labels[line - 1], line, True, good[0])
+        elif library:
+            yield LoopVerdict(labels[line - 1], line, True, "became a memcpy/memset call")
+        else:
+            detail = reasons[0] if reasons else "the compiler said nothing about this loop"
+            yield LoopVerdict(labels[line - 1], line, False, detail)
+
+
+def _loop_end(source, start: int) -> int:
+    """The 1-based line where the loop beginning at 0-based line `start` closes its braces."""
+    depth, opened = 0, False
+    for index in range(start, len(source)):
+        for ch in source[index]:
+            if ch == "{":
+                depth, opened = depth + 1, True
+            elif ch == "}":
+                depth -= 1
+        if opened and depth <= 0:
+            return index + 1
+    return len(source)
+
+
+def _messages(log: str):
+    """(line where kernel.c starts, {line: [(kind, message)]}) from a build log."""
+    lines = log.splitlines()
+    first = int(lines[0].split()[len(KERNEL_AT.split())]) if lines[0].startswith(KERNEL_AT) else 1
+    messages = {}
+    for text in lines[1:]:
+        match = _MESSAGE.match(text.strip())
+        if match:
+            messages.setdefault(int(match[1]), []).append((match[2], match[3]))
+    return first, messages
+
+
+def _labels(pipe, source) -> list:
+    """The stages each line of the C belongs to."""
+    current, labels = ("(setup)",), []
+    for text in source:
+        stage, nest = _STAGE.match(text), _NEST.match(text)
+        if stage:
+            current = (stage[1],)
+        elif nest:
+            group, index = int(nest[1]), int(nest[2])
+            current = pipe.group_plans[group].nests[index].stages
+        labels.append(current)
+    return labels

@@ -1,0 +1,47 @@
+"""pipe.report(vectorization=True): every innermost loop mapped to its stage, with whether gcc
+vectorized it and why not."""
+
+import polyimage
+from polyimage import Float, Function, Image, Int, Interval, Parameter, Select, Variable
+from polyimage.vectorization import _loop_end, _messages, vectorization
+
+
+def _pipeline():
+    N = Parameter(Int, "N")
+    i = Variable(Int, "i")
+    a = Image(Float, "a", [N])
+    table = Image(Int, "table", [256])
+    smooth = Function(([i], [Interval(Int, 1, N - 2)]), Float, "smooth")
+    smooth.defn = [(a(i - 1) + a(i) + a(i + 1)) * 0.5]
+    looked = Function(([i], [Interval(Int, 1, N - 2)]), Float, "looked")
+    # a read guarded by a data-dependent Select stays a branch: not vectorizable as written
+    looked.defn = [Select(smooth(i) > 0.5, a(table(i % 256) % N), 0.0)]
+    return looked
+
+
+def test_every_innermost_loop_gets_a_verdict():
+    pipe = polyimage.compile([_pipeline()], schedule="naive", inline=False)
+    loops = vectorization(pipe)
+    stages = [v.stages for v in loops]
+    assert ("smooth",) in stages and ("looked",) in stages
+    smooth = next(v for v in loops if v.stages == ("smooth",))
+    assert smooth.vectorized and "vectorized using" in smooth.detail
+    assert all(v.detail for v in loops)
+    text = pipe.report(vectorization=True)
+    assert "vectorization (innermost loops):" in text and "smooth (line" in text
+
+
+def test_messages_and_loop_spans():
+    log = (
+        "# kernel.c starts at line 10 of x.c\ngcc ...\n"
+        "x.c:12:5: optimized: loop vectorized using 32 byte vectors\n"
+        "x.c:15:1: missed: not vectorized: control flow in loop.\n"
+    )
+    first, messages = _messages(log)
+    assert first == 10
+    assert messages == {
+        12: [("optimized", "loop vectorized using 32 byte vectors")],
+        15: [("missed", "not vectorized: control flow in loop.")],
+    }
+    source = ["for (;;)", "{", "  a;", "  { b; }", "}", "after"]
+    assert _loop_end(source, 0) == 5
