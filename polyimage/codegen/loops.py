@@ -21,6 +21,9 @@ from .cexpr import CExprPrinter, wide_name
 from .names import PREFIX
 from .split import case_breakpoints
 
+# a stage of fewer points runs on the calling thread: waking the others costs more
+PARALLEL_MIN_POINTS = 16384
+
 
 def gathered_stages(graph: StageGraph) -> frozenset:
     """Stages some consumer reads at a data-dependent index (a table lookup)."""
@@ -239,7 +242,14 @@ class LoopEmitter:
             if parallel and d == 0:
                 collapse = " collapse(2)" if ndim >= 3 else ""
                 simd = " simd" if ndim == 1 else ""
-                pragma = f"#pragma omp parallel for{simd}{collapse} num_threads({PREFIX}nthreads)"
+                points = " * ".join(
+                    f"{PREFIX}extent({PREFIX}lo_{self.names[v]}, {PREFIX}hi_{self.names[v]})"
+                    for v in variables
+                )
+                pragma = (
+                    f"#pragma omp parallel for{simd}{collapse} num_threads({PREFIX}nthreads) "
+                    f"if({points} >= {PARALLEL_MIN_POINTS})"
+                )
             elif (parallel or simd) and d == ndim - 1:
                 pragma = "#pragma omp simd"
             if pragma:
