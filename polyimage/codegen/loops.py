@@ -248,7 +248,7 @@ class LoopEmitter:
                 )
                 pragma = (
                     f"#pragma omp parallel for{simd}{collapse} num_threads({PREFIX}nthreads) "
-                    f"if({points} >= {PARALLEL_MIN_POINTS})"
+                    f"if(parallel: {points} >= {PARALLEL_MIN_POINTS})"
                 )
             elif (parallel or simd) and d == ndim - 1:
                 pragma = "#pragma omp simd"
