@@ -98,7 +98,9 @@ class TiledEmitter(LoopEmitter):
         self._sizing(rank, outer)
         self.emit(f"int {self.v('failed')} = 0;", 2)
         tiles = " * ".join(f"({self.v('ohi')}_{d} - {self.v('olo')}_{d} + 1)" for d in range(rank))
-        self.emit(f"#pragma omp parallel num_threads({PREFIX}nthreads) if(parallel: {tiles} > 1)", 2)
+        self.emit(
+            f"#pragma omp parallel num_threads({PREFIX}nthreads) if(parallel: {tiles} > 1)", 2
+        )
         self.emit("{", 2)
         checks = []
         if self.scratch:
