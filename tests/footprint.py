@@ -1,6 +1,6 @@
 """Test oracle: exact footprints of a tile of a group (the regions the compiler infers by interval
-arithmetic must contain them): backward slicing through access maps ("Modeling the Interplay between Loop Tiling and Fusion in Optimizing Compilers Using
-Affine Relations").
+arithmetic must contain them): backward slicing through access maps ("Modeling the Interplay
+between Loop Tiling and Fusion in Optimizing Compilers Using Affine Relations").
 
 Given a group of stages, its live-outs and tile sizes, a tile `T[o]` of the live-outs' iteration
 space covers `lb + t*o <= x < lb + t*(o+1)`. Composing access maps backwards (consumers before

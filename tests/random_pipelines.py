@@ -33,9 +33,29 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from polyimage import (Abs, Case, Cast, Clamp, Float, Floor, Function, Image, Int, Interval, Max,
-                       Min, Op, Parameter, Reduce, Reduction, Select, Short, Sqrt, UChar,
-                       Variable)
+from polyimage import (
+    Abs,
+    Case,
+    Cast,
+    Clamp,
+    Float,
+    Floor,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Max,
+    Min,
+    Op,
+    Parameter,
+    Reduce,
+    Reduction,
+    Select,
+    Short,
+    Sqrt,
+    UChar,
+    Variable,
+)
 from polyimage.dsl import expr as E
 from polyimage.dsl.printer import format_expr
 from polyimage.graph import build_graph

@@ -2,13 +2,24 @@
 import islpy as isl
 import numpy as np
 import pytest
+from helpers import isl_points
 
-from polyimage import Cast, Clamp, Float, Function, Image, Int, Interval, Max, Min, Parameter
-from polyimage import Variable
-from polyimage.graph import build_graph
+from polyimage import (
+    Cast,
+    Clamp,
+    Float,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Max,
+    Min,
+    Parameter,
+    Variable,
+)
 from polyimage.algebra.evaluate import Evaluator
+from polyimage.graph import build_graph
 from polyimage.poly.analysis import analyze
-from test_footprint import isl_points
 
 R = Parameter(Int, "R")
 x, y = Variable(Int, "x"), Variable(Int, "y")

@@ -2,11 +2,11 @@
 and keeps edges."""
 import numpy as np
 import pytest
+from oracle import run_both
 
 import polyimage
 from polyimage.apps import bilateral_grid
 from polyimage.apps.inputs import bundled
-from oracle import run_both
 from polyimage.io import load_image
 
 

@@ -1,11 +1,11 @@
 """The camera pipeline app: compiled == interpreter == NumPy reference; the output is the photo."""
 import numpy as np
 import pytest
+from oracle import run_both
 
 import polyimage
 from polyimage.apps import camera_pipe
 from polyimage.apps.inputs import bundled
-from oracle import run_both
 from polyimage.io import load_image
 
 OTHER_PARAMS = {"color_temp": 5200.0, "gamma": 2.4, "contrast": 30.0, "black_level": 32,

@@ -1,11 +1,11 @@
 """The Harris corner app: compiled == interpreter == NumPy reference; corners respond."""
 import numpy as np
 import pytest
+from oracle import run_both
 
 import polyimage
 from polyimage.apps import harris
 from polyimage.apps.inputs import bundled
-from oracle import run_both
 from polyimage.io import load_image
 
 

@@ -2,11 +2,11 @@
 the photo are filled smoothly while the opaque pixels stay as they are."""
 import numpy as np
 import pytest
+from oracle import run_both
 
 import polyimage
 from polyimage.apps import interpolate
 from polyimage.apps.inputs import bundled, fit, to_float
-from oracle import run_both
 from polyimage.io import load_image
 
 

@@ -2,11 +2,11 @@
 is detail enhancement."""
 import numpy as np
 import pytest
+from oracle import run_both
 
 import polyimage
 from polyimage.apps import local_laplacian as app
 from polyimage.apps.inputs import bundled
-from oracle import run_both
 from polyimage.graph import build_graph
 from polyimage.io import load_image
 

@@ -2,11 +2,11 @@
 like a blend (each photo kept away from the seam, the seam smoothed)."""
 import numpy as np
 import pytest
+from oracle import run_both
 
 import polyimage
 from polyimage.apps import pyramid_blend
 from polyimage.apps.inputs import bundled
-from oracle import run_both
 from polyimage.io import load_image
 
 # beyond this many columns from the mask's ramp, no pyramid level mixes the photos

@@ -1,12 +1,12 @@
 """schedule="auto": valid, deterministic, tiled where it pays, and equal to the references."""
 import numpy as np
 import pytest
+from helpers import MACHINE
+from oracle import assert_same
 
 import polyimage
 from polyimage.apps import load_app
 from polyimage.apps.inputs import bundled
-from oracle import assert_same
-from polyimage.grouping import Machine
 from polyimage.grouping.auto import auto_schedule
 from polyimage.grouping.cost import CostModel
 from polyimage.io import load_image
@@ -14,7 +14,6 @@ from polyimage.pipeline import resolve_estimates
 from polyimage.schedule.tiling import TiledGroup
 
 FAST_APPS = ("unsharp_mask", "harris", "bilateral_grid", "interpolate")
-MACHINE = Machine(l1_bytes=48 * 1024, l2_bytes=1024 * 1024, cores=2)
 
 
 @pytest.mark.parametrize("name", FAST_APPS)

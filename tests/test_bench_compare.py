@@ -19,8 +19,9 @@ def test_every_app_has_a_halide_version(name):
     assert halide_version(name) is not None
 
 
-@pytest.mark.parametrize("threads", [1, 2, 3])
+@pytest.mark.parametrize("threads", [None, 1, 2, 3])
 def test_copy_floor_copies_every_output_byte(threads):
+    """On the default thread count (None: the CPUs this process may use) or a given one."""
     inputs = {"a": np.arange(1000, dtype=np.uint8)}
     outputs = [np.zeros(2500, np.uint8)]
     run = copy_floor(inputs, outputs, threads)
@@ -30,8 +31,11 @@ def test_copy_floor_copies_every_output_byte(threads):
 
 
 def test_measure_counts_page_faults_of_fresh_memory():
-    fresh = measure(lambda: np.ones(1 << 22, np.uint8), 3)
-    reused_buffer = np.empty(1 << 22, np.uint8)
+    """64 MiB is above glibc's largest mmap threshold (32 MiB), so every call maps fresh pages
+    even after earlier tests freed large blocks (4 MiB then came from already faulted heap)."""
+    size = 1 << 26
+    fresh = measure(lambda: np.ones(size, np.uint8), 3)
+    reused_buffer = np.empty(size, np.uint8)
     reused = measure(lambda: reused_buffer.fill(1), 3)
     assert fresh["faults"] > reused["faults"]
 

@@ -2,11 +2,9 @@
 import json
 import shutil
 
-import pytest
-
 import polyimage
 from polyimage.apps import unsharp_mask
-from polyimage.apps.bench import copy_floor, format_table, measure, run_bench
+from polyimage.apps.bench import format_table, measure, run_bench
 from polyimage.cli import main
 
 
@@ -43,12 +41,6 @@ def test_measure_counts_runs():
     timing = measure(lambda: calls.append(1), runs=4)
     assert len(calls) == 5, "one warm-up and four timed runs"
     assert len(timing["runs"]) == 4
-
-
-def test_copy_floor_copies_output_bytes():
-    import numpy as np
-    run = copy_floor({"a": np.ones(10, np.uint8)}, [np.empty(25, np.uint8)])
-    run()  # writes 25 bytes from a 10-byte source without error
 
 
 def test_graph_dot(tmp_path):

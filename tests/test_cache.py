@@ -14,12 +14,11 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import ROOT, child_env
 
 import polyimage
 from polyimage.config import DEFAULT_CFLAGS, Options
 from polyimage.jit import cache
-
-ROOT = Path(__file__).resolve().parent.parent
 
 # The same text defines the pipeline here (through exec) and in child processes, so both
 # generate the same C.
@@ -71,17 +70,9 @@ def _leftovers(root: Path) -> list:
                   if not (p.is_dir() and len(p.name) == 2 and set(p.iterdir()) <= entries))
 
 
-def _child_env(cache_dir: Path) -> dict:
-    env = dict(os.environ)
-    env.pop("POLYIMAGE_NO_CACHE", None)
-    env["POLYIMAGE_CACHE_DIR"] = str(cache_dir)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
-    return env
-
-
 def _start_child(cache_dir: Path, scale=3.0) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "-c", CHILD_SRC.format(scale=scale)],
-                            env=_child_env(cache_dir), cwd=str(ROOT), stdout=subprocess.PIPE,
+                            env=child_env(cache_dir), cwd=str(ROOT), stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
 
 

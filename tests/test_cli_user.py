@@ -1,20 +1,20 @@
-"""The command line as a new user meets it: --version, the app list in `run --help`, and one-line
-errors (exit status 2) for bad outputs and inputs, raised before anything is compiled."""
+"""The command line and the README as a new user meets them: --version, the app list in
+`run --help`, one-line errors (exit status 2) raised before anything is compiled, and the README's
+example."""
 import json
+import re
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import ROOT
 
 import polyimage
 from polyimage.apps import APP_NAMES, bench, load_app
 from polyimage.apps.inputs import bundled, to_float
 from polyimage.cli import main
 from polyimage.version import __version__
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 class CompileReached(polyimage.PolyimageError):
@@ -56,11 +56,17 @@ def test_run_help_lists_every_app_with_its_description(capsys):
 
 def test_help_of_other_commands_imports_no_app():
     code = ("import sys; from polyimage.cli import main; main(['bench', '--help']); "
-            "main(['--version']); print(sorted(m for m in sys.modules if m.startswith('polyimage.apps')))")
+            "main(['--version']); "
+            "print(sorted(m for m in sys.modules if m.startswith('polyimage.apps')))")
     done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_cli_rejects_unknown_app(capsys):
+    assert main(["run", "no_such_app"]) == 2
+    assert "unknown app 'no_such_app'" in capsys.readouterr().err
 
 
 def test_missing_app_is_a_usage_error(capsys):
@@ -172,3 +178,11 @@ def test_a_programming_error_is_not_hidden(monkeypatch):
 def test_debug_shows_the_traceback_of_user_errors(tmp_path):
     with pytest.raises(polyimage.PolyimageError, match="takes 1 input photo"):
         main(["--debug", "run", "unsharp_mask", str(tmp_path / "a.png"), str(tmp_path / "b.png")])
+
+
+def test_readme_example_runs():
+    text = (ROOT / "README.md").read_text()
+    block = re.search(r"```python\n(.*?)```", text, re.S).group(1)
+    namespace = {}
+    exec(compile(block, "README.md", "exec"), namespace)
+    assert namespace["out"].shape == (512, 512)

@@ -7,12 +7,11 @@ import threading
 from pathlib import Path
 
 import numpy as np
+from helpers import child_env
 
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.config import Options
-
-ROOT = Path(__file__).resolve().parent.parent
 
 CHILD_SRC = """
 import os, sys, threading
@@ -55,9 +54,7 @@ sys.exit(1 if errors else 0)
 
 
 def _run_child(tmp_path, threads=4, distinct=4, schedule="naive"):
-    env = dict(os.environ, POLYIMAGE_CACHE_DIR=str(tmp_path / "cache"))
-    env.pop("POLYIMAGE_NO_CACHE", None)
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    env = child_env(tmp_path / "cache")
     source = CHILD_SRC.format(threads=threads, distinct=distinct, schedule=schedule)
     return subprocess.run([sys.executable, "-c", source], env=env, cwd=str(tmp_path),
                           capture_output=True, text=True, timeout=300)

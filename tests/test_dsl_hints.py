@@ -4,24 +4,39 @@ import math
 
 import numpy as np
 import pytest
+from helpers import signature
+from oracle import run_both
 
 import polyimage
-from oracle import run_both
-from polyimage import (Abs, Clamp, Condition, Cos, Double, Exp, Float, Floor, Function, Image,
-                       Int, Interval, Log, Long, Max, Min, Parameter, Pow, Sin, Sqrt, Variable)
+from polyimage import (
+    Abs,
+    Clamp,
+    Condition,
+    Cos,
+    Double,
+    Exp,
+    Float,
+    Floor,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Log,
+    Long,
+    Max,
+    Min,
+    Parameter,
+    Pow,
+    Sin,
+    Sqrt,
+    Variable,
+)
 from polyimage.dsl import expr as E
 
 N = Parameter(Int, "N")
 x = Variable(Int, "x")
 img = Image(Float, "img", [N])
 e = img(x)
-
-
-def signature(tree):
-    """The nodes of `tree` (kind, type, constant, operator, function, stage) in order."""
-    return [(type(n).__name__, n.typ, getattr(n, "value", None), getattr(n, "op", None),
-             getattr(n, "fn", None), getattr(getattr(n, "func", None), "name", None))
-            for n in E.walk(tree)]
 
 
 # -- Python builtins -------------------------------------------------------------------------

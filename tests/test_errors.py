@@ -10,9 +10,26 @@ import numpy as np
 import pytest
 
 import polyimage
-from polyimage import (BoundsError, Case, Cast, Condition, Float, Function, Image, Int,
-                       Interval, Op, Parameter, PipelineError, Reduce, Reduction, Select, Short,
-                       UChar, Variable)
+from polyimage import (
+    BoundsError,
+    Case,
+    Cast,
+    Condition,
+    Float,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Op,
+    Parameter,
+    PipelineError,
+    Reduce,
+    Reduction,
+    Select,
+    Short,
+    UChar,
+    Variable,
+)
 
 # -- the call-time pipeline: a weighted 3x3 blur over [1, R] x [1, C] --------------------------
 
@@ -440,7 +457,8 @@ def test_non_affine_interval_bounds():
 def test_unknown_schedule():
     f = Function(([i], [row]), Float, "f")
     f.defn = [Cast(Float, i)]
-    with pytest.raises(ValueError, match=r"unknown schedule .fastest.; give a Schedule, its text, or one of: naive"):
+    with pytest.raises(ValueError, match=r"unknown schedule .fastest.; give a Schedule, its "
+                                         r"text, or one of: naive"):
         polyimage.compile(f, schedule="fastest")
 
 

@@ -1,6 +1,5 @@
 """The DP grouping: exhaustive over valid groupings (checked by brute force on small DAGs),
 valid on random DAGs, deterministic, and the incremental variant."""
-import itertools
 import math
 import random
 

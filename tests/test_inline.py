@@ -1,13 +1,23 @@
 """Expression inlining: which stages go, and results that do not change (bit-exact)."""
 import numpy as np
 import pytest
+from oracle import assert_same
 
 import polyimage
+from polyimage import (
+    Case,
+    Float,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Parameter,
+    Select,
+    UChar,
+    Variable,
+)
 from polyimage.apps import camera_pipe, harris, unsharp_mask
 from polyimage.apps.inputs import bundled
-from oracle import assert_same
-from polyimage import (Case, Float, Function, Image, Int, Interval, Parameter, Select, UChar,
-                       Variable)
 from polyimage.dsl.expr import Cast
 from polyimage.io import load_image
 

@@ -1,16 +1,15 @@
-"""Tests for polyimage.io: PNG/JPEG round trips, the 16-bit PNG codec, bundled images, errors."""
+"""polyimage.io: PNG/JPEG round trips, the 16-bit PNG codec, bundled images, errors."""
 import re
 import struct
 import zlib
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import IMAGES
 from PIL import Image
 
 from polyimage.io import load_image, save_format, save_image
 
-IMAGES = Path(__file__).resolve().parent.parent / "images"
 SHAPES = {"gray": (37, 23), "rgb": (37, 23, 3), "rgba": (37, 23, 4)}
 
 

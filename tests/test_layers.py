@@ -45,20 +45,28 @@ def _graph() -> dict:
     return {_module_name(p): _imports(p) for p in sorted(PACKAGE.rglob("*.py"))}
 
 
-def _layer(module: str) -> int:
+def _layer_or_none(module: str):
+    """The index in polyimage.LAYERS of the layer `module` belongs to, None if none."""
     parts = module.split(".")
     for depth in (2, 1):
         name = ".".join(parts[1:1 + depth])
         for k, layer in enumerate(polyimage.LAYERS):
             if name in layer:
                 return k
-    raise AssertionError(f"{module} is in no layer of polyimage.LAYERS")
+    return None
+
+
+def _layer(module: str) -> int:
+    layer = _layer_or_none(module)
+    assert layer is not None, f"{module} is in no layer of polyimage.LAYERS"
+    return layer
 
 
 def test_every_module_is_in_a_layer():
-    for module in _graph():
-        if module not in ("polyimage", "polyimage.__main__"):
-            _layer(module)
+    unplaced = [module for module in _graph()
+                if module not in ("polyimage", "polyimage.__main__")
+                and _layer_or_none(module) is None]
+    assert unplaced == [], f"in no layer of polyimage.LAYERS: {unplaced}"
 
 
 def test_imports_go_down_the_layers():

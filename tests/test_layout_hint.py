@@ -1,5 +1,5 @@
-"""Proposed tests for the layout/mode/dtype hints of polyimage/arguments.py (helper B): a photo
-loaded the wrong way gets a hint at the load_image argument that fixes it."""
+"""Layout, mode and dtype hints of call errors (polyimage/arguments.py): a photo loaded the wrong
+way gets a hint at the load_image argument that fixes it."""
 import numpy as np
 import pytest
 

@@ -2,14 +2,34 @@
 helpers, library functions, keywords, macros) used as the name of a stage, a variable and a
 parameter still compiles and gives the interpreter's result; names the call itself uses are
 rejected at compile time."""
+import math
 import re
 
 import numpy as np
 import pytest
+from oracle import run_both
 
 import polyimage
-from polyimage import (Case, Float, Function, Image, Int, Interval, Min, Op, Parameter, Reduce,
-                       Reduction, Select, Sqrt, UChar, Variable)
+from polyimage import (
+    Abs,
+    Case,
+    Double,
+    Float,
+    Floor,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Min,
+    Op,
+    Parameter,
+    Reduce,
+    Reduction,
+    Select,
+    Sqrt,
+    UChar,
+    Variable,
+)
 from polyimage.codegen.names import NameRegistry
 from polyimage.graph.dag import CALL_KEYWORDS
 
@@ -122,6 +142,20 @@ def test_parameter_named_p_is_not_shadowed():
         got = polyimage.compile([g], schedule=schedule, inline=False)(a=data, p=5.0)
         np.testing.assert_array_equal(got, polyimage.interpret([g], a=data, p=5.0))
         assert got[0] == 0.0 and got[5] == 20.0
+
+
+@pytest.mark.parametrize("name", ["fabs", "sqrt", "free", "int64_t", "INFINITY", "out_lb0"])
+def test_stage_names_that_the_generated_c_also_uses(name):
+    """Any identifier is a valid stage name; the C names must not collide with libm functions,
+    stdint types, macros or the buffer bounds (<stage>_lb<d>) the generated code uses."""
+    N, x = Parameter(Int, "N"), Variable(Int, "x")
+    img = Image(Double, "img", [N])
+    mid = Function(([x], [Interval(Int, 0, N - 1)]), Double, name)
+    mid.defn = [Abs(img(x))]
+    out = Function(([x], [Interval(Int, 0, N - 1)]), Double, "out")
+    out.defn = [Select(mid(x) > 1, Sqrt(mid(x)) + Floor(mid(x)), mid(x) * math.inf)]
+    a = np.array([-4.0, 0.5, 2.25])
+    run_both(out, reference=np.array([6.0, math.inf, 3.5]), img=a)
 
 
 @pytest.mark.parametrize("keyword", CALL_KEYWORDS)

@@ -8,8 +8,7 @@ import sysconfig
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parent.parent
+from helpers import ROOT
 
 
 def _configured_packages() -> list:

@@ -7,21 +7,36 @@ ghost zones appended to defn one by one); each is compiled and compared with the
 """
 import numpy as np
 import pytest
+from helpers import signature
+from oracle import run_both
 
 import polyimage
-from oracle import run_both
-from polyimage import (Case, Cast, Clamp, Condition, Double, Expf, Float, Function, Image, Int,
-                       Interval, Logf, Op, Parameter, PipelineError, Pow, Powf, Reduce, Reduction,
-                       Sqrtf, Stencil, UChar, Variable)
+from polyimage import (
+    Case,
+    Cast,
+    Clamp,
+    Condition,
+    Double,
+    Expf,
+    Float,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Logf,
+    Op,
+    Parameter,
+    PipelineError,
+    Pow,
+    Powf,
+    Reduce,
+    Reduction,
+    Sqrtf,
+    Stencil,
+    UChar,
+    Variable,
+)
 from polyimage.dsl import expr as E
-
-
-def signature(e):
-    """The nodes of `e` (kind, type, constant, operator, referenced stage) in order."""
-    return [(type(n).__name__, n.typ, getattr(n, "value", None), getattr(n, "op", None),
-             getattr(n, "fn", None), getattr(getattr(n, "func", None), "name", None),
-             getattr(n, "name", None)) for n in E.walk(e)]
-
 
 # -- the corpus --------------------------------------------------------------------------------
 

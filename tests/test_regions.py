@@ -4,11 +4,11 @@ import itertools
 
 import numpy as np
 import pytest
+from helpers import brute_force, channel_stencil, guarded_blur_chain, sampling_pyramid
 
 from polyimage.apps import harris
 from polyimage.graph import build_graph
 from polyimage.schedule.regions import infer_regions, tile_variables
-from test_footprint import blur_chain, brute_force, channel_stencil, pyramid
 
 
 def check_regions(outputs, params, tile_sizes, exact_boxes=True):
@@ -40,7 +40,7 @@ def check_regions(outputs, params, tile_sizes, exact_boxes=True):
 
 @pytest.mark.parametrize("tile_sizes", [(3, 4), (5, 17)])
 def test_blur_chain(tile_sizes):
-    check_regions(blur_chain(), {"R": 11, "C": 13}, tile_sizes)
+    check_regions(guarded_blur_chain(), {"R": 11, "C": 13}, tile_sizes)
 
 
 def test_harris():
@@ -50,7 +50,7 @@ def test_harris():
 
 @pytest.mark.parametrize("tile", [1, 3, 8])
 def test_down_and_up_sampling(tile):
-    check_regions(pyramid(), {"R": 37}, (tile,))
+    check_regions(sampling_pyramid(), {"R": 37}, (tile,))
 
 
 def test_channel_stencil_modulo_is_widened():
@@ -61,7 +61,7 @@ def test_channel_stencil_modulo_is_widened():
 
 def test_regions_print_as_c_free_of_tile_loops():
     from polyimage.codegen.cexpr import CExprPrinter
-    graph = build_graph(pyramid())
+    graph = build_graph(sampling_pyramid())
     tile_vars = tile_variables(1)
     regions = infer_regions(graph, ["down", "down2", "up"], ["up"], (8,), tile_vars)
     names = {tile_vars[0]: "o0"}

@@ -4,8 +4,28 @@ import numpy as np
 import pytest
 
 import polyimage
-from polyimage import (Cast, Cos, Double, Exp, Float, Function, Image, Int, Interval, Log, Max,
-                       Min, Op, Parameter, Pow, Reduce, Reduction, Sin, UShort, Variable)
+from polyimage import (
+    Cast,
+    Cos,
+    Double,
+    Exp,
+    Float,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Log,
+    Max,
+    Min,
+    Op,
+    Parameter,
+    Pow,
+    Reduce,
+    Reduction,
+    Sin,
+    UShort,
+    Variable,
+)
 from polyimage.pipeline import MAX_THREADS
 
 SCHEDULES = ("naive", "auto")

@@ -2,20 +2,29 @@
 import hashlib
 import subprocess
 import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import ROOT
+from oracle import assert_same
 
 import polyimage
+from polyimage import (
+    Float,
+    Function,
+    GroupSchedule,
+    Image,
+    Int,
+    Interval,
+    Parameter,
+    Schedule,
+    ScheduleError,
+    Variable,
+)
 from polyimage.apps import harris
-from oracle import assert_same
-from polyimage import (Float, Function, GroupSchedule, Image, Int, Interval, Parameter,
-                       Schedule, ScheduleError, Variable)
 from polyimage.schedule.memory import buffer_lifetimes, buffer_slots
 from polyimage.schedule.tiling import TiledGroup, UntiledGroup
 
-ROOT = Path(__file__).resolve().parent.parent
 N = Parameter(Int, "N")
 i = Variable(Int, "i")
 signal = Image(Float, "signal", [N])

@@ -15,13 +15,12 @@ import random
 
 import numpy as np
 import pytest
+from oracle import assert_same
+from random_pipelines import TILE_SIZES, random_pipeline, random_schedule
 
 import polyimage
 from polyimage.graph import build_graph
 from polyimage.schedule.plan import tile_rank
-
-from oracle import assert_same
-from random_pipelines import TILE_SIZES, random_pipeline, random_schedule
 
 pytestmark = pytest.mark.filterwarnings("ignore::polyimage.UncoveredReadWarning")
 

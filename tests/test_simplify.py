@@ -4,10 +4,10 @@ import random
 import numpy as np
 import pytest
 
-from polyimage.dsl import expr as E
-from polyimage.dsl.printer import format_expr
 from polyimage.algebra.evaluate import Evaluator
 from polyimage.algebra.simplify import simplify
+from polyimage.dsl import expr as E
+from polyimage.dsl.printer import format_expr
 
 A, B = E.Variable(E.Long, "a"), E.Variable(E.Long, "b")
 N = E.Parameter(E.Long, "N")

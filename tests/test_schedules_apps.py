@@ -1,13 +1,12 @@
 """Every app under hand-written schedules (all fused, two levels, chunks of a few stages, odd
 tile sizes) gives the naive schedule's result, which the app tests check against NumPy."""
-import numpy as np
 import pytest
+from oracle import assert_same
 
 import polyimage
+from polyimage import GroupSchedule, Schedule
 from polyimage.apps import APP_NAMES, load_app
 from polyimage.apps.inputs import bundled
-from oracle import assert_same
-from polyimage import GroupSchedule, Schedule
 from polyimage.io import load_image
 from polyimage.schedule.plan import tile_rank
 from polyimage.schedule.tiling import TiledGroup

@@ -1,0 +1,218 @@
+"""Helpers shared by several test files: paths, child-process environments, random data and
+NumPy references for the semantics tests, small pipelines and brute-force footprints."""
+import itertools
+import math
+import os
+from pathlib import Path
+
+import islpy as isl
+import numpy as np
+
+from polyimage import (
+    Case,
+    Char,
+    Double,
+    Float,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Long,
+    Parameter,
+    Short,
+    UChar,
+    UInt,
+    ULong,
+    UShort,
+    Variable,
+)
+from polyimage.algebra.evaluate import Evaluator, subset
+from polyimage.dsl import expr as E
+from polyimage.grouping import Machine
+from polyimage.interp.interpreter import _case_masks
+
+ROOT = Path(__file__).resolve().parent.parent
+IMAGES = ROOT / "images"
+
+# a fixed machine for cost-model tests, so that they do not depend on the host's caches
+MACHINE = Machine(l1_bytes=48 * 1024, l2_bytes=1024 * 1024, cores=2)
+
+
+def child_env(cache_dir, **extra) -> dict:
+    """The environment of a child Python process: this checkout importable, its own cache
+    directory, caching on, and `extra` variables set."""
+    env = dict(os.environ, **extra)
+    env.pop("POLYIMAGE_NO_CACHE", None)
+    env["POLYIMAGE_CACHE_DIR"] = str(cache_dir)
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), env.get("PYTHONPATH")]))
+    return env
+
+
+def signature(tree):
+    """The nodes of `tree` (kind, type, constant, operator, function, stage, name) in order."""
+    return [(type(n).__name__, n.typ, getattr(n, "value", None), getattr(n, "op", None),
+             getattr(n, "fn", None), getattr(getattr(n, "func", None), "name", None),
+             getattr(n, "name", None)) for n in E.walk(tree)]
+
+
+# -- the semantics tests: types, data and hand-written references -----------------------------
+
+# The semantics tests compare compiled C, the interpreter and a NumPy reference written by hand
+# (oracle.run_both). Sizes are odd on purpose (13x17, 67x93, one row, one column). Pipelines whose
+# C text is the same are built once and loaded from the cache afterwards, so data is parametrized
+# per type, not per value.
+INT_TYPES = [Char, UChar, Short, UShort, Int, UInt, Long, ULong]
+FLOAT_TYPES = [Float, Double]
+SHAPES = [(13, 17), (67, 93), (1, 17), (13, 1), (1, 1)]
+SHAPE_IDS = ["x".join(map(str, s)) for s in SHAPES]
+
+IGNORE = dict(all="ignore")  # np.errstate: overflow, NaN and division by zero are meant
+
+
+def grid():
+    """Parameters R, C and variables x, y of a 2-D stage over [0, R-1] x [0, C-1]."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y = Variable(Int, "x"), Variable(Int, "y")
+    return R, C, x, y
+
+
+def box(R, C):
+    """The intervals [0, R-1] x [0, C-1]."""
+    return [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]
+
+
+def shifted(a, dx, dy):
+    """a[clip(i + dx), clip(j + dy)]: a shifted read clamped to the array (edge padding)."""
+    i = np.clip(np.arange(a.shape[0]) + dx, 0, a.shape[0] - 1)
+    j = np.clip(np.arange(a.shape[1]) + dy, 0, a.shape[1] - 1)
+    return a[i][:, j]
+
+
+def random_values(rng, shape, typ, lo=None, hi=None):
+    """Uniform values of `typ` in [lo, hi] (default: [-1, 1] for floats, the whole range for
+    integers)."""
+    dt = typ.dtype
+    if dt.kind == "f":
+        lo = -1.0 if lo is None else lo
+        hi = 1.0 if hi is None else hi
+        return rng.uniform(lo, hi, size=shape).astype(dt)
+    info = np.iinfo(dt)
+    lo = info.min if lo is None else lo
+    hi = info.max if hi is None else hi
+    return rng.integers(lo, hi, size=shape, dtype=dt, endpoint=True)
+
+
+def wrap(value: int, dtype) -> int:
+    """Python integer reduced modulo 2**bits into the range of an integer dtype."""
+    info = np.iinfo(dtype)
+    span = 1 << info.bits
+    value = (value - info.min) % span + info.min
+    return value
+
+
+def interesting_ints(dtype):
+    """Small values, the extremes and their neighbours, that `dtype` holds."""
+    info = np.iinfo(dtype)
+    lo, hi = int(info.min), int(info.max)
+    values = [0, 1, 2, 3, 7, 100, hi - 1, hi]
+    if lo < 0:
+        values += [lo, lo + 1, -1, -2, -3, -7, -100]
+    return sorted({v for v in values if lo <= v <= hi})
+
+
+def saturate(values, dtype):
+    """Hand-written reference: truncate toward zero with exact Python integers, saturate,
+    NaN -> 0."""
+    info = np.iinfo(dtype)
+    out = []
+    for v in values:
+        v = float(v)
+        if math.isnan(v):
+            out.append(0)
+        elif math.isinf(v):
+            out.append(int(info.max) if v > 0 else int(info.min))
+        else:
+            out.append(min(max(math.trunc(v), int(info.min)), int(info.max)))
+    return np.array(out, dtype)
+
+
+# -- small pipelines and brute-force footprints (footprints and regions) ----------------------
+
+def guarded_blur_chain():
+    """Two 2-D blurs with reads 2 apart and an output whose first Case covers x < 6 only."""
+    R, C, x, y = grid()
+    img = Image(Float, "img", [R + 4, C + 4])
+    bx = Function(([x, y], [Interval(Int, 2, R + 1), Interval(Int, 0, C + 3)]), Float, "bx")
+    bx.defn = [img(x - 2, y) + img(x, y) + img(x + 2, y)]
+    by = Function(([x, y], [Interval(Int, 2, R + 1), Interval(Int, 2, C + 1)]), Float, "by")
+    by.defn = [bx(x, y - 2) + bx(x, y + 1) + bx(x, y + 2)]
+    out = Function(([x, y], [Interval(Int, 2, R + 1), Interval(Int, 2, C + 1)]), Float, "out")
+    out.defn = [Case(x < 6, by(x, y) * 2), by(x, y) - bx(x, y)]
+    return [out]
+
+
+def sampling_pyramid(misaligned=False):
+    """1-D: down-sample twice, then up-sample; `misaligned` also reads `down` at (x+1)/2."""
+    R, x = Parameter(Int, "R"), Variable(Int, "x")
+    img = Image(Float, "img", [R])
+    down = Function(([x], [Interval(Int, 0, (R - 2) / 2)]), Float, "down")
+    down.defn = [img(2 * x) + img(2 * x + 1)]
+    down2 = Function(([x], [Interval(Int, 0, (R - 4) / 4)]), Float, "down2")
+    down2.defn = [down(2 * x) + down(2 * x + 1)]
+    up = Function(([x], [Interval(Int, 0, 2 * ((R - 4) / 4) + 1)]), Float, "up")
+    up.defn = [down2(x / 2) + (down((x + 1) / 2) if misaligned else down(x))]
+    return [up]
+
+
+def channel_stencil():
+    """A 3-channel stencil reading the next channel through (c + 1) % 3."""
+    R, C, x, y = grid()
+    c = Variable(Int, "c")
+    img = Image(Float, "img", [3, R, C + 2])
+    f = Function(([c, x, y], [Interval(Int, 0, 2), Interval(Int, 0, R - 1),
+                              Interval(Int, 1, C)]), Float, "f")
+    f.defn = [img(c, x, y - 1) + img((c + 1) % 3, x, y + 1)]
+    g = Function(([c, x, y], [Interval(Int, 0, 2), Interval(Int, 1, R - 2),
+                              Interval(Int, 1, C)]), Float, "g")
+    g.defn = [f(c, x - 1, y) + f(c, x + 1, y)]
+    return [g]
+
+
+def brute_force(graph, group, liveouts, tile_sizes, params, tile):
+    """{stage: set of points} one tile needs, by evaluating every index of every reference."""
+    evaluate = Evaluator({}, {}, params)
+    needed = {name: set() for name in [s.name for s in graph.stages]}
+    for name in liveouts:
+        func = graph.stage(name).func
+        ranges = []
+        for t, o, iv in zip(tile_sizes, tile, func.intervals):
+            lb = evaluate(iv.lb, {}, 1).item()
+            ub = evaluate(iv.ub, {}, 1).item()
+            ranges.append(range(max(lb, lb + t * o), min(ub, lb + t * o + t - 1) + 1))
+        needed[name] |= set(itertools.product(*ranges))
+    order = [s.name for s in graph.stages if s.name in group]
+    for name in reversed(order):
+        func = graph.stage(name).func
+        if not needed[name]:
+            continue
+        pts = np.array(sorted(needed[name]))
+        points = {v: pts[:, d].astype(np.int32) for d, v in enumerate(func.variables)}
+        for case, chosen in _case_masks(func.defn, evaluate, points):
+            sub = subset(points, chosen)
+            for ref in E.references(case.value):
+                idx = [np.broadcast_to(evaluate(a, sub, len(chosen)), (len(chosen),))
+                       for a in ref.args]
+                needed[ref.func.name] |= set(zip(*(i.tolist() for i in idx)))
+    return needed
+
+
+def isl_points(isl_map, point):
+    """The set of points (tuples) an isl map sends the input point `point` to."""
+    fixed = isl_map
+    for d, o in enumerate(point):
+        fixed = fixed.fix_val(isl.dim_type.in_, d, isl.Val.int_from_si(fixed.get_ctx(), o))
+    found = set()
+    fixed.range().foreach_point(lambda p: found.add(tuple(
+        p.get_coordinate_val(isl.dim_type.set, d).to_python()
+        for d in range(fixed.dim(isl.dim_type.out)))))
+    return found
