@@ -1,4 +1,5 @@
 """Shared fixtures: every test session builds into its own fresh cache directory."""
+
 import os
 
 import pytest
@@ -21,8 +22,10 @@ def pytest_collection_modifyitems(config, items):
 def _private_cache(tmp_path_factory):
     """Point POLYIMAGE_CACHE_DIR at a temporary directory for the whole session, and keep the
     user's cost weights (environment, weights file) out of the tests."""
-    saved = {k: os.environ.get(k) for k in ("POLYIMAGE_CACHE_DIR", "POLYIMAGE_WEIGHTS",
-                                            "POLYIMAGE_WEIGHTS_FILE")}
+    saved = {
+        k: os.environ.get(k)
+        for k in ("POLYIMAGE_CACHE_DIR", "POLYIMAGE_WEIGHTS", "POLYIMAGE_WEIGHTS_FILE")
+    }
     os.environ["POLYIMAGE_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
     os.environ["POLYIMAGE_WEIGHTS_FILE"] = str(tmp_path_factory.mktemp("config") / "none.json")
     os.environ.pop("POLYIMAGE_WEIGHTS", None)
@@ -37,4 +40,5 @@ def _private_cache(tmp_path_factory):
 @pytest.fixture
 def rng():
     import numpy as np
+
     return np.random.default_rng(12345)

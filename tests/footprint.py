@@ -13,6 +13,7 @@ them come per-stage boxes as functions of `o` (scratchpad origins and extents), 
 (overlapped) volume per tile, the live-in volume per tile, and whether the footprint is bounded
 independently of the image size (the condition for overlapped tiling).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -69,8 +70,11 @@ class GroupFootprint:
         return all(box.bounded for box in self.members.values())
 
     def unbounded_dims(self) -> dict:
-        return {name: [d for d, e in enumerate(box.extent) if e is None]
-                for name, box in self.members.items() if not box.bounded}
+        return {
+            name: [d for d, e in enumerate(box.extent) if e is None]
+            for name, box in self.members.items()
+            if not box.bounded
+        }
 
 
 class FootprintAnalyzer:
@@ -84,12 +88,15 @@ class FootprintAnalyzer:
     """
 
     def __init__(self, analysis: PolyAnalysis, estimates, _scaled=False):
-        self.estimates = {p.name: int(estimates[p.name]) for p in analysis.params
-                          if p.name in estimates}
+        self.estimates = {
+            p.name: int(estimates[p.name]) for p in analysis.params if p.name in estimates
+        }
         missing = [p.name for p in analysis.params if p.name not in self.estimates]
         if missing:
-            raise ValueError(f"footprints need estimates of every integer parameter; missing "
-                             f"{', '.join(missing)}")
+            raise ValueError(
+                f"footprints need estimates of every integer parameter; missing "
+                f"{', '.join(missing)}"
+            )
         self.analysis = _specialize(analysis, self.estimates)
         self._original = None if _scaled else analysis
         self._scaled = {}
@@ -114,8 +121,10 @@ class FootprintAnalyzer:
         analysis = self.analysis
         ndim = {analysis.graph.stage(n).func.ndim for n in liveouts}
         if len(ndim) != 1 or len(tile_sizes) != ndim.pop():
-            raise ValueError(f"tile sizes {tile_sizes} do not fit live-outs {liveouts} (all "
-                             "live-outs must have as many dimensions as there are tile sizes)")
+            raise ValueError(
+                f"tile sizes {tile_sizes} do not fit live-outs {liveouts} (all "
+                "live-outs must have as many dimensions as there are tile sizes)"
+            )
         members = set(group)
         needed = {name: self._tile_map(name, tile_sizes) for name in liveouts}
         live_ins = {}
@@ -125,21 +134,35 @@ class FootprintAnalyzer:
                 continue
             tiles = needed[name].intersect_range(analysis.domain_sets[name]).coalesce()
             if tiles.n_basic_map() > PIECE_LIMIT:
-                tiles = isl.Map.from_basic_map(tiles.simple_hull()).intersect_range(
-                    analysis.domain_sets[name]).coalesce()
+                tiles = (
+                    isl.Map.from_basic_map(tiles.simple_hull())
+                    .intersect_range(analysis.domain_sets[name])
+                    .coalesce()
+                )
             needed[name] = tiles
             for producer, part in self._reads(func, tiles):
                 target = needed if producer in members else live_ins
                 target[producer] = part if producer not in target else target[producer].union(part)
-        boxes = {n: self._box(needed[n].intersect_range(analysis.domain_sets[n]))
-                 for n in group if n in needed}
-        inputs = {n: self._box(m.intersect_range(analysis.domain_sets[n]))
-                  for n, m in live_ins.items()}
+        boxes = {
+            n: self._box(needed[n].intersect_range(analysis.domain_sets[n]))
+            for n in group
+            if n in needed
+        }
+        inputs = {
+            n: self._box(m.intersect_range(analysis.domain_sets[n])) for n, m in live_ins.items()
+        }
         if self._original is not None:
             boxes = self._mark_unbounded(boxes, group, liveouts, tile_sizes)
-        return GroupFootprint(group, liveouts, tile_sizes, boxes, inputs,
-                              self._redundant(boxes, liveouts, tile_sizes),
-                              _total(inputs.values()), time.perf_counter() - start)
+        return GroupFootprint(
+            group,
+            liveouts,
+            tile_sizes,
+            boxes,
+            inputs,
+            self._redundant(boxes, liveouts, tile_sizes),
+            _total(inputs.values()),
+            time.perf_counter() - start,
+        )
 
     def _mark_unbounded(self, boxes, group, liveouts, tile_sizes) -> dict:
         """Extents that differ between two image sizes, both much larger than a tile, grow
@@ -150,7 +173,8 @@ class FootprintAnalyzer:
         for k in (factor, 2 * factor):
             if k not in self._scaled:
                 self._scaled[k] = FootprintAnalyzer(
-                    self._original, {n: k * v for n, v in self.estimates.items()}, _scaled=True)
+                    self._original, {n: k * v for n, v in self.estimates.items()}, _scaled=True
+                )
             members = self._scaled[k].query(group, liveouts, tile_sizes).members
             extents.append({n: b.extent for n, b in members.items()})
         marked = {}
@@ -169,8 +193,9 @@ class FootprintAnalyzer:
                 continue
             source = tiles
             if a.space.name != func.name:
-                source = isl.Map.from_domain_and_range(tiles.domain(),
-                                                       analysis.reduction_sets[func.name])
+                source = isl.Map.from_domain_and_range(
+                    tiles.domain(), analysis.reduction_sets[func.name]
+                )
             yield a.producer, source.apply_range(a.access_map)
 
     def _tile_map(self, name: str, tile_sizes) -> isl.Map:
@@ -185,16 +210,19 @@ class FootprintAnalyzer:
             x = space.pw_aff(func.variables[k])
             start = space.pw_aff(iv.lb).add(space.pw_aff(tile_vars[k]).scale_val(space.val(size)))
             box = box.intersect(x.ge_set(start)).intersect(
-                x.le_set(start.add(space.constant(size - 1))))
+                x.le_set(start.add(space.constant(size - 1)))
+            )
         tile_map = isl.Map.from_domain(box).move_dims(isl.dim_type.out, 0, isl.dim_type.in_, n, n)
         return tile_map.set_tuple_name(isl.dim_type.in_, TILE).set_tuple_name(
-            isl.dim_type.out, name)
+            isl.dim_type.out, name
+        )
 
     def _box(self, footprint_map: isl.Map) -> StageBox:
         n_tile = footprint_map.dim(isl.dim_type.in_)
         n_param = footprint_map.dim(isl.dim_type.param)
-        points = footprint_map.move_dims(isl.dim_type.param, n_param, isl.dim_type.in_, 0,
-                                         n_tile).range()
+        points = footprint_map.move_dims(
+            isl.dim_type.param, n_param, isl.dim_type.in_, 0, n_tile
+        ).range()
         origin, extent = [], []
         for d in range(points.dim(isl.dim_type.set)):
             if points.is_empty():
@@ -213,14 +241,17 @@ class FootprintAnalyzer:
         if any(not b.bounded for b in boxes.values()):
             return math.nan
         share = math.prod(tile_sizes) / max(self.domain_volume(liveouts[0]), 1)
-        return float(sum(max(box.volume - self.domain_volume(n) * share, 0.0)
-                         for n, box in boxes.items()))
+        return float(
+            sum(max(box.volume - self.domain_volume(n) * share, 0.0) for n, box in boxes.items())
+        )
 
     def domain_extents(self, name: str):
         """Extents of a stage's box at the estimates."""
         func = self.analysis.graph.stage(name).func
-        return [evaluate_scalar(iv.ub, self.estimates) - evaluate_scalar(iv.lb, self.estimates)
-                + 1 for iv in func.intervals]
+        return [
+            evaluate_scalar(iv.ub, self.estimates) - evaluate_scalar(iv.lb, self.estimates) + 1
+            for iv in func.intervals
+        ]
 
     def domain_volume(self, name: str) -> int:
         return math.prod(max(e, 0) for e in self.domain_extents(name))
@@ -230,17 +261,23 @@ def _specialize(analysis: PolyAnalysis, values: dict) -> PolyAnalysis:
     """The analysis with every integer parameter fixed to `values`."""
     fixed = analysis.context_set
     for i, p in enumerate(analysis.params):
-        fixed = fixed.fix_val(isl.dim_type.param, i, isl.Val.int_from_si(analysis.ctx,
-                                                                         values[p.name]))
+        fixed = fixed.fix_val(
+            isl.dim_type.param, i, isl.Val.int_from_si(analysis.ctx, values[p.name])
+        )
     return dataclasses.replace(
         analysis,
         context_set=fixed,
         domain_sets={k: v.intersect_params(fixed) for k, v in analysis.domain_sets.items()},
-        reduction_sets={k: v.intersect_params(fixed)
-                        for k, v in analysis.reduction_sets.items()},
-        accesses=[dataclasses.replace(a, access_map=a.access_map.intersect_params(fixed),
-                                      guard_set=a.guard_set.intersect_params(fixed))
-                  for a in analysis.accesses])
+        reduction_sets={k: v.intersect_params(fixed) for k, v in analysis.reduction_sets.items()},
+        accesses=[
+            dataclasses.replace(
+                a,
+                access_map=a.access_map.intersect_params(fixed),
+                guard_set=a.guard_set.intersect_params(fixed),
+            )
+            for a in analysis.accesses
+        ],
+    )
 
 
 def _total(boxes) -> float:

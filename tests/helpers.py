@@ -1,5 +1,6 @@
 """Helpers shared by several test files: paths, child-process environments, random data and
 NumPy references for the semantics tests, small pipelines and brute-force footprints."""
+
 import itertools
 import math
 import os
@@ -50,9 +51,18 @@ def child_env(cache_dir, **extra) -> dict:
 
 def signature(tree):
     """The nodes of `tree` (kind, type, constant, operator, function, stage, name) in order."""
-    return [(type(n).__name__, n.typ, getattr(n, "value", None), getattr(n, "op", None),
-             getattr(n, "fn", None), getattr(getattr(n, "func", None), "name", None),
-             getattr(n, "name", None)) for n in E.walk(tree)]
+    return [
+        (
+            type(n).__name__,
+            n.typ,
+            getattr(n, "value", None),
+            getattr(n, "op", None),
+            getattr(n, "fn", None),
+            getattr(getattr(n, "func", None), "name", None),
+            getattr(n, "name", None),
+        )
+        for n in E.walk(tree)
+    ]
 
 
 # -- the semantics tests: types, data and hand-written references -----------------------------
@@ -138,6 +148,7 @@ def saturate(values, dtype):
 
 # -- small pipelines and brute-force footprints (footprints and regions) ----------------------
 
+
 def guarded_blur_chain():
     """Two 2-D blurs with reads 2 apart and an output whose first Case covers x < 6 only."""
     R, C, x, y = grid()
@@ -169,11 +180,13 @@ def channel_stencil():
     R, C, x, y = grid()
     c = Variable(Int, "c")
     img = Image(Float, "img", [3, R, C + 2])
-    f = Function(([c, x, y], [Interval(Int, 0, 2), Interval(Int, 0, R - 1),
-                              Interval(Int, 1, C)]), Float, "f")
+    f = Function(
+        ([c, x, y], [Interval(Int, 0, 2), Interval(Int, 0, R - 1), Interval(Int, 1, C)]), Float, "f"
+    )
     f.defn = [img(c, x, y - 1) + img((c + 1) % 3, x, y + 1)]
-    g = Function(([c, x, y], [Interval(Int, 0, 2), Interval(Int, 1, R - 2),
-                              Interval(Int, 1, C)]), Float, "g")
+    g = Function(
+        ([c, x, y], [Interval(Int, 0, 2), Interval(Int, 1, R - 2), Interval(Int, 1, C)]), Float, "g"
+    )
     g.defn = [f(c, x - 1, y) + f(c, x + 1, y)]
     return [g]
 
@@ -200,8 +213,9 @@ def brute_force(graph, group, liveouts, tile_sizes, params, tile):
         for case, chosen in _case_masks(func.defn, evaluate, points):
             sub = subset(points, chosen)
             for ref in E.references(case.value):
-                idx = [np.broadcast_to(evaluate(a, sub, len(chosen)), (len(chosen),))
-                       for a in ref.args]
+                idx = [
+                    np.broadcast_to(evaluate(a, sub, len(chosen)), (len(chosen),)) for a in ref.args
+                ]
                 needed[ref.func.name] |= set(zip(*(i.tolist() for i in idx)))
     return needed
 
@@ -212,7 +226,12 @@ def isl_points(isl_map, point):
     for d, o in enumerate(point):
         fixed = fixed.fix_val(isl.dim_type.in_, d, isl.Val.int_from_si(fixed.get_ctx(), o))
     found = set()
-    fixed.range().foreach_point(lambda p: found.add(tuple(
-        p.get_coordinate_val(isl.dim_type.set, d).to_python()
-        for d in range(fixed.dim(isl.dim_type.out)))))
+    fixed.range().foreach_point(
+        lambda p: found.add(
+            tuple(
+                p.get_coordinate_val(isl.dim_type.set, d).to_python()
+                for d in range(fixed.dim(isl.dim_type.out))
+            )
+        )
+    )
     return found

@@ -1,4 +1,5 @@
 """Run a pipeline compiled and interpreted, and compare the two (and a NumPy reference)."""
+
 import numpy as np
 
 import polyimage
@@ -14,8 +15,9 @@ def assert_same(actual, expected, what="result"):
     assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
     if actual.dtype.kind == "f":
         rtol, atol = FLOAT_TOLERANCE[actual.dtype]
-        np.testing.assert_allclose(actual, expected, rtol=rtol, atol=atol, equal_nan=True,
-                                   err_msg=what)
+        np.testing.assert_allclose(
+            actual, expected, rtol=rtol, atol=atol, equal_nan=True, err_msg=what
+        )
     else:
         np.testing.assert_array_equal(actual, expected, err_msg=what)
 
@@ -26,8 +28,7 @@ def run_both(outputs, reference=None, threads=None, **arguments):
     pipe = polyimage.compile(outputs)
     compiled = pipe(threads=threads, **arguments)
     interpreted = polyimage.interpret(outputs, **arguments)
-    pairs = zip(compiled, interpreted) if isinstance(compiled, tuple) else \
-        [(compiled, interpreted)]
+    pairs = zip(compiled, interpreted) if isinstance(compiled, tuple) else [(compiled, interpreted)]
     for i, (c, r) in enumerate(pairs):
         assert_same(c, r, f"compiled vs interpreter, output {i}")
     if reference is not None:

@@ -26,6 +26,7 @@ Shapes of the building blocks:
   - Float (float32) pipelines on [0, 1) or small-integer-valued inputs, and Int (int32)
     pipelines on small integers (some from a UChar image) for bit-exact checks.
 """
+
 from __future__ import annotations
 
 import random
@@ -90,6 +91,7 @@ class RandomPipeline:
 
 # -- domains -------------------------------------------------------------------------------
 
+
 @dataclass(frozen=True)
 class Dim:
     """One dimension of a stage: its axis ('c' channel, 'x' rows, 'y' columns, 'b' bins), the
@@ -120,9 +122,9 @@ class Node:
 
     func: object
     dims: tuple
-    kind: str                     # image, func, lut, reduction
-    dtype: object                 # the DSL type
-    op: str = ""                  # the operation that made it
+    kind: str  # image, func, lut, reduction
+    dtype: object  # the DSL type
+    op: str = ""  # the operation that made it
 
     @property
     def axes(self) -> str:
@@ -135,6 +137,7 @@ class Node:
 
 
 # -- the generator -------------------------------------------------------------------------
+
 
 class _Builder:
     def __init__(self, seed: int):
@@ -171,14 +174,18 @@ class _Builder:
 
     def spatial_dims(self, axes):
         R, C = self.sizes
-        full = {"c": Dim("c", 0, 2, 2), "x": Dim("x", 0, self.R - 1, R - 1),
-                "y": Dim("y", 0, self.C - 1, C - 1)}
+        full = {
+            "c": Dim("c", 0, 2, 2),
+            "x": Dim("x", 0, self.R - 1, R - 1),
+            "y": Dim("y", 0, self.C - 1, C - 1),
+        }
         return tuple(full[a] for a in axes)
 
     def make_func(self, dims, name=None, typ=None):
         variables = [self.var(d.axis) for d in dims]
-        return Function((variables, [d.interval() for d in dims]), typ or self.dtype,
-                        name or self.new_name())
+        return Function(
+            (variables, [d.interval() for d in dims]), typ or self.dtype, name or self.new_name()
+        )
 
     def add(self, func, dims, kind="func", dtype=None):
         node = Node(func, tuple(dims), kind, dtype or self.dtype, self.op)
@@ -359,8 +366,7 @@ class _Builder:
         dims = p.dims
         f = self.make_func(dims)
         a = self.source(self.read(p, dims), p)
-        b = self.source(self.read(q, dims, mode="clamp" if self.rng.random() < 0.2 else
-                                  "auto"), q)
+        b = self.source(self.read(q, dims, mode="clamp" if self.rng.random() < 0.2 else "auto"), q)
         r = self.rng.random()
         if r < 0.35:
             value = a + b
@@ -384,8 +390,9 @@ class _Builder:
         if box:
             taps = [{"x": dx, "y": dy} for dx in (-1, 0, 1) for dy in (-1, 0, 1)]
         else:
-            taps = [{}] + [{a: s * k} for a in along for k in range(1, radius[a] + 1)
-                           for s in (-1, 1)]
+            taps = [{}] + [
+                {a: s * k} for a in along for k in range(1, radius[a] + 1) for s in (-1, 1)
+            ]
         if rng.random() < 0.3:
             # an asymmetric stencil (a derivative, a shifted read)
             taps = [t for t in taps if all(v >= 0 for v in t.values())]
@@ -395,16 +402,24 @@ class _Builder:
             mode = rng.choice(("case", "clamp", "select"))
         if mode == "shrink":
             dims = tuple(
-                Dim(d.axis, d.lo + radius[d.axis], d.ub - radius[d.axis],
-                    d.ub_val - radius[d.axis], d.level) if d.axis in along else d
-                for d in p.dims)
-            value = self.average([self.source(self.read(p, dims, t, "trust"), p)
-                                  for t in taps])
+                Dim(
+                    d.axis,
+                    d.lo + radius[d.axis],
+                    d.ub - radius[d.axis],
+                    d.ub_val - radius[d.axis],
+                    d.level,
+                )
+                if d.axis in along
+                else d
+                for d in p.dims
+            )
+            value = self.average([self.source(self.read(p, dims, t, "trust"), p) for t in taps])
             defn = [value]
         elif mode == "clamp":
             dims = p.dims
-            value = self.average([self.source(self.read(p, dims, t, mode="clamp"), p)
-                                  for t in taps])
+            value = self.average(
+                [self.source(self.read(p, dims, t, mode="clamp"), p) for t in taps]
+            )
             defn = [value]
         elif mode == "case":
             dims = p.dims
@@ -414,15 +429,14 @@ class _Builder:
                 v = self.var(a)
                 c = (v >= d.lo + r) & (v <= d.ub - r)
                 cond = c if cond is None else cond & c
-            inner = self.average([self.source(self.read(p, dims, t, "trust"), p)
-                                  for t in taps])
+            inner = self.average([self.source(self.read(p, dims, t, "trust"), p) for t in taps])
             border = self.source(self.read(p, dims), p)
             defn = [Case(cond, inner), self.unary(border)]
             if rng.random() < 0.3:
                 # a second Case for the first rows, before the stencil's
                 d = by_axis[along[0]]
                 defn.insert(0, Case(self.var(d.axis) <= d.lo, border * self.const()))
-        else:   # select: every tap guarded by its own condition, the centre otherwise
+        else:  # select: every tap guarded by its own condition, the centre otherwise
             dims = p.dims
             centre = self.source(self.read(p, dims), p)
             terms = []
@@ -443,46 +457,76 @@ class _Builder:
 
     def op_downsample(self):
         rng = self.rng
-        p = self.pick(lambda n: n.spatial and all(
-            d.extent >= 4 for d in n.dims if d.axis in "xy") and all(
-            d.level < 2 for d in n.dims if d.axis in "xy"))
+        p = self.pick(
+            lambda n: (
+                n.spatial
+                and all(d.extent >= 4 for d in n.dims if d.axis in "xy")
+                and all(d.level < 2 for d in n.dims if d.axis in "xy")
+            )
+        )
         if p is None:
             return None
         along = rng.choice(("x", "y", "xy"))
         dims = tuple(
             Dim(d.axis, (d.lo + 1) // 2, (d.ub - 1) // 2, (d.ub_val - 1) // 2, d.level + 1)
-            if d.axis in along else d for d in p.dims)
+            if d.axis in along
+            else d
+            for d in p.dims
+        )
         f = self.make_func(dims)
         terms = []
         parities = [{}]
         for a in along:
             parities = [dict(t, **{a: s}) for t in parities for s in (0, 1)]
         for par in parities:
-            args = [(2 * self.var(d.axis) + par[d.axis] if par[d.axis] else 2 * self.var(d.axis))
-                    if d.axis in along else self.var(d.axis) for d in p.dims]
+            args = [
+                (2 * self.var(d.axis) + par[d.axis] if par[d.axis] else 2 * self.var(d.axis))
+                if d.axis in along
+                else self.var(d.axis)
+                for d in p.dims
+            ]
             terms.append(self.source(p.func(*args), p))
         f.defn = [self.average(terms)]
         return self.add(f, dims)
 
     def op_upsample(self):
         rng = self.rng
-        p = self.pick(lambda n: n.spatial and all(
-            d.level > -1 and d.extent <= 80 for d in n.dims if d.axis in "xy"))
+        p = self.pick(
+            lambda n: (
+                n.spatial and all(d.level > -1 and d.extent <= 80 for d in n.dims if d.axis in "xy")
+            )
+        )
         if p is None:
             return None
         along = rng.choice(("x", "y", "xy"))
         smooth = rng.random() < 0.5
         # p(v // 2) on [2 lo, 2 ub + 1]; with p((v + 1) // 2) as well, on [2 lo, 2 ub]
         dims = tuple(
-            Dim(d.axis, 2 * d.lo, 2 * d.ub + (0 if smooth else 1),
-                2 * d.ub_val + (0 if smooth else 1), d.level - 1)
-            if d.axis in along else d for d in p.dims)
+            Dim(
+                d.axis,
+                2 * d.lo,
+                2 * d.ub + (0 if smooth else 1),
+                2 * d.ub_val + (0 if smooth else 1),
+                d.level - 1,
+            )
+            if d.axis in along
+            else d
+            for d in p.dims
+        )
         f = self.make_func(dims)
 
         def at(shift):
-            return p.func(*[(self.var(d.axis) + shift) // 2 if d.axis in along and shift
-                            else self.var(d.axis) // 2 if d.axis in along
-                            else self.var(d.axis) for d in p.dims])
+            return p.func(
+                *[
+                    (self.var(d.axis) + shift) // 2
+                    if d.axis in along and shift
+                    else self.var(d.axis) // 2
+                    if d.axis in along
+                    else self.var(d.axis)
+                    for d in p.dims
+                ]
+            )
+
         value = self.source(at(0), p)
         if smooth:
             value = self.average([value, self.source(at(1), p)])
@@ -524,8 +568,9 @@ class _Builder:
         if rng.random() < 0.6:
             value = Select(guard, shifted - here, here * self.const())
         else:
-            value = Select(self.data_condition(here), here * self.const(), Select(
-                guard, shifted, here))
+            value = Select(
+                self.data_condition(here), here * self.const(), Select(guard, shifted, here)
+            )
         f.defn = [value]
         return self.add(f, dims)
 
@@ -539,8 +584,11 @@ class _Builder:
         f = self.make_func(dims)
         a = self.source(self.read(p, p.dims), p)
         if rng.random() < 0.5:
-            f.defn = [Case(self.c == 0, a), Case(self.c == 1, self.unary(a) * self.const()),
-                      a + self.const()]
+            f.defn = [
+                Case(self.c == 0, a),
+                Case(self.c == 1, self.unary(a) * self.const()),
+                a + self.const(),
+            ]
         else:
             f.defn = [a * (self.c + 1) + self.c]
         return self.add(f, dims)
@@ -572,9 +620,11 @@ class _Builder:
         dims = p.dims
         f = self.make_func(dims)
         x, y, c = self.x, self.y, self.c
-        f.defn = [self.source(p.func(c, x, y), p) * self.const()
-                  + self.source(p.func((c + 1) % 3, x, y), p)
-                  - self.source(p.func(2 - c, x, y), p)]
+        f.defn = [
+            self.source(p.func(c, x, y), p) * self.const()
+            + self.source(p.func((c + 1) % 3, x, y), p)
+            - self.source(p.func(2 - c, x, y), p)
+        ]
         return self.add(f, dims)
 
     def op_convert(self):
@@ -627,45 +677,53 @@ class _Builder:
         rvars = ([k] if has_c else []) + [i, j]
         rintervals = [d.interval() for d in p.dims]
         value = self.source(p.func(*rvars), p)
-        kind = rng.choice(("rowsum", "colmax", "hist", "blocks", "chansum" if has_c else
-                           "rowsum"))
+        kind = rng.choice(("rowsum", "colmax", "hist", "blocks", "chansum" if has_c else "rowsum"))
         name = self.new_name("r")
         if kind == "rowsum":
             dims = (pd["x"],)
-            red = Reduction(([self.x], [pd["x"].interval()]), (rvars, rintervals), self.dtype,
-                            name)
+            red = Reduction(([self.x], [pd["x"].interval()]), (rvars, rintervals), self.dtype, name)
             red.defn = [Reduce(red(i), value, Op.Sum)]
         elif kind == "colmax":
             dims = (pd["y"],)
-            red = Reduction(([self.y], [pd["y"].interval()]), (rvars, rintervals), self.dtype,
-                            name)
+            red = Reduction(([self.y], [pd["y"].interval()]), (rvars, rintervals), self.dtype, name)
             red.default = -1000 if not self.is_float else -1000.0
             if rng.random() < 0.5:
                 red.defn = [Reduce(red(j), value, Op.Max)]
             else:
-                red.defn = [Case(i % 2 == 0, Reduce(red(j), value, Op.Max)),
-                            Reduce(red(j), value * self.const(), Op.Max)]
+                red.defn = [
+                    Case(i % 2 == 0, Reduce(red(j), value, Op.Max)),
+                    Reduce(red(j), value * self.const(), Op.Max),
+                ]
         elif kind == "hist":
             dims = (Dim("b", 0, LUT_BINS - 1, LUT_BINS - 1),)
-            red = Reduction(([self.b], [dims[0].interval()]), (rvars, rintervals), self.dtype,
-                            name)
+            red = Reduction(([self.b], [dims[0].interval()]), (rvars, rintervals), self.dtype, name)
             red.defn = [Reduce(red(self.data_index(value)), 1, Op.Sum)]
         elif kind == "blocks":
             dx, dy = pd["x"], pd["y"]
-            dims = (Dim("x", dx.lo // 4, dx.ub // 4, dx.ub_val // 4, dx.level + 2),
-                    Dim("y", dy.lo // 4, dy.ub // 4, dy.ub_val // 4, dy.level + 2))
-            red = Reduction(([self.x, self.y], [d.interval() for d in dims]),
-                            (rvars, rintervals), self.dtype, name)
+            dims = (
+                Dim("x", dx.lo // 4, dx.ub // 4, dx.ub_val // 4, dx.level + 2),
+                Dim("y", dy.lo // 4, dy.ub // 4, dy.ub_val // 4, dy.level + 2),
+            )
+            red = Reduction(
+                ([self.x, self.y], [d.interval() for d in dims]),
+                (rvars, rintervals),
+                self.dtype,
+                name,
+            )
             red.default = 1
             red.defn = [Reduce(red(i // 4, j // 4), value, Op.Sum)]
-        else:   # chansum: 3-D -> 2-D
+        else:  # chansum: 3-D -> 2-D
             dims = (pd["x"], pd["y"])
-            red = Reduction(([self.x, self.y], [d.interval() for d in dims]),
-                            (rvars, rintervals), self.dtype, name)
+            red = Reduction(
+                ([self.x, self.y], [d.interval() for d in dims]),
+                (rvars, rintervals),
+                self.dtype,
+                name,
+            )
             red.defn = [Reduce(red(i, j), value, Op.Sum)]
         node = self.add(red, dims, "reduction")
         if rng.random() < 0.2:
-            return node     # maybe an output by itself, maybe read later
+            return node  # maybe an output by itself, maybe read later
         # a consumer with p's domain that reads the reduction
         q = p if rng.random() < 0.7 else self.pick(lambda n: n.spatial)
         qdims = q.dims
@@ -677,16 +735,30 @@ class _Builder:
             other = self.read(node, qdims, mode="clamp")
         else:
             other = self.read(node, qdims)
-        f.defn = [here * self.const() - other if rng.random() < 0.5 else
-                  Select(self.data_condition(here), other, here)]
+        f.defn = [
+            here * self.const() - other
+            if rng.random() < 0.5
+            else Select(self.data_condition(here), other, here)
+        ]
         return self.add(f, qdims)
 
     # -- the pipeline --------------------------------------------------------------------
 
-    OPS = (("pointwise", 2), ("binary", 3), ("stencil", 5), ("downsample", 2),
-           ("upsample", 1.5), ("cases", 2), ("select", 1.5), ("expand", 1.5),
-           ("collapse", 1.5), ("shuffle", 0.8), ("lookup", 1), ("reduction", 1),
-           ("convert", 0.7))
+    OPS = (
+        ("pointwise", 2),
+        ("binary", 3),
+        ("stencil", 5),
+        ("downsample", 2),
+        ("upsample", 1.5),
+        ("cases", 2),
+        ("select", 1.5),
+        ("expand", 1.5),
+        ("collapse", 1.5),
+        ("shuffle", 0.8),
+        ("lookup", 1),
+        ("reduction", 1),
+        ("convert", 0.7),
+    )
 
     def build(self) -> RandomPipeline:
         rng = self.rng
@@ -722,8 +794,9 @@ class _Builder:
             features.add("output read by a stage")
         if any(len(s.consumers) > 1 for s in graph.stages if s.kind != "image"):
             features.add("several consumers")
-        return RandomPipeline(self.seed, outputs, arguments, text, inline, self.sizes,
-                              frozenset(features))
+        return RandomPipeline(
+            self.seed, outputs, arguments, text, inline, self.sizes, frozenset(features)
+        )
 
     def choose_outputs(self):
         rng = self.rng
@@ -742,7 +815,7 @@ class _Builder:
         outputs += sinks[:extra]
         inner = [n for n in computed[:-1] if id(n.func) in consumed and n not in outputs]
         if inner and len(outputs) < 3 and rng.random() < 0.25:
-            outputs.append(rng.choice(inner))     # an output another stage also reads
+            outputs.append(rng.choice(inner))  # an output another stage also reads
         rng.shuffle(outputs)
         return [n.func for n in outputs]
 
@@ -750,29 +823,41 @@ class _Builder:
 def describe(seed, outputs, arguments, is_float) -> str:
     """The pipeline as text: one stage a line with its domain and Cases."""
     graph = build_graph(outputs)
-    lines = [f"random pipeline, seed {seed} ({'Float' if is_float else 'Int'}); "
-             f"outputs {', '.join(graph.outputs)}; "
-             + ", ".join(f"{k}={v}" if np.isscalar(v) else f"{k}: {v.dtype}{list(v.shape)}"
-                         for k, v in arguments.items())]
+    lines = [
+        f"random pipeline, seed {seed} ({'Float' if is_float else 'Int'}); "
+        f"outputs {', '.join(graph.outputs)}; "
+        + ", ".join(
+            f"{k}={v}" if np.isscalar(v) else f"{k}: {v.dtype}{list(v.shape)}"
+            for k, v in arguments.items()
+        )
+    ]
     for s in graph.stages:
         func = s.func
         if isinstance(func, Image):
-            lines.append(f"  {func.name} = Image({func.typ}, "
-                         f"[{', '.join(format_expr(e) for e in func.extents)}])")
+            lines.append(
+                f"  {func.name} = Image({func.typ}, "
+                f"[{', '.join(format_expr(e) for e in func.extents)}])"
+            )
             continue
-        dom = ", ".join(f"{v.name} in {format_expr(iv.lb)}..{format_expr(iv.ub)}"
-                        for v, iv in zip(func.variables, func.intervals))
+        dom = ", ".join(
+            f"{v.name} in {format_expr(iv.lb)}..{format_expr(iv.ub)}"
+            for v, iv in zip(func.variables, func.intervals)
+        )
         kind = type(func).__name__
         if isinstance(func, Reduction):
-            rdom = ", ".join(f"{v.name} in {format_expr(iv.lb)}..{format_expr(iv.ub)}"
-                             for v, iv in zip(func.reduction_variables,
-                                              func.reduction_intervals))
+            rdom = ", ".join(
+                f"{v.name} in {format_expr(iv.lb)}..{format_expr(iv.ub)}"
+                for v, iv in zip(func.reduction_variables, func.reduction_intervals)
+            )
             dom += f"; over {rdom}; default {format_expr(func.default)}"
         lines.append(f"  {func.name}: {kind}({func.typ}) [{dom}]")
         for case in func.defn:
             value = case.value
-            text = (f"Reduce({format_expr(value.target)}, {format_expr(value.value)}, "
-                    f"{value.op.name})" if isinstance(value, Reduce) else format_expr(value))
+            text = (
+                f"Reduce({format_expr(value.target)}, {format_expr(value.value)}, {value.op.name})"
+                if isinstance(value, Reduce)
+                else format_expr(value)
+            )
             cond = "otherwise" if case.cond is None else format_expr(case.cond)
             lines.append(f"      {cond}: {text}")
     return "\n".join(lines)
@@ -784,6 +869,7 @@ def random_pipeline(seed: int) -> RandomPipeline:
 
 
 # -- schedules -----------------------------------------------------------------------------
+
 
 def _random_topological_order(graph, rng) -> list:
     computed = [s.name for s in graph.computed]
@@ -837,9 +923,12 @@ def random_schedule(graph, rng, tiled=True) -> Schedule:
     for i in sorted(cuts) + [len(order)]:
         groups.append(tuple(order[start:i]))
         start = i
-    schedule = Schedule(tuple(
-        GroupSchedule(stages, random_tile_sizes(tile_rank(graph, stages), rng, tiled))
-        for stages in groups))
+    schedule = Schedule(
+        tuple(
+            GroupSchedule(stages, random_tile_sizes(tile_rank(graph, stages), rng, tiled))
+            for stages in groups
+        )
+    )
     return schedule.validate(graph)
 
 

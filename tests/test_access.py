@@ -1,4 +1,5 @@
 """Access maps checked point by point against numeric evaluation of the indices."""
+
 import islpy as isl
 import numpy as np
 import pytest
@@ -46,14 +47,16 @@ def test_affine_access_maps_match_evaluation(kind):
     analysis = analyze(build_graph([f]))
     (access,) = analysis.accesses_of("f")
     assert all(access.affine)
-    params = analysis.context_set.fix_val(isl.dim_type.param, 0,
-                                          isl.Val.int_from_si(analysis.ctx, SIZE))
+    params = analysis.context_set.fix_val(
+        isl.dim_type.param, 0, isl.Val.int_from_si(analysis.ctx, SIZE)
+    )
     evaluate = Evaluator({}, {}, {"R": SIZE})
     for px in range(1, SIZE // 2):
         for py in range(1, SIZE):
             points = {x: np.array([px], np.int32), y: np.array([py], np.int32)}
-            expected = tuple(int(np.broadcast_to(evaluate(a, points, 1), (1,))[0])
-                             for a in access.ref.args)
+            expected = tuple(
+                int(np.broadcast_to(evaluate(a, points, 1), (1,))[0]) for a in access.ref.args
+            )
             assert image_of(access.access_map, (px, py), params) == {expected}
 
 
@@ -64,8 +67,9 @@ def test_data_dependent_index_covers_the_producer_interval():
     analysis = analyze(build_graph([f]))
     outer = [a for a in analysis.accesses_of("f") if not all(a.affine)]
     assert len(outer) == 1 and outer[0].affine == (False,)
-    params = analysis.context_set.fix_val(isl.dim_type.param, 0,
-                                          isl.Val.int_from_si(analysis.ctx, SIZE))
+    params = analysis.context_set.fix_val(
+        isl.dim_type.param, 0, isl.Val.int_from_si(analysis.ctx, SIZE)
+    )
     assert image_of(outer[0].access_map, (3,), params) == {(i,) for i in range(SIZE)}
 
 
@@ -73,15 +77,17 @@ def test_guards_restrict_access_domains():
     img = Image(Float, "img", [R])
     f = Function(([x], [Interval(Int, 0, R - 1)]), Float, "f")
     from polyimage import Case, Select
+
     f.defn = [Case(x >= 2, Select(x < 5, img(x - 2), img(x - 1))), img(x)]
     analysis = analyze(build_graph([f]))
-    params = analysis.context_set.fix_val(isl.dim_type.param, 0,
-                                          isl.Val.int_from_si(analysis.ctx, SIZE))
+    params = analysis.context_set.fix_val(
+        isl.dim_type.param, 0, isl.Val.int_from_si(analysis.ctx, SIZE)
+    )
     domains = {}
     for a in analysis.accesses_of("f"):
         found = set()
         a.guard_set.intersect_params(params).foreach_point(
-            lambda p: found.add(p.get_coordinate_val(isl.dim_type.set, 0).to_python()))
+            lambda p: found.add(p.get_coordinate_val(isl.dim_type.set, 0).to_python())
+        )
         domains[str(a.ref)] = found
-    assert domains == {"img(x - 2)": {2, 3, 4}, "img(x - 1)": set(range(5, SIZE)),
-                       "img(x)": {0, 1}}
+    assert domains == {"img(x - 2)": {2, 3, 4}, "img(x - 1)": set(range(5, SIZE)), "img(x)": {0, 1}}

@@ -1,5 +1,6 @@
 """The bilateral grid app: compiled == interpreter == NumPy reference; it smooths flat regions
 and keeps edges."""
+
 import numpy as np
 import pytest
 from oracle import run_both
@@ -36,11 +37,13 @@ def test_other_r_sigma_and_out_of_range_values_match_the_reference(pipe):
     img = np.random.default_rng(7).uniform(-0.2, 1.2, (19, 45)).astype(np.float32)
     for r_sigma in (0.05, 0.3):
         expected = bilateral_grid.reference(img=img, r_sigma=r_sigma)
-        np.testing.assert_allclose(pipe(img=img, r_sigma=r_sigma), expected, rtol=1e-5,
-                                   atol=1e-6)
-        np.testing.assert_allclose(polyimage.interpret(bilateral_grid.build()[0], img=img,
-                                                       r_sigma=r_sigma),
-                                   expected, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(pipe(img=img, r_sigma=r_sigma), expected, rtol=1e-5, atol=1e-6)
+        np.testing.assert_allclose(
+            polyimage.interpret(bilateral_grid.build()[0], img=img, r_sigma=r_sigma),
+            expected,
+            rtol=1e-5,
+            atol=1e-6,
+        )
 
 
 def _noisy_step(rows=64, cols=96, seed=11):
@@ -54,7 +57,7 @@ def test_smooths_flat_regions_and_keeps_the_edge(pipe):
     img = _noisy_step()
     out = pipe(img=img, r_sigma=0.1)
     edge = img.shape[1] // 2
-    for region in (np.s_[8:56, 8:edge - 8], np.s_[8:56, edge + 8:88]):
+    for region in (np.s_[8:56, 8 : edge - 8], np.s_[8:56, edge + 8 : 88]):
         assert out[region].var() < 0.2 * img[region].var(), "noise in a flat region is smoothed"
         assert abs(out[region].mean() - img[region].mean()) < 0.01, "the level is kept"
     jump = out[:, edge] - out[:, edge - 1]

@@ -1,4 +1,5 @@
 """The camera pipeline app: compiled == interpreter == NumPy reference; the output is the photo."""
+
 import numpy as np
 import pytest
 from oracle import run_both
@@ -8,8 +9,13 @@ from polyimage.apps import camera_pipe
 from polyimage.apps.inputs import bundled
 from polyimage.io import load_image
 
-OTHER_PARAMS = {"color_temp": 5200.0, "gamma": 2.4, "contrast": 30.0, "black_level": 32,
-                "white_level": 950}
+OTHER_PARAMS = {
+    "color_temp": 5200.0,
+    "gamma": 2.4,
+    "contrast": 30.0,
+    "black_level": 32,
+    "white_level": 950,
+}
 
 
 @pytest.fixture(scope="module")
@@ -41,8 +47,11 @@ def test_matches_reference_on_random_raw_data(rng):
     demosaic arithmetic and of the corrected colours must agree too; other parameter values."""
     img = rng.integers(0, 65536, size=(11 + 16, 23 + 16), dtype=np.uint16)
     img[::3, ::2] = rng.integers(0, 1024, size=img[::3, ::2].shape, dtype=np.uint16)
-    arrays = {"img": img, "matrix_3200": camera_pipe.MATRIX_3200,
-              "matrix_7000": camera_pipe.MATRIX_7000}
+    arrays = {
+        "img": img,
+        "matrix_3200": camera_pipe.MATRIX_3200,
+        "matrix_7000": camera_pipe.MATRIX_7000,
+    }
     outputs, _ = camera_pipe.build()
     expected = camera_pipe.reference(**arrays, **OTHER_PARAMS)
     result = run_both(outputs, reference=expected, **arrays, **OTHER_PARAMS)
@@ -65,8 +74,10 @@ def test_output_looks_like_the_photo(photo, pipe):
 
 def test_colour_temperature_interpolates_the_matrices(photo, pipe):
     arrays = camera_pipe.prepare([photo])
-    means = [pipe(**arrays, **dict(camera_pipe.DEFAULTS, color_temp=t)).reshape(3, -1).mean(1)
-             for t in (3200.0, camera_pipe.DEFAULTS["color_temp"], 7000.0)]
+    means = [
+        pipe(**arrays, **dict(camera_pipe.DEFAULTS, color_temp=t)).reshape(3, -1).mean(1)
+        for t in (3200.0, camera_pipe.DEFAULTS["color_temp"], 7000.0)
+    ]
     red, blue = [m[0] for m in means], [m[2] for m in means]
     assert red[0] > red[1] + 2 > red[2] + 4, "the 3200 K matrix gives more red"
     assert blue[0] + 4 < blue[1] + 2 < blue[2], "the 7000 K matrix gives more blue"
@@ -76,12 +87,20 @@ def test_colour_temperature_interpolates_the_matrices(photo, pipe):
 def test_hot_and_dead_pixels_are_suppressed(pipe, value):
     grey = np.full((24 + 16, 30 + 16, 3), 0.5, np.float32)
     raw = camera_pipe.mosaic(grey)
-    clean = pipe(img=raw, matrix_3200=camera_pipe.MATRIX_3200,
-                 matrix_7000=camera_pipe.MATRIX_7000, **camera_pipe.DEFAULTS)
+    clean = pipe(
+        img=raw,
+        matrix_3200=camera_pipe.MATRIX_3200,
+        matrix_7000=camera_pipe.MATRIX_7000,
+        **camera_pipe.DEFAULTS,
+    )
     spoiled = raw.copy()
     spoiled[8 + 11, 8 + 14] = value
-    out = pipe(img=spoiled, matrix_3200=camera_pipe.MATRIX_3200,
-               matrix_7000=camera_pipe.MATRIX_7000, **camera_pipe.DEFAULTS)
+    out = pipe(
+        img=spoiled,
+        matrix_3200=camera_pipe.MATRIX_3200,
+        matrix_7000=camera_pipe.MATRIX_7000,
+        **camera_pipe.DEFAULTS,
+    )
     np.testing.assert_array_equal(out, clean)
     assert np.ptp(clean, axis=(1, 2)).max() <= 1, "a grey field comes out flat"
     assert abs(int(clean[0].mean()) - int(clean[2].mean())) <= 8, "and grey"
@@ -89,8 +108,9 @@ def test_hot_and_dead_pixels_are_suppressed(pipe, value):
 
 @pytest.mark.parametrize("params", [camera_pipe.DEFAULTS, OTHER_PARAMS])
 def test_tone_curve_is_monotone_with_robust_rounding(params):
-    lut, scaled = camera_pipe.tone_curve(params["gamma"], params["contrast"],
-                                         params["black_level"], params["white_level"])
+    lut, scaled = camera_pipe.tone_curve(
+        params["gamma"], params["contrast"], params["black_level"], params["white_level"]
+    )
     assert lut[params["black_level"]] == 0 and lut[params["white_level"]] == 255
     assert (np.diff(lut.astype(int)) >= 0).all()
     inside = scaled[(scaled > 0) & (scaled < 255)]

@@ -1,4 +1,5 @@
 """The Harris corner app: compiled == interpreter == NumPy reference; corners respond."""
+
 import numpy as np
 import pytest
 from oracle import run_both
@@ -36,11 +37,14 @@ def test_corners_of_a_square_respond_most(pipeline):
     img = np.pad(gray, harris.BORDER, mode="edge")
     out = pipe(img=img)
     np.testing.assert_allclose(out, harris.reference(img=img), rtol=1e-5, atol=1e-7)
-    peaks = {np.unravel_index(np.argmax(np.where(mask, out, -np.inf)), out.shape)
-             for mask in _quadrants(out.shape, 20, 27)}
-    for (r, c) in peaks:
-        assert min(abs(r - 10), abs(r - 29)) <= 1 and min(abs(c - 15), abs(c - 39)) <= 1, \
+    peaks = {
+        np.unravel_index(np.argmax(np.where(mask, out, -np.inf)), out.shape)
+        for mask in _quadrants(out.shape, 20, 27)
+    }
+    for r, c in peaks:
+        assert min(abs(r - 10), abs(r - 29)) <= 1 and min(abs(c - 15), abs(c - 39)) <= 1, (
             f"peak at {(r, c)} is not at a corner"
+        )
     assert out.max() > 0.05 and out[8:13, 20:35].max() <= 0, "a straight edge is no corner"
     assert out[19, 15] < 0, "an edge gives a negative response"
     np.testing.assert_array_equal(out[:5, :], 0)  # flat far from the rectangle

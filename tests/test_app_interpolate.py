@@ -1,5 +1,6 @@
 """The multiscale interpolation app: compiled == interpreter == NumPy reference, and the holes of
 the photo are filled smoothly while the opaque pixels stay as they are."""
+
 import numpy as np
 import pytest
 from oracle import run_both
@@ -19,8 +20,9 @@ def pipeline():
     return polyimage.compile(outputs)
 
 
-@pytest.mark.parametrize("rows, cols", [(interpolate.SMALL_SIZE["R"], interpolate.SMALL_SIZE["C"]),
-                                        (45, 257), (1, 1)])
+@pytest.mark.parametrize(
+    "rows, cols", [(interpolate.SMALL_SIZE["R"], interpolate.SMALL_SIZE["C"]), (45, 257), (1, 1)]
+)
 def test_matches_reference_on_odd_sizes(rows, cols):
     arrays = interpolate.prepare([photo()], {"R": rows, "C": cols})
     img = arrays["img"]
@@ -62,11 +64,11 @@ def test_a_flat_colour_is_filled_with_itself(rng):
     colour = np.float32([0.2, 0.5, 0.9])
     alpha = (rng.random((rows, cols)) < 0.7).astype(np.float32)
     alpha[0, 0] = 1
-    img = np.concatenate([np.broadcast_to(colour[:, None, None] * alpha, (3, rows, cols)),
-                          alpha[None]]).astype(np.float32)
+    img = np.concatenate(
+        [np.broadcast_to(colour[:, None, None] * alpha, (3, rows, cols)), alpha[None]]
+    ).astype(np.float32)
     out = pipeline()(img=img)
-    np.testing.assert_allclose(out, np.broadcast_to(colour[:, None, None], out.shape),
-                               rtol=1e-5)
+    np.testing.assert_allclose(out, np.broadcast_to(colour[:, None, None], out.shape), rtol=1e-5)
 
 
 def test_prepare_keeps_the_alpha_of_an_rgba_photo():

@@ -1,5 +1,6 @@
 """The local Laplacian filter app: compiled == interpreter == NumPy reference, and the output
 is detail enhancement."""
+
 import numpy as np
 import pytest
 from oracle import run_both
@@ -36,14 +37,17 @@ def _detail_energy(chw):
     return float(np.mean(_laplacian(_luminance(chw)) ** 2))
 
 
-@pytest.mark.parametrize("rows, cols, params", [
-    (app.SMALL_SIZE["R"], app.SMALL_SIZE["C"], app.DEFAULTS),
-    (45, 131, {"alpha": 2.5, "beta": 0.6}),
-    (129, 77, {"alpha": -0.8, "beta": 1.3}),
-    (1, 1, app.DEFAULTS),
-    (2, 3, app.DEFAULTS),
-    (5, 130, app.DEFAULTS),
-])
+@pytest.mark.parametrize(
+    "rows, cols, params",
+    [
+        (app.SMALL_SIZE["R"], app.SMALL_SIZE["C"], app.DEFAULTS),
+        (45, 131, {"alpha": 2.5, "beta": 0.6}),
+        (129, 77, {"alpha": -0.8, "beta": 1.3}),
+        (1, 1, app.DEFAULTS),
+        (2, 3, app.DEFAULTS),
+        (5, 130, app.DEFAULTS),
+    ],
+)
 def test_matches_reference(photo, rows, cols, params):
     arrays = app.prepare([photo], {"R": rows, "C": cols})
     outputs, _ = app.build()

@@ -1,5 +1,6 @@
 """The pyramid blending app: compiled == interpreter == NumPy reference, and the blend looks
 like a blend (each photo kept away from the seam, the seam smoothed)."""
+
 import numpy as np
 import pytest
 from oracle import run_both
@@ -26,8 +27,10 @@ def far_columns(cols):
     return left, right
 
 
-@pytest.mark.parametrize("rows, cols", [(pyramid_blend.SMALL_SIZE["R"],
-                                         pyramid_blend.SMALL_SIZE["C"]), (37, 151), (1, 1)])
+@pytest.mark.parametrize(
+    "rows, cols",
+    [(pyramid_blend.SMALL_SIZE["R"], pyramid_blend.SMALL_SIZE["C"]), (37, 151), (1, 1)],
+)
 def test_matches_reference_on_odd_sizes(rows, cols):
     arrays = pyramid_blend.prepare(photos(), {"R": rows, "C": cols})
     outputs, _ = pyramid_blend.build()

@@ -1,4 +1,5 @@
 """The unsharp mask app: compiled == interpreter == NumPy reference; the CLI runs it on a photo."""
+
 import re
 
 import numpy as np
@@ -48,16 +49,31 @@ def test_cli_runs_on_the_bundled_photo(tmp_path, capsys):
 
 def test_cli_takes_an_input_and_params(tmp_path, capsys):
     target = tmp_path / "sharp.jpg"
-    args = ["run", "unsharp_mask", str(bundled("chelsea.png")), "-o", str(target),
-            "--param", "weight=1.5", "--param", "threshold=0.02", "--runs", "1"]
+    args = [
+        "run",
+        "unsharp_mask",
+        str(bundled("chelsea.png")),
+        "-o",
+        str(target),
+        "--param",
+        "weight=1.5",
+        "--param",
+        "threshold=0.02",
+        "--runs",
+        "1",
+    ]
     assert main(args) == 0
     assert load_image(target).shape == (300, 451, 3)
 
 
-@pytest.mark.parametrize("param, message", [("weight", "NAME=VALUE"),
-                                            ("nope=1", "NAME=VALUE with NAME one of"),
-                                            ("weight=abc", "not a valid Float")])
+@pytest.mark.parametrize(
+    "param, message",
+    [
+        ("weight", "NAME=VALUE"),
+        ("nope=1", "NAME=VALUE with NAME one of"),
+        ("weight=abc", "not a valid Float"),
+    ],
+)
 def test_cli_rejects_bad_params(param, message, capsys):
     assert main(["run", "unsharp_mask", "--param", param, "--runs", "1"]) == 2
     assert message in capsys.readouterr().err
-

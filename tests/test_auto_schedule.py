@@ -1,4 +1,5 @@
 """schedule="auto": valid, deterministic, tiled where it pays, and equal to the references."""
+
 import numpy as np
 import pytest
 from helpers import MACHINE
@@ -48,8 +49,7 @@ def test_auto_is_deterministic():
     outputs, _ = app.build()
     graph = polyimage.compile(outputs).stage_graph
     first = auto_schedule(graph, app.PAPER_SIZE, MACHINE).schedule
-    assert all(auto_schedule(graph, app.PAPER_SIZE, MACHINE).schedule == first
-               for _ in range(2))
+    assert all(auto_schedule(graph, app.PAPER_SIZE, MACHINE).schedule == first for _ in range(2))
     pipe = polyimage.compile(outputs, schedule=first)
     assert any(isinstance(p, TiledGroup) for p in pipe.group_plans)
 
@@ -68,11 +68,14 @@ def test_baselines_match_the_reference(name, schedule):
 @pytest.mark.parametrize("name", ("pyramid_blend", "camera_pipe", "local_laplacian"))
 def test_baselines_group_the_large_apps_validly(name):
     from polyimage.grouping.greedy import greedy_cost_schedule, greedy_schedule
+
     app = load_app(name)
     outputs, _ = app.build()
     graph = polyimage.compile(outputs).stage_graph
-    for schedule in (greedy_schedule(graph, app.PAPER_SIZE),
-                     greedy_cost_schedule(graph, app.PAPER_SIZE, MACHINE)):
+    for schedule in (
+        greedy_schedule(graph, app.PAPER_SIZE),
+        greedy_cost_schedule(graph, app.PAPER_SIZE, MACHINE),
+    ):
         schedule.validate(graph)
         assert len(schedule.groups) < len(graph.computed)
 

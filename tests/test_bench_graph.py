@@ -1,4 +1,5 @@
 """`polyimage bench` and `polyimage graph`: the table, the JSON and the Graphviz text."""
+
 import json
 import shutil
 
@@ -11,8 +12,9 @@ from polyimage.cli import main
 def test_bench_small_writes_table_and_json(tmp_path):
     lines = []
     path = tmp_path / "bench.json"
-    results = run_bench(["unsharp_mask"], size="small", threads=1, runs=2, json_path=path,
-                        report=lines.append)
+    results = run_bench(
+        ["unsharp_mask"], size="small", threads=1, runs=2, json_path=path, report=lines.append
+    )
     timings = results["unsharp_mask"]["timings"]
     assert {"polyimage:naive", "numpy", "copy floor"} <= set(timings)
     for t in timings.values():
@@ -26,10 +28,16 @@ def test_bench_small_writes_table_and_json(tmp_path):
 
 
 def test_format_table_ratios():
-    fake = {"app": {"size": {"R": 4, "C": 5}, "compile": {"cold": 1.0, "cached": 0.01},
-                    "timings": {"polyimage:naive": {"median": 0.002, "min": 0.001,
-                                                    "max": 0.003},
-                                "numpy": {"median": 0.008, "min": 0.008, "max": 0.009}}}}
+    fake = {
+        "app": {
+            "size": {"R": 4, "C": 5},
+            "compile": {"cold": 1.0, "cached": 0.01},
+            "timings": {
+                "polyimage:naive": {"median": 0.002, "min": 0.001, "max": 0.003},
+                "numpy": {"median": 0.008, "min": 0.008, "max": 0.009},
+            },
+        }
+    }
     table = format_table(fake)
     assert "app (4x5)" in table
     assert "4.00x" in table and "1.00x" in table
@@ -48,8 +56,10 @@ def test_graph_dot(tmp_path):
     assert main(["graph", "unsharp_mask", "-o", str(target)]) == 0
     text = target.read_text()
     assert text.startswith('digraph "unsharp_mask"')
-    assert '"blurx" -> "blury";' in text and '"mask" [shape=ellipse, label="mask", ' \
-        'peripheries=2];' in text
+    assert (
+        '"blurx" -> "blury";' in text
+        and '"mask" [shape=ellipse, label="mask", peripheries=2];' in text
+    )
 
 
 def test_graph_svg_needs_dot(tmp_path, capsys):
@@ -90,13 +100,16 @@ def test_graph_colours_the_groups_of_a_schedule(tmp_path):
     target = tmp_path / "groups.dot"
     assert main(["graph", "harris", "-o", str(target), "--schedule", "greedy"]) == 0
     text = target.read_text()
-    assert text.count("fillcolor") == 5     # the 5 stages after inlining, in one group
-    assert len(set(line.split("fillcolor=")[1] for line in text.splitlines()
-                   if "fillcolor" in line)) == 1
+    assert text.count("fillcolor") == 5  # the 5 stages after inlining, in one group
+    assert (
+        len(set(line.split("fillcolor=")[1] for line in text.splitlines() if "fillcolor" in line))
+        == 1
+    )
 
 
 def test_grouping_table_lists_states_and_times():
     from polyimage.apps.runner import grouping_table
+
     text = grouping_table(["harris"], limits=(2, 4), report=lambda _: None)
     header, units, row = text.splitlines()
     assert "limit 2" in header and "limit 4" in header

@@ -1,5 +1,6 @@
 """The on-disk build cache: hits and misses, entry layout, keys, POLYIMAGE_NO_CACHE, concurrent
 builds from several processes, compiler failures, clearing, and what is logged."""
+
 import importlib.machinery
 import json
 import logging
@@ -34,7 +35,9 @@ scaled = Function(([i], [Interval(Int, 0, N - 1)]), Float, "scaled")
 scaled.defn = [a(i) * {scale!r}]
 """
 
-CHILD_SRC = PIPELINE_SRC + """
+CHILD_SRC = (
+    PIPELINE_SRC
+    + """
 pipe = polyimage.compile(scaled)
 data = np.arange(7, dtype=np.float32)
 out = pipe(a=data)
@@ -42,6 +45,7 @@ assert (out == data * np.float32({scale!r})).all(), out
 info = pipe.build_info
 print(json.dumps({{"key": info.key, "hit": info.cache_hit, "path": str(info.path)}}))
 """
+)
 
 
 def _pipeline(scale=3.0):
@@ -66,14 +70,22 @@ def _leftovers(root: Path) -> list:
     if not root.is_dir():
         return []
     entries = set(_entries(root))
-    return sorted(p for p in root.iterdir()
-                  if not (p.is_dir() and len(p.name) == 2 and set(p.iterdir()) <= entries))
+    return sorted(
+        p
+        for p in root.iterdir()
+        if not (p.is_dir() and len(p.name) == 2 and set(p.iterdir()) <= entries)
+    )
 
 
 def _start_child(cache_dir: Path, scale=3.0) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-c", CHILD_SRC.format(scale=scale)],
-                            env=child_env(cache_dir), cwd=str(ROOT), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD_SRC.format(scale=scale)],
+        env=child_env(cache_dir),
+        cwd=str(ROOT),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
 
 
 def _finish_child(proc: subprocess.Popen) -> dict:
@@ -92,6 +104,7 @@ def cache_dir(tmp_path, monkeypatch):
 
 
 # -- hits and misses in one process ----------------------------------------------------------
+
 
 def test_second_build_in_one_process_is_a_cache_hit(cache_dir):
     first = polyimage.compile(_pipeline())
@@ -129,13 +142,17 @@ def test_entry_layout(cache_dir):
     meta = json.loads((entry / "meta.json").read_text())
     assert isinstance(meta, dict) and meta
     assert (entry / "build.log").is_file()
-    modules = [p for p in entry.iterdir()
-               if any(p.name.endswith(s) for s in importlib.machinery.EXTENSION_SUFFIXES)]
+    modules = [
+        p
+        for p in entry.iterdir()
+        if any(p.name.endswith(s) for s in importlib.machinery.EXTENSION_SUFFIXES)
+    ]
     assert len(modules) == 1 and modules[0].stat().st_size > 0, list(entry.iterdir())
     assert cache.lookup(cache_dir, key) == entry
 
 
 # -- keys -------------------------------------------------------------------------------------
+
 
 def test_key_changes_with_the_c_source(cache_dir):
     three = polyimage.compile(_pipeline(3.0))
@@ -150,8 +167,10 @@ def test_key_changes_with_the_c_source(cache_dir):
 
 def test_key_changes_with_the_flags(tmp_path):
     plain = polyimage.compile(_pipeline(), options=Options(cache_dir=tmp_path))
-    flagged = polyimage.compile(_pipeline(), options=Options(
-        cache_dir=tmp_path, cflags=DEFAULT_CFLAGS + ("-DPOLYIMAGE_TEST_FLAG=1",)))
+    flagged = polyimage.compile(
+        _pipeline(),
+        options=Options(cache_dir=tmp_path, cflags=DEFAULT_CFLAGS + ("-DPOLYIMAGE_TEST_FLAG=1",)),
+    )
     assert plain.c_source == flagged.c_source
     assert plain.build_info.key != flagged.build_info.key
     assert flagged.build_info.cache_hit is False
@@ -179,6 +198,7 @@ def test_second_process_loads_from_the_cache(cache_dir):
 
 # -- POLYIMAGE_NO_CACHE ------------------------------------------------------------------------
 
+
 def test_no_cache_leaves_nothing(cache_dir, monkeypatch):
     monkeypatch.setenv("POLYIMAGE_NO_CACHE", "1")
     first = polyimage.compile(_pipeline())
@@ -200,8 +220,12 @@ def test_no_cache_leaves_no_temporary_directories(cache_dir, monkeypatch, tmp_pa
     _check_runs(polyimage.compile(_pipeline()))
     assert list(scratch.iterdir()) == []
     with pytest.raises(polyimage.CompileError) as info:
-        polyimage.compile(_pipeline(), options=Options(
-            cache_dir=cache_dir, use_cache=False, cflags=("-this-flag-does-not-exist",)))
+        polyimage.compile(
+            _pipeline(),
+            options=Options(
+                cache_dir=cache_dir, use_cache=False, cflags=("-this-flag-does-not-exist",)
+            ),
+        )
     kept = Path(info.value.log_path).parent
     assert kept.is_dir()
     assert [p for p in scratch.iterdir() if p != kept] == []
@@ -209,6 +233,7 @@ def test_no_cache_leaves_no_temporary_directories(cache_dir, monkeypatch, tmp_pa
 
 
 # -- several processes -------------------------------------------------------------------------
+
 
 def test_two_processes_build_at_once(tmp_path):
     root = tmp_path / "shared"
@@ -225,6 +250,7 @@ def test_two_processes_build_at_once(tmp_path):
 
 
 # -- compiler failures -------------------------------------------------------------------------
+
 
 def test_compiler_failure(tmp_path):
     root = tmp_path / "cache"
@@ -249,6 +275,7 @@ def test_compiler_failure(tmp_path):
 
 # -- clearing ----------------------------------------------------------------------------------
 
+
 def test_clear(cache_dir, tmp_path):
     polyimage.compile(_pipeline(3.0))
     polyimage.compile(_pipeline(6.0))
@@ -264,22 +291,26 @@ def test_clear(cache_dir, tmp_path):
 
 # -- logging -----------------------------------------------------------------------------------
 
+
 def test_logging_of_misses_and_hits(cache_dir, caplog):
     caplog.set_level(logging.INFO, logger="polyimage")
     polyimage.compile(_pipeline())
     miss = [r for r in caplog.records if r.name == "polyimage" and r.levelno == logging.INFO]
-    assert any("compiled" in r.getMessage() and "scaled" in r.getMessage() for r in miss), \
-        [r.getMessage() for r in miss]
+    assert any("compiled" in r.getMessage() and "scaled" in r.getMessage() for r in miss), [
+        r.getMessage() for r in miss
+    ]
     assert not any("loaded from the cache" in r.getMessage() for r in miss)
     caplog.clear()
     polyimage.compile(_pipeline())
     hit = [r for r in caplog.records if r.name == "polyimage" and r.levelno == logging.INFO]
-    assert any("loaded from the cache" in r.getMessage() and "scaled" in r.getMessage()
-               for r in hit), [r.getMessage() for r in hit]
+    assert any(
+        "loaded from the cache" in r.getMessage() and "scaled" in r.getMessage() for r in hit
+    ), [r.getMessage() for r in hit]
     assert not any("compiled" in r.getMessage() for r in hit)
 
 
 # -- damaged entries heal ----------------------------------------------------------------------
+
 
 def _module(entry: Path) -> Path:
     meta = json.loads((entry / "meta.json").read_text())
@@ -290,7 +321,8 @@ def _truncate(fraction):
     def damage(entry):
         module = _module(entry)
         data = module.read_bytes()
-        module.write_bytes(data[:int(len(data) * fraction)])
+        module.write_bytes(data[: int(len(data) * fraction)])
+
     return damage
 
 
@@ -298,7 +330,7 @@ def _garble(entry):
     module = _module(entry)
     data = bytearray(module.read_bytes())
     middle = len(data) // 2
-    data[middle:middle + 64] = bytes(255 - b for b in data[middle:middle + 64])
+    data[middle : middle + 64] = bytes(255 - b for b in data[middle : middle + 64])
     module.write_bytes(bytes(data))
 
 
@@ -306,13 +338,33 @@ def _write_meta(text):
     return lambda entry: (entry / "meta.json").write_text(text)
 
 
-@pytest.mark.parametrize("damage", [
-    _truncate(0.1), _truncate(0.25), _truncate(0.9), _truncate(0.0), _garble,
-    lambda entry: (entry / "meta.json").unlink(),
-    lambda entry: _module(entry).unlink(),
-    _write_meta("{not json"), _write_meta("[]"), _write_meta('{"module_file": 3}'),
-], ids=["truncated-10%", "truncated-25%", "truncated-90%", "emptied", "garbled",
-        "meta-deleted", "module-deleted", "meta-garbled", "meta-a-list", "meta-wrong-types"])
+@pytest.mark.parametrize(
+    "damage",
+    [
+        _truncate(0.1),
+        _truncate(0.25),
+        _truncate(0.9),
+        _truncate(0.0),
+        _garble,
+        lambda entry: (entry / "meta.json").unlink(),
+        lambda entry: _module(entry).unlink(),
+        _write_meta("{not json"),
+        _write_meta("[]"),
+        _write_meta('{"module_file": 3}'),
+    ],
+    ids=[
+        "truncated-10%",
+        "truncated-25%",
+        "truncated-90%",
+        "emptied",
+        "garbled",
+        "meta-deleted",
+        "module-deleted",
+        "meta-garbled",
+        "meta-a-list",
+        "meta-wrong-types",
+    ],
+)
 def test_damaged_entry_is_rebuilt_with_a_warning(tmp_path, damage):
     """Each damage once made every later compile fail (ImportError, SIGBUS, OSError)."""
     root = tmp_path / "cache"
@@ -352,6 +404,7 @@ def _dead_pid() -> int:
 
 def test_staging_folders_of_killed_builds_are_swept(cache_dir):
     import socket
+
     cache_dir.mkdir(parents=True)
     host = socket.gethostname()
     dead = cache_dir / f"{cache.STAGING_PREFIX}{host}-{_dead_pid()}-abc123"

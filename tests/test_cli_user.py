@@ -1,6 +1,7 @@
 """The command line and the README as a new user meets them: --version, the app list in
 `run --help`, one-line errors (exit status 2) raised before anything is compiled, and the README's
 example."""
+
 import json
 import re
 import subprocess
@@ -24,8 +25,10 @@ class CompileReached(polyimage.PolyimageError):
 @pytest.fixture
 def no_compile(monkeypatch):
     """polyimage.compile replaced by a stand-in that fails with CompileReached."""
+
     def refuse(*args, **kwargs):
         raise CompileReached("compile reached")
+
     monkeypatch.setattr(polyimage, "compile", refuse)
 
 
@@ -55,11 +58,14 @@ def test_run_help_lists_every_app_with_its_description(capsys):
 
 
 def test_help_of_other_commands_imports_no_app():
-    code = ("import sys; from polyimage.cli import main; main(['bench', '--help']); "
-            "main(['--version']); "
-            "print(sorted(m for m in sys.modules if m.startswith('polyimage.apps')))")
-    done = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True,
-                          timeout=60)
+    code = (
+        "import sys; from polyimage.cli import main; main(['bench', '--help']); "
+        "main(['--version']); "
+        "print(sorted(m for m in sys.modules if m.startswith('polyimage.apps')))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=60
+    )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
 
@@ -75,10 +81,12 @@ def test_missing_app_is_a_usage_error(capsys):
     assert "required: APP" in err and "INPUT" not in err.splitlines()[-1]
 
 
-@pytest.mark.parametrize("output, expected", [("out.bmp", "'.bmp'"), ("out.tiff", "'.tiff'"),
-                                              ("out", "no extension")])
-def test_unsupported_output_format_fails_before_compiling(tmp_path, capsys, no_compile, output,
-                                                          expected):
+@pytest.mark.parametrize(
+    "output, expected", [("out.bmp", "'.bmp'"), ("out.tiff", "'.tiff'"), ("out", "no extension")]
+)
+def test_unsupported_output_format_fails_before_compiling(
+    tmp_path, capsys, no_compile, output, expected
+):
     target = tmp_path / output
     assert main(["run", "unsharp_mask", "-o", str(target)]) == 2
     line = one_line_error(capsys.readouterr().err)
@@ -109,8 +117,9 @@ def test_an_input_that_is_no_image_is_a_one_line_error(tmp_path, capsys, no_comp
     assert main(["run", "unsharp_mask", str(path)]) == 2
     line = one_line_error(capsys.readouterr().err)
     assert repr(str(path)) in line
-    assert {"text": "not an image file", "missing": "No such file",
-            "folder": "directory"}[kind] in line
+    assert {"text": "not an image file", "missing": "No such file", "folder": "directory"}[
+        kind
+    ] in line
 
 
 def test_wrong_number_of_inputs_is_reported_before_reading_them(tmp_path, capsys, no_compile):
@@ -121,8 +130,9 @@ def test_wrong_number_of_inputs_is_reported_before_reading_them(tmp_path, capsys
 
 
 def test_grey_with_alpha_photo_becomes_grey_colour():
-    grey_alpha = np.stack([np.arange(12, dtype=np.uint8).reshape(3, 4),
-                           np.full((3, 4), 255, np.uint8)], axis=2)
+    grey_alpha = np.stack(
+        [np.arange(12, dtype=np.uint8).reshape(3, 4), np.full((3, 4), 255, np.uint8)], axis=2
+    )
     rgb = to_float(grey_alpha, channels=3)
     assert rgb.shape == (3, 4, 3)
     np.testing.assert_array_equal(rgb[:, :, 1], grey_alpha[:, :, 0] / np.float32(255))
@@ -141,8 +151,11 @@ def test_missing_baselines_notes_say_what_and_how_to_install():
 
 
 def test_bench_reports_the_missing_baselines(monkeypatch, tmp_path):
-    fake = {"size": {"R": 4, "C": 5}, "compile": {"cold": 1.0, "cached": 0.01},
-            "timings": {"polyimage:naive": {"median": 0.002, "min": 0.001, "max": 0.003}}}
+    fake = {
+        "size": {"R": 4, "C": 5},
+        "compile": {"cold": 1.0, "cached": 0.01},
+        "timings": {"polyimage:naive": {"median": 0.002, "min": 0.001, "max": 0.003}},
+    }
     monkeypatch.setattr(bench, "bench_app", lambda *args: fake)
     monkeypatch.setattr(bench, "missing_baselines", lambda: ["Halide is not installed"])
     lines = []
@@ -168,8 +181,10 @@ def test_bundled_photos_of_every_app_exist():
 def test_a_programming_error_is_not_hidden(monkeypatch):
     """Only polyimage's own errors and file errors become one-line messages; anything else is
     a bug and keeps its traceback."""
+
     def broken(*args, **kwargs):
         raise KeyError("a bug")
+
     monkeypatch.setattr(polyimage, "compile", broken)
     with pytest.raises(KeyError):
         main(["run", "unsharp_mask"])

@@ -1,5 +1,6 @@
 """Compiling and calling from several Python threads at once: every compile succeeds, results
 equal the interpreter's, and the process's stdout and stderr still work afterwards."""
+
 import os
 import subprocess
 import sys
@@ -56,8 +57,14 @@ sys.exit(1 if errors else 0)
 def _run_child(tmp_path, threads=4, distinct=4, schedule="naive"):
     env = child_env(tmp_path / "cache")
     source = CHILD_SRC.format(threads=threads, distinct=distinct, schedule=schedule)
-    return subprocess.run([sys.executable, "-c", source], env=env, cwd=str(tmp_path),
-                          capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", source],
+        env=env,
+        cwd=str(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def test_four_threads_compile_different_pipelines(tmp_path):

@@ -1,5 +1,6 @@
 """The driver: estimates resolved once (a missing one is a warning naming the parameter), pass
 results dumped to a folder, passes logged, and how a Pipeline shows itself."""
+
 import logging
 import os
 import stat
@@ -59,15 +60,24 @@ def test_dump_writes_every_pass(tmp_path):
     pipe = polyimage.compile([_blur()], estimates={"R": 64, "C": 64}, dump=tmp_path)
     folder = tmp_path / "by"
     names = sorted(p.name for p in folder.iterdir())
-    assert names == ["01-graph.txt", "02-inlined.txt", "03-analysis.txt", "04-schedule.txt",
-                     "05-plans.txt", "06-kernel.c", "07-build.log", "passes.txt"]
+    assert names == [
+        "01-graph.txt",
+        "02-inlined.txt",
+        "03-analysis.txt",
+        "04-schedule.txt",
+        "05-plans.txt",
+        "06-kernel.c",
+        "07-build.log",
+        "passes.txt",
+    ]
     assert "function bx: Float over x in [1, R]" in (folder / "01-graph.txt").read_text()
     assert "context:" in (folder / "03-analysis.txt").read_text()
     assert str(pipe.schedule) in (folder / "04-schedule.txt").read_text()
     plans = (folder / "05-plans.txt").read_text()
     assert "group 0:" in plans and ("region of" in plans or "untiled" in plans)
-    assert (folder / "06-kernel.c").read_text() == pipe.c_source + "\n" or \
-        (folder / "06-kernel.c").read_text() == pipe.c_source
+    assert (folder / "06-kernel.c").read_text() == pipe.c_source + "\n" or (
+        folder / "06-kernel.c"
+    ).read_text() == pipe.c_source
     assert "-O3" in (folder / "07-build.log").read_text()
     passes = (folder / "passes.txt").read_text()
     assert all(name in passes for name in ("analyze", "schedule", "generate_c", "build"))
@@ -120,8 +130,7 @@ def test_jupyter_shows_the_graph_with_graphviz(pipe, monkeypatch, tmp_path):
 
 def test_calls_still_agree_with_the_interpreter(pipe):
     arr = np.random.default_rng(0).random((20, 30), dtype=np.float32)
-    np.testing.assert_allclose(pipe(img=arr), polyimage.interpret([_blur()], img=arr),
-                               rtol=1e-6)
+    np.testing.assert_allclose(pipe(img=arr), polyimage.interpret([_blur()], img=arr), rtol=1e-6)
 
 
 def test_repeated_calls_reuse_the_binding_but_never_a_stale_one():

@@ -1,5 +1,6 @@
 """Python builtins and NumPy functions on DSL expressions: the ones with a DSL counterpart build
 it, the others fail with a message naming what to use instead."""
+
 import math
 
 import numpy as np
@@ -41,14 +42,18 @@ e = img(x)
 
 # -- Python builtins -------------------------------------------------------------------------
 
+
 def test_abs_builds_abs():
     assert signature(abs(e)) == signature(Abs(e))
     assert signature(abs(x - 3)) == signature(Abs(x - 3))
 
 
 def test_round_points_to_floor_and_cast():
-    with pytest.raises(TypeError, match=r"round\(\) does not apply to the DSL expression "
-                                        r"`img\(x\)`: use Floor\(e \+ 0.5\).*Cast\(Int, e\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"round\(\) does not apply to the DSL expression "
+        r"`img\(x\)`: use Floor\(e \+ 0.5\).*Cast\(Int, e\)",
+    ):
         round(e)
     with pytest.raises(TypeError, match=r"Floor\(e \+ 0.5\)"):
         round(e, 2)
@@ -59,8 +64,13 @@ def test_min_max_builtins_name_min_max_clamp(builtin):
     with pytest.raises(TypeError) as info:
         builtin(e, 1.0)
     message = str(info.value)
-    for word in ("has no truth value", "Condition", "Select", "Min, Max or Clamp",
-                 "Python's `min` and `max`"):
+    for word in (
+        "has no truth value",
+        "Condition",
+        "Select",
+        "Min, Max or Clamp",
+        "Python's `min` and `max`",
+    ):
         assert word in message
 
 
@@ -70,39 +80,70 @@ def test_if_on_an_expression_still_names_condition_select():
             pass
 
 
-@pytest.mark.parametrize("convert, cast", [(int, r"Cast\(Int, e\)"), (float, r"Cast\(Float, e\)"),
-                                           (math.sqrt, r"Sqrt, Exp"),
-                                           (lambda v: [1, 2][v], r"list index.*Cast\(Int, e\)"),
-                                           (range, r"range\(\) bound")])
+@pytest.mark.parametrize(
+    "convert, cast",
+    [
+        (int, r"Cast\(Int, e\)"),
+        (float, r"Cast\(Float, e\)"),
+        (math.sqrt, r"Sqrt, Exp"),
+        (lambda v: [1, 2][v], r"list index.*Cast\(Int, e\)"),
+        (range, r"range\(\) bound"),
+    ],
+)
 def test_python_conversions_point_to_cast(convert, cast):
     with pytest.raises(TypeError, match=r"has no Python value.*" + cast):
         convert(x + 1)
 
 
 def test_power_operator_points_to_pow():
-    with pytest.raises(TypeError, match=r"`\*\*` is not a DSL operator \(in `img\(x\) \*\* 2`\): "
-                                        r"use Pow\(a, b\)"):
-        e ** 2
+    with pytest.raises(
+        TypeError,
+        match=r"`\*\*` is not a DSL operator \(in `img\(x\) \*\* 2`\): "
+        r"use Pow\(a, b\)",
+    ):
+        e**2
     with pytest.raises(TypeError, match=r"in `2 \*\* img\(x\)`.*Pow"):
-        2 ** e
+        2**e
 
 
 # -- NumPy ufuncs ------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("ufunc, dsl", [
-    (np.sqrt, Sqrt), (np.exp, Exp), (np.log, Log), (np.sin, Sin), (np.cos, Cos),
-    (np.floor, Floor), (np.abs, Abs), (np.absolute, Abs), (np.negative, lambda a: -a)])
+
+@pytest.mark.parametrize(
+    "ufunc, dsl",
+    [
+        (np.sqrt, Sqrt),
+        (np.exp, Exp),
+        (np.log, Log),
+        (np.sin, Sin),
+        (np.cos, Cos),
+        (np.floor, Floor),
+        (np.abs, Abs),
+        (np.absolute, Abs),
+        (np.negative, lambda a: -a),
+    ],
+)
 def test_unary_ufuncs_build_dsl_functions(ufunc, dsl):
     assert signature(ufunc(e)) == signature(dsl(e))
     assert signature(ufunc(x)) == signature(dsl(x))
 
 
-@pytest.mark.parametrize("ufunc, dsl", [
-    (np.power, Pow), (np.minimum, Min), (np.maximum, Max), (np.add, lambda a, b: a + b),
-    (np.subtract, lambda a, b: a - b), (np.multiply, lambda a, b: a * b),
-    (np.divide, lambda a, b: a / b), (np.floor_divide, lambda a, b: a // b),
-    (np.remainder, lambda a, b: a % b), (np.less, lambda a, b: Condition(a, "<", b)),
-    (np.greater_equal, lambda a, b: Condition(a, ">=", b))])
+@pytest.mark.parametrize(
+    "ufunc, dsl",
+    [
+        (np.power, Pow),
+        (np.minimum, Min),
+        (np.maximum, Max),
+        (np.add, lambda a, b: a + b),
+        (np.subtract, lambda a, b: a - b),
+        (np.multiply, lambda a, b: a * b),
+        (np.divide, lambda a, b: a / b),
+        (np.floor_divide, lambda a, b: a // b),
+        (np.remainder, lambda a, b: a % b),
+        (np.less, lambda a, b: Condition(a, "<", b)),
+        (np.greater_equal, lambda a, b: Condition(a, ">=", b)),
+    ],
+)
 def test_binary_ufuncs_build_dsl_functions(ufunc, dsl):
     assert signature(ufunc(e, 2.0)) == signature(dsl(e, 2.0))
     assert signature(ufunc(3, x)) == signature(dsl(3, x))
@@ -145,31 +186,43 @@ def test_numpy_integers_as_sizes_stay_plain_integers():
     assert Image(Float, "sized", [np.int64(4)]).extents[0].typ is Int
 
 
-@pytest.mark.parametrize("call, name, hint", [
-    (lambda: np.tan(e), r"numpy.tan", r"Sin\(e\) / Cos\(e\)"),
-    (lambda: np.rint(e), r"numpy.rint", r"Floor\(e \+ 0.5\)"),
-    (lambda: np.round(e), r"numpy.round", r"Floor\(e \+ 0.5\)"),
-    (lambda: np.ceil(e), r"numpy.ceil", r"-Floor\(-e\)"),
-    (lambda: np.fmin(e, 1.0), r"numpy.fmin", r"Min"),
-    (lambda: np.where(e > 0, e, 0.0), r"numpy.where", r"Select\(cond, a, b\)"),
-    (lambda: np.arctan2(e, e), r"numpy.arctan2", r""),
-    (lambda: np.add.reduce(e), r"numpy.add.reduce", r""),
-    (lambda: np.sum(e), r"numpy.sum", r""),
-])
+@pytest.mark.parametrize(
+    "call, name, hint",
+    [
+        (lambda: np.tan(e), r"numpy.tan", r"Sin\(e\) / Cos\(e\)"),
+        (lambda: np.rint(e), r"numpy.rint", r"Floor\(e \+ 0.5\)"),
+        (lambda: np.round(e), r"numpy.round", r"Floor\(e \+ 0.5\)"),
+        (lambda: np.ceil(e), r"numpy.ceil", r"-Floor\(-e\)"),
+        (lambda: np.fmin(e, 1.0), r"numpy.fmin", r"Min"),
+        (lambda: np.where(e > 0, e, 0.0), r"numpy.where", r"Select\(cond, a, b\)"),
+        (lambda: np.arctan2(e, e), r"numpy.arctan2", r""),
+        (lambda: np.add.reduce(e), r"numpy.add.reduce", r""),
+        (lambda: np.sum(e), r"numpy.sum", r""),
+    ],
+)
 def test_other_numpy_functions_are_refused_with_the_dsl_list(call, name, hint):
-    with pytest.raises(TypeError, match=name + r" does not apply to the DSL expression `.*`"
-                                        r"[:;] .*" + hint + r".*the DSL has .*Min, Max, Clamp, "
-                                        r"Abs, Sqrt, Exp, Log, Pow, Sin, Cos, Floor, Cast and "
-                                        r"Select"):
+    with pytest.raises(
+        TypeError,
+        match=name + r" does not apply to the DSL expression `.*`"
+        r"[:;] .*" + hint + r".*the DSL has .*Min, Max, Clamp, "
+        r"Abs, Sqrt, Exp, Log, Pow, Sin, Cos, Floor, Cast and "
+        r"Select",
+    ):
         call()
 
 
 def test_numpy_keywords_and_arrays_are_refused():
-    with pytest.raises(TypeError, match=r"numpy.sqrt on DSL expressions takes no keyword "
-                                        r"arguments, got dtype"):
+    with pytest.raises(
+        TypeError,
+        match=r"numpy.sqrt on DSL expressions takes no keyword "
+        r"arguments, got dtype",
+    ):
         np.sqrt(e, dtype=np.float64)
-    with pytest.raises(TypeError, match=r"numpy.multiply: a NumPy array of shape \(2,\) cannot "
-                                        r"be combined with a DSL expression"):
+    with pytest.raises(
+        TypeError,
+        match=r"numpy.multiply: a NumPy array of shape \(2,\) cannot "
+        r"be combined with a DSL expression",
+    ):
         np.array([1.0, 2.0]) * e
     with pytest.raises(TypeError, match=r"cannot be combined with a DSL expression"):
         np.maximum(e, np.zeros(3))
@@ -188,8 +241,13 @@ def test_object_arrays_of_expressions_hold_usable_expressions():
 def test_numpy_built_pipeline_runs_like_the_dsl_one(rng):
     """A stage written with NumPy's functions and scalars compiles to the DSL one's values."""
     mid = Function(([x], [Interval(Int, 0, N - 1)]), Float, "mid")
-    mid.defn = [np.clip(np.sqrt(np.abs(img(x))) * np.float32(2) - np.exp(np.minimum(img(x), 0.5)),
-                        -1.0, np.float32(1))]
+    mid.defn = [
+        np.clip(
+            np.sqrt(np.abs(img(x))) * np.float32(2) - np.exp(np.minimum(img(x), 0.5)),
+            -1.0,
+            np.float32(1),
+        )
+    ]
     ref = Function(([x], [Interval(Int, 0, N - 1)]), Float, "ref")
     two = E.Const(2.0, Float)
     ref.defn = [Clamp(Sqrt(Abs(img(x))) * two - Exp(Min(img(x), 0.5)), -1.0, 1.0)]

@@ -4,6 +4,7 @@ the culprit (image, parameter, stage, variable or reference as written).
 Call-time errors are checked on one small compiled pipeline and, where the call makes sense
 there, on the reference interpreter too: both must reject a bad call the same way.
 """
+
 import re
 
 import numpy as np
@@ -67,16 +68,22 @@ def _run(pipe, which, **kwargs):
 def test_good_call_works(pipe):
     """The fixture pipeline itself is fine: both runners agree with NumPy."""
     a = _image()
-    expected = 0.5 * sum(a[1 + i:1 + i + ROWS, 1 + j:1 + j + COLS]
-                         for i in (-1, 0, 1) for j in (-1, 0, 1)) / 9
+    expected = (
+        0.5
+        * sum(a[1 + i : 1 + i + ROWS, 1 + j : 1 + j + COLS] for i in (-1, 0, 1) for j in (-1, 0, 1))
+        / 9
+    )
     for which in RUNNERS:
         np.testing.assert_allclose(_run(pipe, which, img=a, w=0.5), expected, rtol=1e-5)
 
 
 @pytest.mark.parametrize("which", RUNNERS)
 def test_wrong_dtype(pipe, which):
-    with pytest.raises(TypeError, match=r"image img must have dtype float32 \(Float\), got "
-                                        r"float64"):
+    with pytest.raises(
+        TypeError,
+        match=r"image img must have dtype float32 \(Float\), got "
+        r"float64",
+    ):
         _run(pipe, which, img=_image(dtype=np.float64), w=1.0)
 
 
@@ -91,8 +98,11 @@ def test_wrong_rank(pipe, which):
 @pytest.mark.parametrize("which", RUNNERS)
 def test_shape_inconsistent_with_given_parameter(pipe, which):
     # R=5 asks for 7 rows; the image has 10
-    with pytest.raises(ValueError, match=r"image img: dimension 0 must have extent R \+ 2 = 7 "
-                                         r"\(R=5\), got shape \(10, 8\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"image img: dimension 0 must have extent R \+ 2 = 7 "
+        r"\(R=5\), got shape \(10, 8\)",
+    ):
         _run(pipe, which, img=_image(rows=10), R=5, w=1.0)
     with pytest.raises(ValueError, match=r"image img: dimension 1 .*C \+ 2 = 4 \(C=2\)"):
         _run(pipe, which, img=_image(), C=2, w=1.0)
@@ -100,15 +110,21 @@ def test_shape_inconsistent_with_given_parameter(pipe, which):
 
 @pytest.mark.parametrize("which", RUNNERS)
 def test_missing_image(pipe, which):
-    with pytest.raises(TypeError, match=r"missing input image img \(Float, extents "
-                                        r"\[R \+ 2, C \+ 2\]\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"missing input image img \(Float, extents "
+        r"\[R \+ 2, C \+ 2\]\)",
+    ):
         _run(pipe, which, w=1.0, R=5, C=6)
 
 
 @pytest.mark.parametrize("which", RUNNERS)
 def test_unknown_keyword(pipe, which):
-    with pytest.raises(TypeError, match=r"unknown argument 'image'.*images img.*parameters "
-                                        r"C, R, w"):
+    with pytest.raises(
+        TypeError,
+        match=r"unknown argument 'image'.*images img.*parameters "
+        r"C, R, w",
+    ):
         _run(pipe, which, img=_image(), image=_image(), w=1.0)
 
 
@@ -137,14 +153,17 @@ def test_parameter_out_of_its_type_range(pipe, which):
     with pytest.raises(ValueError, match=r"parameter R=2147483648 does not fit its type Int"):
         _run(pipe, which, img=_image(), R=2**31, w=1.0)
     with pytest.raises(ValueError, match=r"parameter C=-2147483649 does not fit its type Int"):
-        _run(pipe, which, img=_image(), C=-2**31 - 1, w=1.0)
+        _run(pipe, which, img=_image(), C=-(2**31) - 1, w=1.0)
 
 
 @pytest.mark.parametrize("which", RUNNERS)
 def test_parameter_makes_stage_domain_empty(pipe, which):
     # a 2 x 8 image gives R = 0: blur's rows [1, R] are empty
-    with pytest.raises(ValueError, match=r"R=0 make the domain of blur empty: x in \[1, R\] "
-                                         r"= \[1, 0\]"):
+    with pytest.raises(
+        ValueError,
+        match=r"R=0 make the domain of blur empty: x in \[1, R\] "
+        r"= \[1, 0\]",
+    ):
         _run(pipe, which, img=_image(rows=2), w=1.0)
 
 
@@ -156,8 +175,10 @@ def test_image_not_a_numpy_array(pipe, which):
 
 @pytest.mark.parametrize("threads", [0, -1, 1.5, True, "2"])
 def test_bad_threads(pipe, threads):
-    with pytest.raises(ValueError, match=r"threads must be an integer from 1 to \d+, got "
-                                         + re.escape(repr(threads))):
+    with pytest.raises(
+        ValueError,
+        match=r"threads must be an integer from 1 to \d+, got " + re.escape(repr(threads)),
+    ):
         pipe(img=_image(), w=1.0, threads=threads)
 
 
@@ -169,14 +190,20 @@ def test_good_threads_and_out(pipe):
 
 
 def test_out_wrong_dtype(pipe):
-    with pytest.raises(ValueError, match=r"out for blur must be a float32 array of shape "
-                                         r"\(5, 6\), got float64 \(5, 6\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"out for blur must be a float32 array of shape "
+        r"\(5, 6\), got float64 \(5, 6\)",
+    ):
         pipe(img=_image(), w=1.0, out=np.empty((ROWS, COLS), np.float64))
 
 
 def test_out_wrong_shape(pipe):
-    with pytest.raises(ValueError, match=r"out for blur must be a float32 array of shape "
-                                         r"\(5, 6\), got float32 \(7, 8\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"out for blur must be a float32 array of shape "
+        r"\(5, 6\), got float32 \(7, 8\)",
+    ):
         pipe(img=_image(), w=1.0, out=np.empty((ROWS + 2, COLS + 2), np.float32))
 
 
@@ -206,7 +233,7 @@ def test_out_read_only(pipe):
 def test_out_overlapping_an_input(pipe):
     memory = np.zeros((ROWS + 2) * (COLS + 2), np.float32)
     a = memory.reshape(ROWS + 2, COLS + 2)
-    out = memory[COLS + 2:COLS + 2 + ROWS * COLS].reshape(ROWS, COLS)
+    out = memory[COLS + 2 : COLS + 2 + ROWS * COLS].reshape(ROWS, COLS)
     with pytest.raises(ValueError, match=r"out for blur overlaps img"):
         pipe(img=a, w=1.0, out=out)
 
@@ -291,18 +318,27 @@ def test_function_without_definition():
 
 def test_variable_type_differs_from_interval():
     s = Variable(Short, "s")
-    with pytest.raises(TypeError, match=r"f: Variable s has type Short but its Interval has "
-                                        r"type Int"):
+    with pytest.raises(
+        TypeError,
+        match=r"f: Variable s has type Short but its Interval has "
+        r"type Int",
+    ):
         Function(([s], [row]), Float, "f")
 
 
 def test_reference_with_wrong_number_of_indices():
     a = Image(Float, "a", [N, N])
-    with pytest.raises(TypeError, match=r"a has 2 dimension\(s\) but is referenced with 1 "
-                                        r"index\(es\) in a\(i\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"a has 2 dimension\(s\) but is referenced with 1 "
+        r"index\(es\) in a\(i\)",
+    ):
         a(i)
-    with pytest.raises(TypeError, match=r"a has 2 dimension\(s\) .* 3 index\(es\) in "
-                                        r"a\(i, j, 0\)"):
+    with pytest.raises(
+        TypeError,
+        match=r"a has 2 dimension\(s\) .* 3 index\(es\) in "
+        r"a\(i, j, 0\)",
+    ):
         a(i, j, 0)
 
 
@@ -368,8 +404,11 @@ def test_parameter_and_image_with_the_same_name():
 
 def test_image_given_a_definition():
     a = Image(Float, "a", [N])
-    with pytest.raises(TypeError, match=r"Image a is an input and cannot be given a "
-                                        r"definition"):
+    with pytest.raises(
+        TypeError,
+        match=r"Image a is an input and cannot be given a "
+        r"definition",
+    ):
         a.defn = [Cast(Float, i)]
 
 
@@ -382,15 +421,21 @@ def test_image_as_output():
 def test_variable_not_among_the_function_variables():
     z = Variable(Int, "z")
     f = Function(([i], [row]), Float, "f")
-    with pytest.raises(ValueError, match=r"f: `Cast\(Float, i \+ z\)` uses variable z, which "
-                                         r"is not one of its variables \(i\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"f: `Cast\(Float, i \+ z\)` uses variable z, which "
+        r"is not one of its variables \(i\)",
+    ):
         f.defn = [Cast(Float, i + z)]
     with pytest.raises(ValueError, match=r"f: .*uses variable z"):
         f.defn = [Case(z > 0, 1.0), 0.0]
     # a different Variable object with the same name is not the same variable
     other_i = Variable(Int, "i")
-    with pytest.raises(ValueError, match=r"uses variable i \(a different Variable object with "
-                                         r"the same name\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"uses variable i \(a different Variable object with "
+        r"the same name\)",
+    ):
         f.defn = [Cast(Float, other_i)]
 
 
@@ -425,17 +470,22 @@ def test_reduce_targeting_another_reduction():
 def test_mixed_reduce_operators():
     a = Image(Int, "a", [N])
     hist = Reduction(([i], [Interval(Int, 0, 9)]), ([j], [row]), Int, "hist")
-    with pytest.raises(ValueError, match=r"hist: every Reduce of one Reduction must use the same "
-                                         r"operator, got Max, Sum"):
-        hist.defn = [Case(j < 5, Reduce(hist(a(j)), 1, Op.Sum)),
-                     Reduce(hist(a(j)), 1, Op.Max)]
+    with pytest.raises(
+        ValueError,
+        match=r"hist: every Reduce of one Reduction must use the same "
+        r"operator, got Max, Sum",
+    ):
+        hist.defn = [Case(j < 5, Reduce(hist(a(j)), 1, Op.Sum)), Reduce(hist(a(j)), 1, Op.Max)]
 
 
 def test_reduction_defined_without_reduce():
     a = Image(Int, "a", [N])
     hist = Reduction(([i], [Interval(Int, 0, 9)]), ([j], [row]), Int, "hist")
-    with pytest.raises(TypeError, match=r"hist: a Reduction is defined by Reduce\(...\), got "
-                                        r"`a\(j\) \+ 1`"):
+    with pytest.raises(
+        TypeError,
+        match=r"hist: a Reduction is defined by Reduce\(...\), got "
+        r"`a\(j\) \+ 1`",
+    ):
         hist.defn = [a(j) + 1]
 
 
@@ -449,24 +499,33 @@ def test_non_affine_interval_bounds():
     M = Parameter(Int, "M")
     f = Function(([i], [Interval(Int, 0, N * M)]), Float, "f")
     f.defn = [Cast(Float, i)]
-    with pytest.raises(PipelineError, match=r"f: interval bounds must be affine in integer "
-                                            r"Parameters, got `N \* M`"):
+    with pytest.raises(
+        PipelineError,
+        match=r"f: interval bounds must be affine in integer "
+        r"Parameters, got `N \* M`",
+    ):
         polyimage.compile(f)
 
 
 def test_unknown_schedule():
     f = Function(([i], [row]), Float, "f")
     f.defn = [Cast(Float, i)]
-    with pytest.raises(ValueError, match=r"unknown schedule .fastest.; give a Schedule, its "
-                                         r"text, or one of: naive"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown schedule .fastest.; give a Schedule, its "
+        r"text, or one of: naive",
+    ):
         polyimage.compile(f, schedule="fastest")
 
 
 def test_estimates_naming_an_unknown_parameter():
     f = Function(([i], [row]), Float, "f")
     f.defn = [Cast(Float, i)]
-    with pytest.raises(PipelineError, match=r"estimates names 'Q', which is not a parameter of "
-                                            r"the pipeline \(N\)"):
+    with pytest.raises(
+        PipelineError,
+        match=r"estimates names 'Q', which is not a parameter of "
+        r"the pipeline \(N\)",
+    ):
         polyimage.compile(f, estimates={Parameter(Int, "Q"): 100})
     with pytest.raises(PipelineError, match=r"estimates names 'rows'"):
         polyimage.compile(f, estimates={"rows": 100})
@@ -481,6 +540,7 @@ def test_constraint_naming_an_unknown_parameter():
 
 # -- BoundsError at compile time ---------------------------------------------------------------
 
+
 def _bounds_point(message):
     """The concrete point and parameter values a BoundsError message reports."""
     m = re.search(r"at (\w+)=(-?\d+) with N=(-?\d+)", message)
@@ -492,8 +552,11 @@ def test_off_by_one_read_past_the_end():
     a = Image(Float, "img", [N])
     f = Function(([i], [row]), Float, "f")
     f.defn = [Case(i < 1, a(i)), Case(i >= 1, a(i + 2))]
-    with pytest.raises(BoundsError, match=r"f \(case 2 of 2\): img\(i \+ 2\) reads img outside "
-                                          r"its domain") as info:
+    with pytest.raises(
+        BoundsError,
+        match=r"f \(case 2 of 2\): img\(i \+ 2\) reads img outside "
+        r"its domain",
+    ) as info:
         polyimage.compile(f)
     message = str(info.value)
     assert re.search(r"index 0 `i \+ 2` = -?\d+ is outside \[0, N - 1\]", message), message
@@ -507,8 +570,11 @@ def test_off_by_one_read_at_the_start():
     a = Image(Float, "img", [N])
     f = Function(([i], [row]), Float, "f")
     f.defn = [a(i - 1) + a(i)]
-    with pytest.raises(BoundsError, match=r"f \(its definition\): img\(i - 1\) reads img "
-                                          r"outside its domain") as info:
+    with pytest.raises(
+        BoundsError,
+        match=r"f \(its definition\): img\(i - 1\) reads img "
+        r"outside its domain",
+    ) as info:
         polyimage.compile(f)
     point, n = _bounds_point(str(info.value))
     assert point == 0 and n >= 1, str(info.value)
@@ -518,8 +584,11 @@ def test_downsampling_read_one_past_the_end():
     a = Image(Float, "img", [2 * N + 1])
     down = Function(([i], [Interval(Int, 0, N)]), Float, "down")
     down.defn = [a(2 * i) + a(2 * i + 1)]
-    with pytest.raises(BoundsError, match=r"down \(its definition\): img\(2 \* i \+ 1\) reads "
-                                          r"img outside its domain") as info:
+    with pytest.raises(
+        BoundsError,
+        match=r"down \(its definition\): img\(2 \* i \+ 1\) reads "
+        r"img outside its domain",
+    ) as info:
         polyimage.compile(down)
     message = str(info.value)
     point, n = _bounds_point(message)
@@ -531,8 +600,11 @@ def test_reduce_target_out_of_range():
     a = Image(Int, "img", [N])
     hist = Reduction(([i], [Interval(Int, 0, 9)]), ([j], [row]), Int, "hist")
     hist.defn = [Reduce(hist(j), a(j), Op.Sum)]
-    with pytest.raises(BoundsError, match=r"hist \(its definition\): hist\(j\) writes hist "
-                                          r"outside its domain") as info:
+    with pytest.raises(
+        BoundsError,
+        match=r"hist \(its definition\): hist\(j\) writes hist "
+        r"outside its domain",
+    ) as info:
         polyimage.compile(hist)
     point, n = _bounds_point(str(info.value))
     assert 0 <= point <= n - 1 and point > 9, str(info.value)
@@ -554,8 +626,11 @@ def test_read_of_a_stage_past_its_domain():
     f.defn = [a(i)]
     g = Function(([i], [row]), Float, "g")
     g.defn = [f(i) * 2]
-    with pytest.raises(BoundsError, match=r"g \(its definition\): f\(i\) reads f outside its "
-                                          r"domain.* is outside \[1, N - 1\]"):
+    with pytest.raises(
+        BoundsError,
+        match=r"g \(its definition\): f\(i\) reads f outside its "
+        r"domain.* is outside \[1, N - 1\]",
+    ):
         polyimage.compile(g)
 
 
@@ -603,8 +678,11 @@ def test_constraints_make_a_fixed_index_read_compile():
     a = Image(Float, "img", [N])
     f = Function(([i], [row]), Float, "f")
     f.defn = [a(i) + a(9)]
-    with pytest.raises(BoundsError, match=r"f \(its definition\): img\(9\) reads img outside "
-                                          r"its domain"):
+    with pytest.raises(
+        BoundsError,
+        match=r"f \(its definition\): img\(9\) reads img outside "
+        r"its domain",
+    ):
         polyimage.compile(f)
     with pytest.raises(BoundsError, match=r"img\(9\)"):
         polyimage.compile(f, constraints=[N >= 9])
@@ -616,6 +694,7 @@ def test_constraints_make_a_fixed_index_read_compile():
 
 
 # -- nothing segfaults -------------------------------------------------------------------------
+
 
 def test_lookup_table_indexed_by_arbitrary_data_is_clamped():
     lut = Image(UChar, "lut", [256])
@@ -630,8 +709,10 @@ def test_lookup_table_indexed_by_arbitrary_data_is_clamped():
     offset = Function(([i], [row]), UChar, "offset")
     offset.defn = [offset_lut(data(i))]  # clamped to the stage's own domain [10, 265]
     info = np.iinfo(np.int32)
-    values = np.array([info.min, info.min + 1, -1000, -1, 0, 1, 128, 254, 255, 256, 1000,
-                       info.max - 1, info.max], np.int32)
+    values = np.array(
+        [info.min, info.min + 1, -1000, -1, 0, 1, 128, 254, 255, 256, 1000, info.max - 1, info.max],
+        np.int32,
+    )
     table = np.arange(256, dtype=np.uint8)[::-1].copy()
     outputs = [mapped, shifted, offset]
     pipe = polyimage.compile(outputs)

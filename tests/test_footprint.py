@@ -1,5 +1,6 @@
 """Footprints from backward composition of access maps, checked against brute force: walk the
 points of one tile back through every reference, numerically, and compare the point sets."""
+
 import itertools
 
 import numpy as np
@@ -63,7 +64,8 @@ def test_reads_at_two_scales_are_unbounded():
     a tile's reads drift apart as the image grows."""
     graph = build_graph(sampling_pyramid(misaligned=True))
     footprint = FootprintAnalyzer(analyze(graph), {"R": 37}).query(
-        ["down", "down2", "up"], ["up"], (3,))
+        ["down", "down2", "up"], ["up"], (3,)
+    )
     assert footprint.unbounded_dims() == {"down": [0]}
     assert footprint.members["up"].extent == (3,)
 

@@ -1,4 +1,5 @@
 """Cost terms and tile sizes of groups, from exact regions."""
+
 import math
 
 import pytest
@@ -43,15 +44,20 @@ def test_fusing_recomputes_work_per_point():
     assert ops_per_point(fused) > sum(ops_per_point(c) for c in alone)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "the cost model counts every edge tile as a whole tile: on Harris at 2848x4256 the stages "
-    "alone (48x256 tiles, 1020 of them, 3.3 to 3.4% of their points beyond the image) cost "
-    "1729658880 while fused (102x256 tiles, 476, 2.5% beyond, 1.0% recomputed) cost 1723813056"))
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "the cost model counts every edge tile as a whole tile: on Harris at 2848x4256 the stages "
+        "alone (48x256 tiles, 1020 of them, 3.3 to 3.4% of their points beyond the image) cost "
+        "1729658880 while fused (102x256 tiles, 476, 2.5% beyond, 1.0% recomputed) cost 1723813056"
+    ),
+)
 def test_with_overlap_only_fusing_costs_more_than_the_stages_alone():
     graph, params = stage_graph(harris)
     names = tuple(s.name for s in graph.computed)
-    assert group_cost(graph, names, params, MACHINE, OVERLAP_ONLY).cost > \
-        sum(group_cost(graph, (n,), params, MACHINE, OVERLAP_ONLY).cost for n in names)
+    assert group_cost(graph, names, params, MACHINE, OVERLAP_ONLY).cost > sum(
+        group_cost(graph, (n,), params, MACHINE, OVERLAP_ONLY).cost for n in names
+    )
 
 
 def test_tile_sizes_fill_a_cache_with_the_innermost_fixed():
@@ -70,7 +76,7 @@ def test_groups_that_cannot_be_tiled_cost_infinity():
     graph, params = stage_graph(bilateral_grid)
     names = [s.name for s in graph.computed]
     grid = next(n for n in names if n == "grid")
-    pair = tuple(names[names.index(grid) - 1:names.index(grid) + 1])
+    pair = tuple(names[names.index(grid) - 1 : names.index(grid) + 1])
     assert group_cost(graph, pair, params, MACHINE).cost == math.inf
     single = group_cost(graph, (grid,), params, MACHINE)
     assert single.cost < math.inf and single.tile_sizes == ()

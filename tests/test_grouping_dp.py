@@ -1,5 +1,6 @@
 """The DP grouping: exhaustive over valid groupings (checked by brute force on small DAGs),
 valid on random DAGs, deterministic, and the incremental variant."""
+
 import math
 import random
 
@@ -27,9 +28,13 @@ def random_cost(rng):
 
     def cost(stages):
         if stages not in table:
-            table[stages] = math.inf if rng.random() < 0.1 and len(stages) > 1 \
+            table[stages] = (
+                math.inf
+                if rng.random() < 0.1 and len(stages) > 1
                 else rng.uniform(0, 10) + len(stages) * rng.uniform(-2, 1)
+            )
         return table[stages]
+
     return cost
 
 
@@ -41,7 +46,7 @@ def partitions(items):
     for part in partitions(rest):
         yield [[first]] + part
         for k in range(len(part)):
-            yield part[:k] + [[first] + part[k]] + part[k + 1:]
+            yield part[:k] + [[first] + part[k]] + part[k + 1 :]
 
 
 def connected(dag, block):
@@ -59,8 +64,12 @@ def connected(dag, block):
 
 def acyclic(dag, blocks):
     owner = {i: k for k, b in enumerate(blocks) for i in b}
-    edges = {(owner[j], owner[i]) for i in range(len(dag.nodes))
-             for j in range(len(dag.nodes)) if dag.preds[i] >> j & 1 and owner[i] != owner[j]}
+    edges = {
+        (owner[j], owner[i])
+        for i in range(len(dag.nodes))
+        for j in range(len(dag.nodes))
+        if dag.preds[i] >> j & 1 and owner[i] != owner[j]
+    }
     indegree = {k: 0 for k in range(len(blocks))}
     for _, b in edges:
         indegree[b] += 1
@@ -117,8 +126,9 @@ def test_larger_random_dags_give_valid_groupings(seed):
     rng = random.Random(1000 + seed)
     dag, _ = random_dag(rng, 20, reach=3)
     stats = GroupingStats()
-    total, groups = incremental_grouping(dag, random_cost(rng), initial_limit=3, step=2,
-                                         stats=stats)
+    total, groups = incremental_grouping(
+        dag, random_cost(rng), initial_limit=3, step=2, stats=stats
+    )
     flat = [name for g in groups for name in g]
     assert sorted(flat) == sorted(n for node in dag.nodes for n in node)
     position = {name: k for k, g in enumerate(groups) for name in g}

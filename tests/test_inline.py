@@ -1,4 +1,5 @@
 """Expression inlining: which stages go, and results that do not change (bit-exact)."""
+
 import numpy as np
 import pytest
 from oracle import assert_same
@@ -48,11 +49,15 @@ def test_unsharp_mask_inlines_sharpen_then_blury():
     outputs, _ = unsharp_mask.build()
     pipe = polyimage.compile(outputs)
     assert stage_names(pipe) == ["blurx", "mask"]
-    assert [(p, r) for p, _, r in pipe.inlined] == [("sharpen", "pointwise producer"),
-                                                   ("blury", "pointwise consumer")]
+    assert [(p, r) for p, _, r in pipe.inlined] == [
+        ("sharpen", "pointwise producer"),
+        ("blury", "pointwise consumer"),
+    ]
     arrays = unsharp_mask.prepare([load_image(bundled("coffee.png"))], {"R": 19, "C": 41})
-    np.testing.assert_array_equal(pipe(**arrays, **unsharp_mask.DEFAULTS),
-                                  unsharp_mask.reference(**arrays, **unsharp_mask.DEFAULTS))
+    np.testing.assert_array_equal(
+        pipe(**arrays, **unsharp_mask.DEFAULTS),
+        unsharp_mask.reference(**arrays, **unsharp_mask.DEFAULTS),
+    )
 
 
 def test_camera_pipe_stays_bit_exact():
@@ -60,8 +65,10 @@ def test_camera_pipe_stays_bit_exact():
     pipe = polyimage.compile(outputs)
     assert len(pipe.stage_graph.computed) < len(pipe.graph.computed)
     arrays = camera_pipe.prepare([load_image(bundled("coffee.png"))], {"R": 21, "C": 35})
-    np.testing.assert_array_equal(pipe(**arrays, **camera_pipe.DEFAULTS),
-                                  camera_pipe.reference(**arrays, **camera_pipe.DEFAULTS))
+    np.testing.assert_array_equal(
+        pipe(**arrays, **camera_pipe.DEFAULTS),
+        camera_pipe.reference(**arrays, **camera_pipe.DEFAULTS),
+    )
 
 
 def test_live_outs_and_stencil_producers_stay():
@@ -81,8 +88,7 @@ def test_non_overlapping_reads_are_inlined():
     """A deinterleave: even and odd points go to different consumers, each read once."""
     img = Image(UChar, "img", [2 * R])
     pairs = Function(([x], [Interval(Int, 0, 2 * R - 2)]), Int, "pairs")
-    pairs.defn = [Case(x % 2 == 0, Cast(Int, img(x)) * 3 - img(x + 1)),
-                  Cast(Int, img(x + 1)) - 7]
+    pairs.defn = [Case(x % 2 == 0, Cast(Int, img(x)) * 3 - img(x + 1)), Cast(Int, img(x + 1)) - 7]
     even = Function(([x], [Interval(Int, 0, R - 1)]), Int, "even")
     even.defn = [pairs(2 * x) + 1]
     odd = Function(([x], [Interval(Int, 0, R - 2)]), Int, "odd")

@@ -1,4 +1,5 @@
 """polyimage.io: PNG/JPEG round trips, the 16-bit PNG codec, bundled images, errors."""
+
 import re
 import struct
 import zlib
@@ -19,6 +20,7 @@ def _random(shape, dtype, seed=0):
 
 
 # -- a tiny independent 16-bit PNG encoder using every row filter ----------------------------
+
 
 def _chunk(tag, body):
     return struct.pack(">I", len(body)) + tag + body + struct.pack(">I", zlib.crc32(tag + body))
@@ -45,11 +47,17 @@ def _png16_by_hand(arr, filters, interlace=0):
     z = zlib.compress(bytes(raw))
     ctype = {2: 4, 3: 2, 4: 6}[c]
     ihdr = struct.pack(">IIBBBBB", w, h, 16, ctype, 0, 0, interlace)
-    return (b"\x89PNG\r\n\x1a\n" + _chunk(b"IHDR", ihdr) + _chunk(b"IDAT", z[:len(z) // 2])
-            + _chunk(b"IDAT", z[len(z) // 2:]) + _chunk(b"IEND", b""))
+    return (
+        b"\x89PNG\r\n\x1a\n"
+        + _chunk(b"IHDR", ihdr)
+        + _chunk(b"IDAT", z[: len(z) // 2])
+        + _chunk(b"IDAT", z[len(z) // 2 :])
+        + _chunk(b"IEND", b"")
+    )
 
 
 # -- round trips -----------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("kind", list(SHAPES))
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
@@ -98,8 +106,9 @@ def test_float_clip_nan_and_rounding(tmp_path):
     save_image(tmp_path / "c.png", arr)
     np.testing.assert_array_equal(load_image(tmp_path / "c.png"), [[0, 0, 255, 128, 255, 1]])
     save_image(tmp_path / "c16.png", arr, bits=16)
-    np.testing.assert_array_equal(load_image(tmp_path / "c16.png"),
-                                  [[0, 0, 65535, 32768, 65535, 257]])
+    np.testing.assert_array_equal(
+        load_image(tmp_path / "c16.png"), [[0, 0, 65535, 32768, 65535, 257]]
+    )
 
 
 @pytest.mark.parametrize("dtype", [np.uint8, np.uint16])
@@ -139,13 +148,17 @@ def test_jpeg_roundtrip_close(tmp_path, suffix, kind):
 
 # -- bundled photos --------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name, shape, dtype", [
-    ("astronaut.png", (512, 512, 3), np.uint8),
-    ("coffee.png", (400, 600, 3), np.uint8),
-    ("chelsea.png", (300, 451, 3), np.uint8),
-    ("camera.png", (512, 512), np.uint8),
-    ("camera16.png", (512, 512), np.uint16),
-])
+
+@pytest.mark.parametrize(
+    "name, shape, dtype",
+    [
+        ("astronaut.png", (512, 512, 3), np.uint8),
+        ("coffee.png", (400, 600, 3), np.uint8),
+        ("chelsea.png", (300, 451, 3), np.uint8),
+        ("camera.png", (512, 512), np.uint8),
+        ("camera16.png", (512, 512), np.uint16),
+    ],
+)
 def test_bundled_images(name, shape, dtype):
     arr = load_image(IMAGES / name)
     assert arr.shape == shape and arr.dtype == dtype and arr.flags.c_contiguous
@@ -155,11 +168,15 @@ def test_bundled_images(name, shape, dtype):
 def test_camera16_is_camera_times_257():
     cam = load_image(IMAGES / "camera.png")
     np.testing.assert_array_equal(load_image(IMAGES / "camera16.png"), cam.astype(np.uint16) * 257)
-    np.testing.assert_allclose(load_image(IMAGES / "camera16.png", dtype=np.float32),
-                               load_image(IMAGES / "camera.png", dtype=np.float32), atol=1e-6)
+    np.testing.assert_allclose(
+        load_image(IMAGES / "camera16.png", dtype=np.float32),
+        load_image(IMAGES / "camera.png", dtype=np.float32),
+        atol=1e-6,
+    )
 
 
 # -- mode conversion -------------------------------------------------------------------------
+
 
 def test_mode_l_on_rgb_matches_pillow():
     gray = load_image(IMAGES / "chelsea.png", mode="L")
@@ -195,6 +212,7 @@ def test_mode_conversions_16bit(tmp_path):
 
 # -- the 16-bit reader on hand-made files ---------------------------------------------------
 
+
 @pytest.mark.parametrize("channels", [2, 3, 4])
 def test_png16_reader_all_filters(tmp_path, channels):
     arr = _random((11, 13, channels), np.uint16, seed=7)
@@ -216,6 +234,7 @@ def test_png16_reader_smooth_paeth(tmp_path):
 
 
 # -- errors ----------------------------------------------------------------------------------
+
 
 def test_load_bad_dtype(tmp_path):
     save_image(tmp_path / "a.png", _random((4, 4), np.uint8))
@@ -260,8 +279,9 @@ def test_corrupt_png16(tmp_path, damage):
     data = {
         "crc": good[:30] + bytes([good[30] ^ 0xFF]) + good[31:],  # a byte of the IHDR CRC
         "filter": _png16_by_hand(arr, [0, 5, 2]),  # 5 is not a PNG filter type
-        "truncated": good[:len(good) // 2],
-        "short_data": good[:8] + _chunk(b"IHDR", struct.pack(">IIBBBBB", 4, 4, 16, 2, 0, 0, 0))
+        "truncated": good[: len(good) // 2],
+        "short_data": good[:8]
+        + _chunk(b"IHDR", struct.pack(">IIBBBBB", 4, 4, 16, 2, 0, 0, 0))
         + good[33:],  # IHDR claims 4 rows, IDAT holds 3
     }[damage]
     path = tmp_path / f"{damage}.png"
@@ -310,24 +330,37 @@ def test_save_bad_dtype(tmp_path, dtype):
         save_image(tmp_path / "a.png", arr)
 
 
-@pytest.mark.parametrize("shape, layout", [
-    ((16,), "HWC"), ((2, 3, 4, 3), "HWC"), ((4, 5, 2), "HWC"), ((4, 5, 5), "HWC"),
-    ((2, 4, 5), "CHW"), ((5, 4, 5), "CHW"),
-])
+@pytest.mark.parametrize(
+    "shape, layout",
+    [
+        ((16,), "HWC"),
+        ((2, 3, 4, 3), "HWC"),
+        ((4, 5, 2), "HWC"),
+        ((4, 5, 5), "HWC"),
+        ((2, 4, 5), "CHW"),
+        ((5, 4, 5), "CHW"),
+    ],
+)
 def test_save_bad_shape(tmp_path, shape, layout):
     with pytest.raises(ValueError, match=re.escape(str(shape))):
         save_image(tmp_path / "a.png", np.zeros(shape, np.uint8), layout=layout)
 
 
-@pytest.mark.parametrize("name, fmt", [("a.png", "PNG"), ("a.PNG", "PNG"), ("b.jpg", "JPEG"),
-                                       ("c.JPEG", "JPEG")])
+@pytest.mark.parametrize(
+    "name, fmt", [("a.png", "PNG"), ("a.PNG", "PNG"), ("b.jpg", "JPEG"), ("c.JPEG", "JPEG")]
+)
 def test_save_format_by_extension(name, fmt):
     assert save_format(name) == fmt
 
 
-@pytest.mark.parametrize("name, reason", [("a.bmp", "unsupported extension '.bmp'"),
-                                          ("a.tif", "unsupported extension '.tif'"),
-                                          ("folder/noext", "no extension")])
+@pytest.mark.parametrize(
+    "name, reason",
+    [
+        ("a.bmp", "unsupported extension '.bmp'"),
+        ("a.tif", "unsupported extension '.tif'"),
+        ("folder/noext", "no extension"),
+    ],
+)
 def test_save_format_rejects_other_extensions(name, reason):
     with pytest.raises(ValueError, match=re.escape(reason) + r".*\.png, \.jpg, \.jpeg"):
         save_format(name)

@@ -1,5 +1,6 @@
 """The package reads in one direction: each module imports only its own layer and the layers
 below (polyimage.LAYERS), and no two modules import each other, directly or around a loop."""
+
 import ast
 from pathlib import Path
 
@@ -24,7 +25,7 @@ def _imports(path: Path) -> set:
         elif isinstance(node, ast.ImportFrom):
             if node.level:
                 base = package.split(".")
-                base = base[:len(base) - node.level + 1]
+                base = base[: len(base) - node.level + 1]
                 target = ".".join(base + ([node.module] if node.module else []))
             else:
                 target = node.module or ""
@@ -49,7 +50,7 @@ def _layer_or_none(module: str):
     """The index in polyimage.LAYERS of the layer `module` belongs to, None if none."""
     parts = module.split(".")
     for depth in (2, 1):
-        name = ".".join(parts[1:1 + depth])
+        name = ".".join(parts[1 : 1 + depth])
         for k, layer in enumerate(polyimage.LAYERS):
             if name in layer:
                 return k
@@ -63,9 +64,11 @@ def _layer(module: str) -> int:
 
 
 def test_every_module_is_in_a_layer():
-    unplaced = [module for module in _graph()
-                if module not in ("polyimage", "polyimage.__main__")
-                and _layer_or_none(module) is None]
+    unplaced = [
+        module
+        for module in _graph()
+        if module not in ("polyimage", "polyimage.__main__") and _layer_or_none(module) is None
+    ]
     assert unplaced == [], f"in no layer of polyimage.LAYERS: {unplaced}"
 
 
@@ -76,8 +79,9 @@ def test_imports_go_down_the_layers():
             continue
         for target in imported:
             if _layer(target) > _layer(module):
-                upward.append(f"{module} (layer {_layer(module)}) imports {target} "
-                              f"(layer {_layer(target)})")
+                upward.append(
+                    f"{module} (layer {_layer(module)}) imports {target} (layer {_layer(target)})"
+                )
     assert upward == [], "\n".join(upward)
 
 
@@ -89,7 +93,7 @@ def test_no_import_cycles():
         if state.get(module) == "done":
             return
         if state.get(module) == "active":
-            cycles.append(" -> ".join(path[path.index(module):] + [module]))
+            cycles.append(" -> ".join(path[path.index(module) :] + [module]))
             return
         state[module] = "active"
         for target in sorted(graph.get(module, ())):

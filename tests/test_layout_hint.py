@@ -1,5 +1,6 @@
 """Layout, mode and dtype hints of call errors (polyimage/arguments.py): a photo loaded the wrong
 way gets a hint at the load_image argument that fixes it."""
+
 import numpy as np
 import pytest
 
@@ -18,14 +19,25 @@ def doubled(extents, variables):
     return [out]
 
 
-@pytest.mark.parametrize("extents, variables, shape, hint", [
-    ([3, R, C], [c, x, y], (5, 7, 3), "looks like HWC (channels last): load it with "
-                                      "load_image(path, layout='CHW')"),
-    ([R, C, 3], [x, y, c], (3, 5, 7), "looks like CHW (channels first): load it with "
-                                      "load_image(path, layout='HWC')"),
-    ([R, C], [x, y], (5, 7, 3), "mode='L'"),
-    ([3, R, C], [c, x, y], (5, 7), "mode='RGB'"),
-])
+@pytest.mark.parametrize(
+    "extents, variables, shape, hint",
+    [
+        (
+            [3, R, C],
+            [c, x, y],
+            (5, 7, 3),
+            "looks like HWC (channels last): load it with load_image(path, layout='CHW')",
+        ),
+        (
+            [R, C, 3],
+            [x, y, c],
+            (3, 5, 7),
+            "looks like CHW (channels first): load it with load_image(path, layout='HWC')",
+        ),
+        ([R, C], [x, y], (5, 7, 3), "mode='L'"),
+        ([3, R, C], [c, x, y], (5, 7), "mode='RGB'"),
+    ],
+)
 def test_wrong_layout_gets_a_hint(extents, variables, shape, hint):
     outputs = doubled(extents, variables)
     arr = np.zeros(shape, np.float32)
@@ -37,7 +49,7 @@ def test_wrong_layout_gets_a_hint(extents, variables, shape, hint):
 
 def test_right_layout_gets_no_hint():
     outputs = doubled([3, R + 2, C], [c, x, y])
-    with pytest.raises(ValueError) as info:                  # rows too few, channels right
+    with pytest.raises(ValueError) as info:  # rows too few, channels right
         polyimage.interpret(outputs, img=np.zeros((3, 5, 7), np.float32), R=4)
     assert "looks like" not in str(info.value)
 

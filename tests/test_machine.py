@@ -1,4 +1,5 @@
 """The machine model: sysfs parsing, fallbacks and overrides."""
+
 import pytest
 
 from polyimage.config import Options
@@ -17,9 +18,16 @@ def fake_caches(root, entries):
 
 
 def test_reads_data_and_unified_caches(tmp_path):
-    root = fake_caches(tmp_path, [(1, "Data", "48K"), (1, "Instruction", "32K"),
-                                  (2, "Unified", "1024K"), (3, "Unified", "32M")])
-    assert read_cache_sizes(root) == {1: 48 * 1024, 2: 1024 * 1024, 3: 32 * 1024 ** 2}
+    root = fake_caches(
+        tmp_path,
+        [
+            (1, "Data", "48K"),
+            (1, "Instruction", "32K"),
+            (2, "Unified", "1024K"),
+            (3, "Unified", "32M"),
+        ],
+    )
+    assert read_cache_sizes(root) == {1: 48 * 1024, 2: 1024 * 1024, 3: 32 * 1024**2}
     machine = Machine.detect(root)
     assert (machine.l1_bytes, machine.l2_bytes) == (48 * 1024, 1024 * 1024)
     assert machine.cores >= 1

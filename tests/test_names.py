@@ -2,6 +2,7 @@
 helpers, library functions, keywords, macros) used as the name of a stage, a variable and a
 parameter still compiles and gives the interpreter's result; names the call itself uses are
 rejected at compile time."""
+
 import math
 import re
 
@@ -35,10 +36,41 @@ from polyimage.graph.dag import CALL_KEYWORDS
 
 WORD = re.compile(r"\b[A-Za-z_][A-Za-z0-9_]*\b")
 STAGES_PER_PIPELINE = 8
-EXTRA = ["p", "tile", "rg", "v", "i", "j", "t", "int", "restrict", "main", "free", "errno",
-         "stdout", "stderr", "EOF", "NULL", "NAN", "INFINITY", "M_PI", "PIM_NOINLINE", "pim_x",
-         "pim_w_x", "size_t", "uint8_t", "int8_t", "_x", "__y", "Py_None", "pipeline_chain",
-         "omp_get_thread_limit", "assert", "linux", "sqrtf"]
+EXTRA = [
+    "p",
+    "tile",
+    "rg",
+    "v",
+    "i",
+    "j",
+    "t",
+    "int",
+    "restrict",
+    "main",
+    "free",
+    "errno",
+    "stdout",
+    "stderr",
+    "EOF",
+    "NULL",
+    "NAN",
+    "INFINITY",
+    "M_PI",
+    "PIM_NOINLINE",
+    "pim_x",
+    "pim_w_x",
+    "size_t",
+    "uint8_t",
+    "int8_t",
+    "_x",
+    "__y",
+    "Py_None",
+    "pipeline_chain",
+    "omp_get_thread_limit",
+    "assert",
+    "linux",
+    "sqrtf",
+]
 
 
 def _template(names):
@@ -51,14 +83,19 @@ def _template(names):
     img = Image(Float, img_name, [R, C])
     prev = img
     for k in range(len(rest) // 3):
-        stage_name, col_name, weight_name = rest[3 * k:3 * k + 3]
+        stage_name, col_name, weight_name = rest[3 * k : 3 * k + 3]
         c, w = Variable(Int, col_name), Parameter(Float, weight_name)
-        f = Function(([r, c], [Interval(Int, k + 1, R - 2 - k), Interval(Int, k + 1, C - 2 - k)]),
-                     Float, stage_name)
+        f = Function(
+            ([r, c], [Interval(Int, k + 1, R - 2 - k), Interval(Int, k + 1, C - 2 - k)]),
+            Float,
+            stage_name,
+        )
         p = prev
         blur = (p(r - 1, c) + p(r + 1, c) + p(r, c - 1) + p(r, c + 1)) * w
-        f.defn = [Case(c < k + 4, Min(blur, p(r, c))),
-                  Select(r > k + 2, Sqrt(blur * blur + 1), blur)]
+        f.defn = [
+            Case(c < k + 4, Min(blur, p(r, c))),
+            Select(r > k + 2, Sqrt(blur * blur + 1), blur),
+        ]
         prev = f
     return prev
 
@@ -68,11 +105,11 @@ def _generated_identifiers() -> list:
     and of a histogram Reduction."""
     chain = _template([f"n{k}" for k in range(4 + 3 * 3)])
     words = set()
-    for schedule in ("naive", "auto",
-                     "group 0: n4, n7, n10 [8x16 then 4x8]"):
+    for schedule in ("naive", "auto", "group 0: n4, n7, n10 [8x16 then 4x8]"):
         words |= set(WORD.findall(polyimage.compile([chain], schedule=schedule).c_source))
-    words |= set(WORD.findall(polyimage.compile([_histogram("hist", "img", "N", "b", "k")])
-                              .c_source))
+    words |= set(
+        WORD.findall(polyimage.compile([_histogram("hist", "img", "N", "b", "k")]).c_source)
+    )
     return sorted(words - set(CALL_KEYWORDS))
 
 
@@ -80,8 +117,7 @@ def _histogram(name, img_name, size_name, bin_var, red_var):
     N = Parameter(Int, size_name)
     b, k = Variable(Int, bin_var), Variable(Int, red_var)
     img = Image(UChar, img_name, [N])
-    hist = Reduction(([b], [Interval(Int, 0, 15)]), ([k], [Interval(Int, 0, N - 1)]), Int,
-                     name)
+    hist = Reduction(([b], [Interval(Int, 0, 15)]), ([k], [Interval(Int, 0, N - 1)]), Int, name)
     hist.defn = [Reduce(hist(img(k) // 16), 1, Op.Sum)]
     return hist
 
@@ -109,7 +145,7 @@ def test_every_generated_identifier_as_a_user_name(identifiers, rotation):
     per = 4 + 3 * STAGES_PER_PIPELINE
     names = identifiers[rotation:] + identifiers[:rotation]
     for start in range(0, len(names), per):
-        chunk = names[start:start + per]
+        chunk = names[start : start + per]
         if len(chunk) < per:
             chunk += [f"pad{k}" for k in range(per - len(chunk))]
         schedule = "naive" if (start // per + rotation) % 2 else "auto"
@@ -119,8 +155,11 @@ def test_every_generated_identifier_as_a_user_name(identifiers, rotation):
 def test_reduction_with_generated_names():
     rng = np.random.default_rng(7)
     data = rng.integers(0, 256, 50).astype(np.uint8)
-    for names in (("p", "tile", "t", "i", "j"), ("int", "errno", "EOF", "free", "main"),
-                  ("pim_nthreads", "pim_fail", "NULL", "pim_s", "pim_case")):
+    for names in (
+        ("p", "tile", "t", "i", "j"),
+        ("int", "errno", "EOF", "free", "main"),
+        ("pim_nthreads", "pim_fail", "NULL", "pim_s", "pim_case"),
+    ):
         hist = _histogram(*names)
         got = polyimage.compile([hist])(**{names[1]: data})
         np.testing.assert_array_equal(got, polyimage.interpret([hist], **{names[1]: data}))

@@ -1,5 +1,6 @@
 """The package boundary: apps/ and images/ install under the project's namespace, and a plain
 (non-editable) install runs the main job from any directory."""
+
 import configparser
 import os
 import subprocess
@@ -18,10 +19,14 @@ def _configured_packages() -> list:
 
 
 def test_every_package_folder_is_listed():
-    found = {".".join(p.parent.relative_to(ROOT).parts)
-             for p in (ROOT / "polyimage").rglob("__init__.py")}
-    found |= {"polyimage." + ".".join(p.parent.relative_to(ROOT).parts)
-              for p in (ROOT / "apps").rglob("__init__.py")}
+    found = {
+        ".".join(p.parent.relative_to(ROOT).parts)
+        for p in (ROOT / "polyimage").rglob("__init__.py")
+    }
+    found |= {
+        "polyimage." + ".".join(p.parent.relative_to(ROOT).parts)
+        for p in (ROOT / "apps").rglob("__init__.py")
+    }
     found.add("polyimage.images")
     assert sorted(_configured_packages()) == sorted(found)
 
@@ -39,24 +44,63 @@ def test_plain_install_runs_the_main_job_elsewhere(tmp_path):
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
     python = venv / "bin" / "python"
-    purelib = subprocess.run([str(python), "-c", "import sysconfig; "
-                              "print(sysconfig.get_paths()['purelib'])"], check=True,
-                             capture_output=True, text=True).stdout.strip()
+    purelib = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
     Path(purelib, "borrowed.pth").write_text(sysconfig.get_paths()["purelib"] + "\n")
-    install = subprocess.run([sys.executable, "-m", "pip", "--python", str(python), "install",
-                              "--no-deps", "-q",
-                              str(ROOT)], capture_output=True, text=True, timeout=600)
+    install = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "--python",
+            str(python),
+            "install",
+            "--no-deps",
+            "-q",
+            str(ROOT),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert install.returncode == 0, install.stdout + install.stderr
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "POLYIMAGE_DUMP")}
     env["POLYIMAGE_CACHE_DIR"] = str(tmp_path / "cache")
-    done = subprocess.run([str(venv / "bin" / "polyimage"), "run", "unsharp_mask", "-o",
-                           "sharpened.png", "--runs", "1"], cwd=elsewhere, env=env,
-                          capture_output=True, text=True, timeout=600)
+    done = subprocess.run(
+        [
+            str(venv / "bin" / "polyimage"),
+            "run",
+            "unsharp_mask",
+            "-o",
+            "sharpened.png",
+            "--runs",
+            "1",
+        ],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert done.returncode == 0, done.stdout + done.stderr
     assert (elsewhere / "sharpened.png").stat().st_size > 1000
-    where = subprocess.run([str(python), "-c", "import polyimage.apps, polyimage; "
-                            "print(polyimage.apps.__file__); print(polyimage.__file__)"],
-                           cwd=elsewhere, env=env, capture_output=True, text=True, check=True)
+    where = subprocess.run(
+        [
+            str(python),
+            "-c",
+            "import polyimage.apps, polyimage; "
+            "print(polyimage.apps.__file__); print(polyimage.__file__)",
+        ],
+        cwd=elsewhere,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert all(line.startswith(purelib) for line in where.stdout.split()), where.stdout

@@ -5,6 +5,7 @@ The programs below are written for these tests in PolyMage's style (Conditions s
 ghost zones appended to defn one by one); each is compiled and compared with the interpreter
 (and a NumPy reference where one is short) on random inputs of odd sizes.
 """
+
 import numpy as np
 import pytest
 from helpers import signature
@@ -40,6 +41,7 @@ from polyimage.dsl import expr as E
 
 # -- the corpus --------------------------------------------------------------------------------
 
+
 def test_harris_style_corners_with_stencils_and_appended_ghosts(rng):
     """Sobel gradients as Stencils, a 3x3 box sum as a Stencil, Powf, ghost rows appended."""
     R, C = Parameter(Int, "R"), Parameter(Int, "C")
@@ -55,15 +57,23 @@ def test_harris_style_corners_with_stencils_and_appended_ghosts(rng):
     for name, a, b in (("ixx", ix, ix), ("iyy", iy, iy), ("ixy", ix, iy)):
         products[name] = Function(([x, y], [rows, cols]), Float, name)
         products[name].defn = [a(x, y) * b(x, y)]
-    inner = Condition(x, ">=", 2) & Condition(x, "<=", R - 1) & \
-        Condition(y, ">=", 2) & Condition(y, "<=", C - 1)
+    inner = (
+        Condition(x, ">=", 2)
+        & Condition(x, "<=", R - 1)
+        & Condition(y, ">=", 2)
+        & Condition(y, "<=", C - 1)
+    )
     box = [[1, 1, 1]] * 3
     sxx, syy, sxy = (Stencil(products[n], [x, y], box) for n in ("ixx", "iyy", "ixy"))
     response = Function(([x, y], [rows, cols]), Float, "response")
     response.defn = [Case(inner, sxx * syy - sxy * sxy - 0.04 * Powf(sxx + syy, 2))]
     between = Condition(x, ">", 1) & Condition(x, "<", R)
-    for ghost in (Condition(x, "==", 1), Condition(x, "==", R),
-                  Condition(y, "==", 1) & between, Condition(y, "==", C) & between):
+    for ghost in (
+        Condition(x, "==", 1),
+        Condition(x, "==", R),
+        Condition(y, "==", 1) & between,
+        Condition(y, "==", C) & between,
+    ):
         response.defn.append(Case(ghost, 0.0))
     assert len(response.defn) == 5
 
@@ -81,10 +91,18 @@ def test_jacobi_smoother_defined_by_appends_only(rng):
     extent = Interval(Int, 0, N + 1)
     u = Image(Double, "u", [N + 2, N + 2])
     f = Image(Double, "f", [N + 2, N + 2])
-    interior = Condition(x, ">=", 1) & Condition(x, "<=", N) & \
-        Condition(y, ">=", 1) & Condition(y, "<=", N)
-    ghosts = {"top": Condition(x, "==", 0), "bottom": Condition(x, "==", N + 1),
-              "left": Condition(y, "==", 0), "right": Condition(y, "==", N + 1)}
+    interior = (
+        Condition(x, ">=", 1)
+        & Condition(x, "<=", N)
+        & Condition(y, ">=", 1)
+        & Condition(y, "<=", N)
+    )
+    ghosts = {
+        "top": Condition(x, "==", 0),
+        "bottom": Condition(x, "==", N + 1),
+        "left": Condition(y, "==", 0),
+        "right": Condition(y, "==", N + 1),
+    }
     laplace = [[0, 1, 0], [1, -4, 1], [0, 1, 0]]
 
     def smooth(prev, name):
@@ -117,8 +135,11 @@ def test_camera_style_curve_table_with_const_hint_and_powf(rng):
     level = Powf(Cast(Double, v) / 255.0, 1.0 / gamma)
     curve.defn = [Cast(UChar, Clamp(level * 255.0 + 0.5, 0.0, 255.0))]
     img = Image(UChar, "img", [3, R, C])
-    out = Function(([c, x, y], [Interval(Int, 0, 2), Interval(Int, 0, R - 1),
-                                Interval(Int, 0, C - 1)]), UChar, "out")
+    out = Function(
+        ([c, x, y], [Interval(Int, 0, 2), Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]),
+        UChar,
+        "out",
+    )
     out.defn = [curve(img(c, x, y))]
     a = rng.integers(0, 256, (3, 21, 47), dtype=np.uint8)
     table = np.clip(np.power(np.arange(256) / 255.0, 1.0 / 2.2) * 255.0 + 0.5, 0, 255)
@@ -131,8 +152,12 @@ def test_histogram_reduction_extended_case_by_case(rng):
     R, C = Parameter(Int, "R"), Parameter(Int, "C")
     x, y, b = Variable(Int, "x"), Variable(Int, "y"), Variable(Int, "b")
     img = Image(UChar, "img", [R, C])
-    hist = Reduction(([b], [Interval(Int, 0, 15)]),
-                     ([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), Int, "hist")
+    hist = Reduction(
+        ([b], [Interval(Int, 0, 15)]),
+        ([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]),
+        Int,
+        "hist",
+    )
     hist.default = 1
     hist.defn = [Case(Condition(img(x, y), "<", 128), Reduce(hist(img(x, y) // 16), 1, Op.Sum))]
     hist.defn.append(Case(Condition(img(x, y), ">=", 200), Reduce(hist(15), 2, Op.Sum)))
@@ -153,14 +178,16 @@ def test_tone_curve_with_logf_expf_sqrtf_and_a_subsampling_stencil(rng):
     loglum.defn = [Logf(img(x, y) + 1.0)]
     blury = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 2, C - 3)]), Float, "blury")
     blury.defn = [Stencil(loglum, [x, y], [[1, 4, 6, 4, 1]], [0, 2]) * 0.0625]
-    down = Function(([x, y], [Interval(Int, 1, (R - 2) // 2), Interval(Int, 2, C - 3)]), Float,
-                    "down")
+    down = Function(
+        ([x, y], [Interval(Int, 1, (R - 2) // 2), Interval(Int, 2, C - 3)]), Float, "down"
+    )
     down.defn = [Sqrtf(Expf(Stencil(blury, [2 * x, y], [[1], [2], [1]]) * 0.25) - 1.0)]
     a = rng.random((31, 41), dtype=np.float32) * 4
     log = np.log(a + np.float32(1))
-    blur = (log[:, :-4] + log[:, 1:-3] * 4 + log[:, 2:-2] * 6 + log[:, 3:-1] * 4 + log[:, 4:]) \
-        * np.float32(0.0625)
-    centres = np.arange(1, 15) * 2                       # x = 1 .. (31 - 2) // 2
+    blur = (
+        log[:, :-4] + log[:, 1:-3] * 4 + log[:, 2:-2] * 6 + log[:, 3:-1] * 4 + log[:, 4:]
+    ) * np.float32(0.0625)
+    centres = np.arange(1, 15) * 2  # x = 1 .. (31 - 2) // 2
     mid = blur[centres - 1] + blur[centres] * 2 + blur[centres + 1]
     ref = np.sqrt(np.exp(mid * np.float32(0.25)) - np.float32(1))
     got = run_both([down], img=a)
@@ -175,18 +202,29 @@ def test_even_kernel_origin_follows_polymage(rng):
     kernel = [[-1, 2, -3.5, 0], [0, -1, 0, 0.5]]
     default = Stencil(img, [x, y], kernel)
     explicit = Stencil(img, [x, y], kernel, origin=[0, 1])
-    by_hand = img(x, y - 1) * -1 + img(x, y) * 2 + img(x, y + 1) * -3.5 + img(x + 1, y) * -1 \
+    by_hand = (
+        img(x, y - 1) * -1
+        + img(x, y) * 2
+        + img(x, y + 1) * -3.5
+        + img(x + 1, y) * -1
         + img(x + 1, y + 2) * 0.5
+    )
     assert signature(default) == signature(explicit) == signature(by_hand)
     out = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 1, C)]), Float, "out")
     out.defn = [default]
     a = rng.random((24, 37), dtype=np.float32)
-    ref = -a[:-1, :-3] + 2 * a[:-1, 1:-2] - np.float32(3.5) * a[:-1, 2:-1] - a[1:, 1:-2] \
+    ref = (
+        -a[:-1, :-3]
+        + 2 * a[:-1, 1:-2]
+        - np.float32(3.5) * a[:-1, 2:-1]
+        - a[1:, 1:-2]
         + np.float32(0.5) * a[1:, 3:]
+    )
     run_both([out], reference=ref, img=a)
 
 
 # -- defn as a list --------------------------------------------------------------------------
+
 
 def _stage(name="f", typ=Float):
     n = Parameter(Int, "n")
@@ -245,8 +283,9 @@ def test_reduction_defn_append_keeps_the_operator_check():
     n = Parameter(Int, "n")
     i, r = Variable(Int, "i"), Variable(Int, "r")
     img = Image(Float, "img", [n])
-    total = Reduction(([i], [Interval(Int, 0, 0)]), ([r], [Interval(Int, 0, n - 1)]), Float,
-                      "total")
+    total = Reduction(
+        ([i], [Interval(Int, 0, 0)]), ([r], [Interval(Int, 0, n - 1)]), Float, "total"
+    )
     total.defn.append(Case(r < 3, Reduce(total(0), img(r), Op.Sum)))
     with pytest.raises(ValueError, match=r"same operator, got Max, Sum"):
         total.defn.append(Case(r >= 3, Reduce(total(0), img(r), Op.Max)))
@@ -267,6 +306,7 @@ def test_image_defn_cannot_be_edited():
 
 # -- aliases -----------------------------------------------------------------------------------
 
+
 def test_float_spellings_and_exports():
     assert (Powf, Sqrtf, Expf, Logf) == (Pow, polyimage.Sqrt, polyimage.Exp, polyimage.Log)
     for name in ("Powf", "Sqrtf", "Expf", "Logf", "Stencil"):
@@ -282,8 +322,13 @@ def test_attribute_aliases_are_read_only():
     assert img.dimensions == img.extents and len(img.dimensions) == 2
     case = Case(x > 1, x + 1)
     assert case.condition is case.cond and case.expression is case.value
-    for obj, name in ((iv, "lowerBound"), (iv, "upperBound"), (img, "dimensions"),
-                      (case, "condition"), (case, "expression")):
+    for obj, name in (
+        (iv, "lowerBound"),
+        (iv, "upperBound"),
+        (img, "dimensions"),
+        (case, "condition"),
+        (case, "expression"),
+    ):
         with pytest.raises(AttributeError):
             setattr(obj, name, 0)
 
@@ -303,28 +348,33 @@ def test_function_fifth_argument():
 
 # -- Stencil -----------------------------------------------------------------------------------
 
+
 def test_stencil_skips_zero_weights_and_unit_multiplications():
     N = Parameter(Int, "N")
     x = Variable(Int, "x")
     img = Image(Float, "img", [N])
     assert signature(Stencil(img, [x], [1, 0, -2])) == signature(img(x - 1) + img(x + 1) * -2)
-    assert signature(Stencil(img, [x], np.array([0.5, 0.0, 0.5]))) == \
-        signature(img(x - 1) * 0.5 + img(x + 1) * 0.5)
+    assert signature(Stencil(img, [x], np.array([0.5, 0.0, 0.5]))) == signature(
+        img(x - 1) * 0.5 + img(x + 1) * 0.5
+    )
     assert signature(Stencil(img, [x], [0, 0])) == signature(E.to_expr(0))
 
 
-@pytest.mark.parametrize("kernel, origin, error, message", [
-    ([[1, 2], [3]], None, ValueError, r"ragged: row \[1\] has 1 entries, expected 2"),
-    ([[1, 2], 3], None, ValueError, r"ragged: entry \[1\] is 3, expected a list of 2"),
-    ([[1, [2]], [3, 4]], None, ValueError, r"ragged: entry \[0, 1\] is a list"),
-    ([1, 2, 3], None, ValueError, r"nests 1 level\(s\) of lists but img is indexed with 2"),
-    ([[[1]]], None, ValueError, r"nests 3 level\(s\)"),
-    ([[]], None, ValueError, r"empty row"),
-    ([[1, "a"]], None, TypeError, r"kernel entry \[0, 1\] is 'a', not a number"),
-    ([[1, True]], None, TypeError, r"kernel entry \[0, 1\] is True"),
-    ([[1, 2]], [0], ValueError, r"origin must be 2 integer\(s\), got \[0\]"),
-    ([[1, 2]], [0, 0.5], ValueError, r"origin must be 2 integer\(s\)"),
-])
+@pytest.mark.parametrize(
+    "kernel, origin, error, message",
+    [
+        ([[1, 2], [3]], None, ValueError, r"ragged: row \[1\] has 1 entries, expected 2"),
+        ([[1, 2], 3], None, ValueError, r"ragged: entry \[1\] is 3, expected a list of 2"),
+        ([[1, [2]], [3, 4]], None, ValueError, r"ragged: entry \[0, 1\] is a list"),
+        ([1, 2, 3], None, ValueError, r"nests 1 level\(s\) of lists but img is indexed with 2"),
+        ([[[1]]], None, ValueError, r"nests 3 level\(s\)"),
+        ([[]], None, ValueError, r"empty row"),
+        ([[1, "a"]], None, TypeError, r"kernel entry \[0, 1\] is 'a', not a number"),
+        ([[1, True]], None, TypeError, r"kernel entry \[0, 1\] is True"),
+        ([[1, 2]], [0], ValueError, r"origin must be 2 integer\(s\), got \[0\]"),
+        ([[1, 2]], [0, 0.5], ValueError, r"origin must be 2 integer\(s\)"),
+    ],
+)
 def test_stencil_shape_errors(kernel, origin, error, message):
     N = Parameter(Int, "N")
     x, y = Variable(Int, "x"), Variable(Int, "y")
@@ -345,12 +395,16 @@ def test_stencil_argument_errors():
 
 # -- errors where PolyMage accepted a wrong program ----------------------------------------------
 
+
 def test_condition_on_a_variable_the_stage_does_not_have():
     N = Parameter(Int, "N")
     x, y = Variable(Int, "x"), Variable(Int, "y")
     f = Function(([x], [Interval(Int, 0, N - 1)]), Float, "f")
-    with pytest.raises(ValueError, match=r"f: `y >= 1` uses variable y, which is not one of its "
-                                         r"variables \(x\)"):
+    with pytest.raises(
+        ValueError,
+        match=r"f: `y >= 1` uses variable y, which is not one of its "
+        r"variables \(x\)",
+    ):
         f.defn = [Case(Condition(y, ">=", 1), 1.0)]
     f.defn = [Case(Condition(x, ">=", 1), 1.0)]
     with pytest.raises(ValueError, match=r"uses variable y"):
@@ -374,11 +428,17 @@ def test_zero_dimensional_stages_are_rejected():
     N = Parameter(Int, "N")
     r = Variable(Int, "r")
     one_point = r"use a one-point domain such as \(\[v\], \[Interval\(Int, 0, 0\)\]\)"
-    with pytest.raises(ValueError, match=r"scalar: a stage domain needs at least one dimension; "
-                                         r"for a single value " + one_point):
+    with pytest.raises(
+        ValueError,
+        match=r"scalar: a stage domain needs at least one dimension; "
+        r"for a single value " + one_point,
+    ):
         Function(([], []), Float, "scalar")
     with pytest.raises(ValueError, match=r"total: a stage domain needs at least one dimension"):
         Reduction(([], []), ([r], [Interval(Int, 0, N - 1)]), Float, "total")
-    with pytest.raises(ValueError, match=r"rows: a reduction domain needs at least one "
-                                         r"dimension.*" + one_point):
+    with pytest.raises(
+        ValueError,
+        match=r"rows: a reduction domain needs at least one "
+        r"dimension.*" + one_point,
+    ):
         Reduction(([r], [Interval(Int, 0, N - 1)]), ([], []), Float, "rows")

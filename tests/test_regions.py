@@ -1,5 +1,6 @@
 """Interval bounds inference: every tile's region contains the exact footprint (brute force),
 and is the footprint's box where no guard narrows it."""
+
 import itertools
 
 import numpy as np
@@ -18,10 +19,13 @@ def check_regions(outputs, params, tile_sizes, exact_boxes=True):
     regions = infer_regions(graph, group, graph.outputs, tile_sizes, tile_vars)
     out = graph.stage(graph.outputs[0]).func
     from polyimage.algebra.evaluate import evaluate_scalar
-    extents = [evaluate_scalar(iv.ub, params) - evaluate_scalar(iv.lb, params) + 1
-               for iv in out.intervals]
-    tiles = np.array(list(itertools.product(*[range(-(-e // t))
-                                              for e, t in zip(extents, tile_sizes)])))
+
+    extents = [
+        evaluate_scalar(iv.ub, params) - evaluate_scalar(iv.lb, params) + 1 for iv in out.intervals
+    ]
+    tiles = np.array(
+        list(itertools.product(*[range(-(-e // t)) for e, t in zip(extents, tile_sizes)]))
+    )
     bounds = regions.evaluate(tiles, params)
     for i, tile in enumerate(tiles):
         needed = brute_force(graph, group, graph.outputs, tile_sizes, params, tuple(tile))
@@ -30,8 +34,10 @@ def check_regions(outputs, params, tile_sizes, exact_boxes=True):
                 continue
             lows, highs = bounds[name]
             pts = np.array(sorted(points))
-            assert (pts.min(axis=0) >= lows[i]).all() and (pts.max(axis=0) <= highs[i]).all(), \
-                (name, tile)
+            assert (pts.min(axis=0) >= lows[i]).all() and (pts.max(axis=0) <= highs[i]).all(), (
+                name,
+                tile,
+            )
             if exact_boxes:
                 np.testing.assert_array_equal(pts.min(axis=0), lows[i], err_msg=name)
                 np.testing.assert_array_equal(pts.max(axis=0), highs[i], err_msg=name)
@@ -61,6 +67,7 @@ def test_channel_stencil_modulo_is_widened():
 
 def test_regions_print_as_c_free_of_tile_loops():
     from polyimage.codegen.cexpr import CExprPrinter
+
     graph = build_graph(sampling_pyramid())
     tile_vars = tile_variables(1)
     regions = infer_regions(graph, ["down", "down2", "up"], ["up"], (8,), tile_vars)

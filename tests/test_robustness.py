@@ -1,5 +1,6 @@
 """Defects an audit found, each pinned: Min and Max on signed zeros and NaN, math functions
 bit-exact with the interpreter, the thread count's range, and positional call arguments."""
+
 import numpy as np
 import pytest
 
@@ -54,8 +55,8 @@ def test_min_max_of_signed_zeros_and_nan_match_numpy(typ, fn):
     _, x, a, b, stage = _line(typ)
     f = stage()
     f.defn = [1.0 / fn(a(x), b(x))]
-    first = np.array([0., -0., 0., -0., np.nan, 1., np.nan, -0.], typ.dtype)
-    second = np.array([-0., 0., 0., -0., 1., np.nan, np.nan, np.nan], typ.dtype)
+    first = np.array([0.0, -0.0, 0.0, -0.0, np.nan, 1.0, np.nan, -0.0], typ.dtype)
+    second = np.array([-0.0, 0.0, 0.0, -0.0, 1.0, np.nan, np.nan, np.nan], typ.dtype)
     want = polyimage.interpret([f], a=first, b=second)
     assert np.signbit(want[0]) and not np.signbit(want[1])  # numpy's choice, by construction
     for schedule in SCHEDULES:
@@ -71,7 +72,7 @@ def test_min_max_reductions_of_signed_zeros(op):
     r.default = 0.0
     inv = Function(([x], [Interval(Int, 0, 1)]), Float, "inv")
     inv.defn = [1.0 / r(x)]
-    data = np.array([-0., 0., 0., -0., -0., 0.], np.float32)
+    data = np.array([-0.0, 0.0, 0.0, -0.0, -0.0, 0.0], np.float32)
     want = polyimage.interpret([inv], a=data)
     _same_bits(polyimage.compile([inv])(a=data), want)
 
@@ -93,10 +94,12 @@ def test_math_functions_are_bit_exact(typ):
     g = stage(Double) if typ is Float else stage()
     g.name = "g"
     rng = np.random.default_rng(11)
-    first = np.concatenate([rng.normal(0, 4, 4000), [0., -0., np.inf, -np.inf, np.nan, 88.7,
-                                                     -103.9, 1e-40]]).astype(typ.dtype)
-    second = np.concatenate([rng.uniform(-3, 40, 4000), [1., 0., -1., np.inf, 2., 1e30, -0.,
-                                                         np.nan]]).astype(typ.dtype)
+    first = np.concatenate(
+        [rng.normal(0, 4, 4000), [0.0, -0.0, np.inf, -np.inf, np.nan, 88.7, -103.9, 1e-40]]
+    ).astype(typ.dtype)
+    second = np.concatenate(
+        [rng.uniform(-3, 40, 4000), [1.0, 0.0, -1.0, np.inf, 2.0, 1e30, -0.0, np.nan]]
+    ).astype(typ.dtype)
     want = polyimage.interpret([f], a=first, b=second)
     for schedule in SCHEDULES:
         _same_bits(polyimage.compile([f], schedule=schedule)(a=first, b=second), want)
@@ -121,8 +124,9 @@ def doubler():
     return f, polyimage.compile([f])
 
 
-@pytest.mark.parametrize("threads", [0, -1, MAX_THREADS + 1, 40000, 100000, 2 ** 31, 2 ** 64,
-                                     2.0, True, "4"])
+@pytest.mark.parametrize(
+    "threads", [0, -1, MAX_THREADS + 1, 40000, 100000, 2**31, 2**64, 2.0, True, "4"]
+)
 def test_thread_counts_out_of_range_are_refused(doubler, threads):
     _, pipe = doubler
     with pytest.raises(ValueError, match="threads must be an integer from 1 to"):

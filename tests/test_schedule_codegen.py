@@ -1,4 +1,5 @@
 """Schedules through compile(): errors, text forms, buffer lifetimes and memory, determinism."""
+
 import hashlib
 import subprocess
 import sys
@@ -76,8 +77,9 @@ def test_full_buffers_live_from_their_group_to_their_last_reader():
 
 def test_a_fused_group_needs_only_scratchpads():
     stages = blur_chain(4)
-    pipe = polyimage.compile(stages[-1], estimates={"N": 100000},
-                             schedule="group 0: f1, f2, f3, f4 [512]")
+    pipe = polyimage.compile(
+        stages[-1], estimates={"N": 100000}, schedule="group 0: f1, f2, f3, f4 [512]"
+    )
     memory = pipe.memory()
     assert memory.all_full == memory.peak_full == 0
     # three scratchpads of at most 512 + 2*3 points each
@@ -91,18 +93,22 @@ def test_sizes_that_do_not_divide_and_tiles_larger_than_the_image():
     expected = polyimage.interpret(stages[-1], signal=x)
     for tiles in ("1", "5", "36", "1000", "64 then 3", "7 then 100"):
         levels = tuple((int(t),) for t in tiles.split(" then "))
-        pipe = polyimage.compile(stages[-1], schedule=Schedule(
-            (GroupSchedule(("f1", "f2", "f3", "f4"), levels),)))
+        pipe = polyimage.compile(
+            stages[-1], schedule=Schedule((GroupSchedule(("f1", "f2", "f3", "f4"), levels),))
+        )
         for threads in (1, 2):
             assert_same(pipe(signal=x, threads=threads), expected, f"tiles {tiles}")
 
 
 def _fingerprint_in_subprocess():
-    code = ("import hashlib, polyimage; from polyimage.apps import harris; o, _ = harris.build(); "
-            "p = polyimage.compile(o, schedule=harris.SCHEDULES['tuned']); "
-            "print(hashlib.sha256(p.c_source.encode()).hexdigest(), p.build_info.key)")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, check=True)
+    code = (
+        "import hashlib, polyimage; from polyimage.apps import harris; o, _ = harris.build(); "
+        "p = polyimage.compile(o, schedule=harris.SCHEDULES['tuned']); "
+        "print(hashlib.sha256(p.c_source.encode()).hexdigest(), p.build_info.key)"
+    )
+    out = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
     return out.stdout.split()
 
 
@@ -125,12 +131,15 @@ def test_siblings_reading_one_producer_share_a_loop_nest():
 
 def test_two_level_tiles_slide_along_the_first_smaller_dimension():
     outputs, _ = harris.build()
-    pipe = polyimage.compile(outputs, schedule="group 0: Ix, Sxx, Iy, Syy, harris "
-                                               "[32x4256 then 8x4256]")
+    pipe = polyimage.compile(
+        outputs, schedule="group 0: Ix, Sxx, Iy, Syy, harris [32x4256 then 8x4256]"
+    )
     assert pipe.group_plans[0].slide == (0, "x")
-    pipe = polyimage.compile(outputs, schedule="group 0: Ix, Sxx, Iy, Syy, harris "
-                                               "[32x64 then 32x16]")
+    pipe = polyimage.compile(
+        outputs, schedule="group 0: Ix, Sxx, Iy, Syy, harris [32x64 then 32x16]"
+    )
     assert pipe.group_plans[0].slide == (1, "y")
-    pipe = polyimage.compile(outputs, schedule="group 0: Ix, Sxx, Iy, Syy, harris "
-                                               "[32x64 then 64x64]")
+    pipe = polyimage.compile(
+        outputs, schedule="group 0: Ix, Sxx, Iy, Syy, harris [32x64 then 64x64]"
+    )
     assert pipe.group_plans[0].slide is None

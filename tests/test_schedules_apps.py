@@ -1,5 +1,6 @@
 """Every app under hand-written schedules (all fused, two levels, chunks of a few stages, odd
 tile sizes) gives the naive schedule's result, which the app tests check against NumPy."""
+
 import pytest
 from oracle import assert_same
 
@@ -18,7 +19,7 @@ def chunks(graph, size, tiles):
     names = [s.name for s in graph.computed]
     groups = []
     for start in range(0, len(names), size):
-        stages = tuple(names[start:start + size])
+        stages = tuple(names[start : start + size])
         groups.append(GroupSchedule(stages, tiles(tile_rank(graph, stages))))
     return Schedule(tuple(groups))
 
@@ -29,9 +30,10 @@ def sizes(*last, rank):
 
 
 SCHEDULES = {
-    "all fused, small tiles": lambda g: chunks(g, 10 ** 6, lambda r: (sizes(3, 7, 16, rank=r),)),
-    "all fused, two levels": lambda g: chunks(g, 10 ** 6, lambda r: (
-        sizes(2, 16, 64, rank=r), sizes(1, 4, 64, rank=r))),
+    "all fused, small tiles": lambda g: chunks(g, 10**6, lambda r: (sizes(3, 7, 16, rank=r),)),
+    "all fused, two levels": lambda g: chunks(
+        g, 10**6, lambda r: (sizes(2, 16, 64, rank=r), sizes(1, 4, 64, rank=r))
+    ),
     "chunks of 3": lambda g: chunks(g, 3, lambda r: (sizes(2, 9, 33, rank=r),)),
     "pairs, one-pixel tiles": lambda g: chunks(g, 2, lambda r: ((1,) * r,)),
 }

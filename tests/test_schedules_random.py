@@ -11,6 +11,7 @@ A failure names the seed, the schedule and the pipeline; rebuild it with
 `random_pipeline(seed)` and `random_schedule(pipe.stage_graph, random.Random(schedule_seed))`.
 `python -m pytest --soak` adds a long run over many more seeds and schedules.
 """
+
 import random
 
 import numpy as np
@@ -39,8 +40,10 @@ def _schedule_seed(seed: int, k: int) -> int:
 
 
 def _context(rp, what) -> str:
-    return (f"seed {rp.seed}, inline={rp.inline}, R x C = {rp.sizes[0]} x {rp.sizes[1]}, "
-            f"schedule:\n{what}\npipeline:\n{rp.description}")
+    return (
+        f"seed {rp.seed}, inline={rp.inline}, R x C = {rp.sizes[0]} x {rp.sizes[1]}, "
+        f"schedule:\n{what}\npipeline:\n{rp.description}"
+    )
 
 
 def _run_and_compare(rp, pipe, expected, what):
@@ -71,8 +74,7 @@ def check_random_pipeline(seed: int, schedules: int):
         try:
             pipe = polyimage.compile(rp.outputs, schedule=schedule, inline=rp.inline)
         except Exception as exc:
-            raise AssertionError(f"{type(exc).__name__}: {exc}\n{_context(rp, what)}") \
-                from exc
+            raise AssertionError(f"{type(exc).__name__}: {exc}\n{_context(rp, what)}") from exc
         assert [s.name for s in pipe.stage_graph.computed] == [s.name for s in graph.computed]
         _run_and_compare(rp, pipe, expected, what)
 
@@ -97,6 +99,7 @@ def test_random_pipelines_match_interpreter_soak(soak_seed):
 
 # -- the generators themselves -------------------------------------------------------------
 
+
 def test_generator_is_deterministic():
     """Same seed -> the same pipeline, data, schedule and C source."""
     for seed in (3, 8, 17):
@@ -109,8 +112,10 @@ def test_generator_is_deterministic():
         graph = polyimage.compile(first.outputs, inline=first.inline).stage_graph
         schedules = [random_schedule(graph, random.Random(seed)) for _ in range(2)]
         assert schedules[0] == schedules[1]
-        sources = [polyimage.compile(rp.outputs, schedule=schedules[0],
-                                     inline=rp.inline).c_source for rp in (first, second)]
+        sources = [
+            polyimage.compile(rp.outputs, schedule=schedules[0], inline=rp.inline).c_source
+            for rp in (first, second)
+        ]
         assert sources[0] == sources[1]
 
 
@@ -124,10 +129,30 @@ def test_generator_covers_the_dsl():
         features |= rp.features
         inline.add(rp.inline)
         stages.append(len(build_graph(rp.outputs).computed))
-    wanted = {"pointwise", "binary", "stencil", "downsample", "upsample", "cases", "select",
-              "expand", "collapse", "shuffle", "lookup", "reduction", "convert", "Float",
-              "Int", "1 outputs", "2 outputs", "3 outputs", "3-D", "Reduction",
-              "output read by a stage", "several consumers"}
+    wanted = {
+        "pointwise",
+        "binary",
+        "stencil",
+        "downsample",
+        "upsample",
+        "cases",
+        "select",
+        "expand",
+        "collapse",
+        "shuffle",
+        "lookup",
+        "reduction",
+        "convert",
+        "Float",
+        "Int",
+        "1 outputs",
+        "2 outputs",
+        "3 outputs",
+        "3-D",
+        "Reduction",
+        "output read by a stage",
+        "several consumers",
+    }
     assert wanted <= features, f"missing: {sorted(wanted - features)}"
     assert inline == {True, False}
     assert min(stages) >= 2 and max(stages) >= 7
@@ -146,11 +171,17 @@ def test_random_schedules_are_valid_and_varied():
         for k in range(3):
             schedule = random_schedule(graph, random.Random(_schedule_seed(seed, k)))
             schedule.validate(graph)
-            assert sorted(s for g in schedule.groups for s in g.stages) == \
-                sorted(s.name for s in graph.computed)
+            assert sorted(s for g in schedule.groups for s in g.stages) == sorted(
+                s.name for s in graph.computed
+            )
             if n > 1:
-                seen.add("one group" if len(schedule.groups) == 1 else
-                         "singletons" if len(schedule.groups) == n else "segments")
+                seen.add(
+                    "one group"
+                    if len(schedule.groups) == 1
+                    else "singletons"
+                    if len(schedule.groups) == n
+                    else "segments"
+                )
             for group in schedule.groups:
                 rank = tile_rank(graph, group.stages)
                 assert all(len(level) == rank for level in group.tile_sizes)
@@ -159,9 +190,22 @@ def test_random_schedules_are_valid_and_varied():
                     sizes.update(level)
                 if len(group.tile_sizes) == 2:
                     outer, inner = group.tile_sizes
-                    seen.add("inner == outer" if inner == outer else
-                             "inner > outer" if any(i > o for i, o in zip(inner, outer))
-                             else "inner < outer")
-    assert {"one group", "singletons", "segments", "0 levels", "1 levels", "2 levels",
-            "inner < outer", "inner == outer", "inner > outer"} <= seen
+                    seen.add(
+                        "inner == outer"
+                        if inner == outer
+                        else "inner > outer"
+                        if any(i > o for i, o in zip(inner, outer))
+                        else "inner < outer"
+                    )
+    assert {
+        "one group",
+        "singletons",
+        "segments",
+        "0 levels",
+        "1 levels",
+        "2 levels",
+        "inner < outer",
+        "inner == outer",
+        "inner > outer",
+    } <= seen
     assert sizes == set(TILE_SIZES)

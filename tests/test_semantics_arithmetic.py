@@ -1,5 +1,6 @@
 """Semantics of arithmetic: Clamp, Min and Max (NaN and infinities included), floor
 division and modulo of integers and floats, and the math functions."""
+
 import math
 
 import numpy as np
@@ -47,17 +48,20 @@ from polyimage import (
 
 # -- Clamp, Min, Max -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("typ", FLOAT_TYPES, ids=str)
 @pytest.mark.parametrize("shape", [(13, 17), (1, 9), (9, 1)])
 def test_clamp_min_max_float_with_nan(rng, typ, shape):
     R, C, x, y = grid()
     a_img, b_img = Image(typ, "a", [R, C]), Image(typ, "b", [R, C])
     outs = {}
-    for name, expr in [("clamped", Clamp(a_img(x, y), -0.5, 0.5)),
-                       ("lo", Min(a_img(x, y), b_img(x, y))),
-                       ("hi", Max(a_img(x, y), b_img(x, y))),
-                       ("lo_const", Min(a_img(x, y), 0.25)),
-                       ("hi_const", Max(-0.25, b_img(x, y)))]:
+    for name, expr in [
+        ("clamped", Clamp(a_img(x, y), -0.5, 0.5)),
+        ("lo", Min(a_img(x, y), b_img(x, y))),
+        ("hi", Max(a_img(x, y), b_img(x, y))),
+        ("lo_const", Min(a_img(x, y), 0.25)),
+        ("hi_const", Max(-0.25, b_img(x, y))),
+    ]:
         f = Function(([x, y], box(R, C)), typ, name)
         f.defn = [expr]
         outs[name] = f
@@ -69,8 +73,13 @@ def test_clamp_min_max_float_with_nan(rng, typ, shape):
     flat_b[1::4] = np.nan
     flat_a[1::5] = np.inf
     flat_b[2::5] = -np.inf
-    refs = (np.minimum(np.maximum(a, dt(-0.5)), dt(0.5)), np.minimum(a, b), np.maximum(a, b),
-            np.minimum(a, dt(0.25)), np.maximum(dt(-0.25), b))
+    refs = (
+        np.minimum(np.maximum(a, dt(-0.5)), dt(0.5)),
+        np.minimum(a, b),
+        np.maximum(a, b),
+        np.minimum(a, dt(0.25)),
+        np.maximum(dt(-0.25), b),
+    )
     for r in refs:
         assert r.dtype == typ.dtype
     assert np.isnan(refs[0].reshape(-1)[0]) and np.isnan(refs[1].reshape(-1)[0])
@@ -100,29 +109,43 @@ def test_clamp_min_max_integer(rng, typ):
     a.reshape(-1)[:4] = [info.min, info.max, lo, hi]
     b.reshape(-1)[:4] = [info.max, info.min, hi, lo]
     dt = typ.dtype.type
-    refs = (np.clip(a, dt(lo), dt(hi)), np.minimum(a, b), np.maximum(a, b),
-            np.minimum(a.astype(np.float64),
-                       (b.astype(np.float32) * np.float32(0.5)).astype(np.float64)))
+    refs = (
+        np.clip(a, dt(lo), dt(hi)),
+        np.minimum(a, b),
+        np.maximum(a, b),
+        np.minimum(
+            a.astype(np.float64), (b.astype(np.float32) * np.float32(0.5)).astype(np.float64)
+        ),
+    )
     run_both([clamped, small, big, mixed], reference=refs, a=a, b=b)
 
 
 # -- division and modulo ---------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("typ", INT_TYPES, ids=str)
 def test_integer_floor_division_and_modulo(typ):
     R, C, x, y = grid()
     a_img, b_img = Image(typ, "a", [R, C]), Image(typ, "b", [R, C])
     outs = []
-    exprs = [("q", a_img(x, y) / b_img(x, y)), ("qq", a_img(x, y) // b_img(x, y)),
-             ("r", a_img(x, y) % b_img(x, y)), ("q3", a_img(x, y) / 3),
-             ("r3", a_img(x, y) % 3)]
+    exprs = [
+        ("q", a_img(x, y) / b_img(x, y)),
+        ("qq", a_img(x, y) // b_img(x, y)),
+        ("r", a_img(x, y) % b_img(x, y)),
+        ("q3", a_img(x, y) / 3),
+        ("r3", a_img(x, y) % 3),
+    ]
     if typ.is_signed:
-        exprs += [("qm3", a_img(x, y) // -3), ("rm3", a_img(x, y) % -3),
-                  ("qm1", a_img(x, y) // -1), ("rm1", a_img(x, y) % -1)]
+        exprs += [
+            ("qm3", a_img(x, y) // -3),
+            ("rm3", a_img(x, y) % -3),
+            ("qm1", a_img(x, y) // -1),
+            ("rm1", a_img(x, y) % -1),
+        ]
     for name, e in exprs:
         assert e.typ is typ
         if name.startswith("q"):
-            assert e.op == "//"            # `/` between integers is floor division
+            assert e.op == "//"  # `/` between integers is floor division
         f = Function(([x, y], box(R, C)), typ, name)
         f.defn = [e]
         outs.append(f)
@@ -131,14 +154,24 @@ def test_integer_floor_division_and_modulo(typ):
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     dt = typ.dtype.type
     with np.errstate(**IGNORE):
-        refs = [np.floor_divide(a, b), np.floor_divide(a, b), np.remainder(a, b),
-                np.floor_divide(a, dt(3)), np.remainder(a, dt(3))]
+        refs = [
+            np.floor_divide(a, b),
+            np.floor_divide(a, b),
+            np.remainder(a, b),
+            np.floor_divide(a, dt(3)),
+            np.remainder(a, dt(3)),
+        ]
         if typ.is_signed:
-            refs += [np.floor_divide(a, dt(-3)), np.remainder(a, dt(-3)),
-                     np.floor_divide(a, dt(-1)), np.remainder(a, dt(-1))]
+            refs += [
+                np.floor_divide(a, dt(-3)),
+                np.remainder(a, dt(-3)),
+                np.floor_divide(a, dt(-1)),
+                np.remainder(a, dt(-1)),
+            ]
     # independent spot checks of the reference: Python semantics, 0 on division by zero, wrap
-    for ai, bi, qi, ri in zip(a.ravel().tolist(), b.ravel().tolist(), refs[0].ravel().tolist(),
-                              refs[2].ravel().tolist()):
+    for ai, bi, qi, ri in zip(
+        a.ravel().tolist(), b.ravel().tolist(), refs[0].ravel().tolist(), refs[2].ravel().tolist()
+    ):
         if bi == 0:
             assert qi == 0 and ri == 0
         else:
@@ -150,18 +183,45 @@ def test_integer_floor_division_and_modulo(typ):
 
 
 # 0.3 // 0.01, 3.3 // 0.9, 2.3 // 0.7: (a - fmod(a, b)) / b rounds below the integer there
-FLOAT_DIV_VALUES = [0.0, -0.0, 1.0, -1.0, 2.0, -2.0, 5.5, -5.5, 0.3, -0.3, 7.25, -7.25, 1e30,
-                    -1e30, 1e-30, 0.01, 0.9, 3.3, -2.3, 0.7, 100.0, math.inf, -math.inf,
-                    math.nan]
+FLOAT_DIV_VALUES = [
+    0.0,
+    -0.0,
+    1.0,
+    -1.0,
+    2.0,
+    -2.0,
+    5.5,
+    -5.5,
+    0.3,
+    -0.3,
+    7.25,
+    -7.25,
+    1e30,
+    -1e30,
+    1e-30,
+    0.01,
+    0.9,
+    3.3,
+    -2.3,
+    0.7,
+    100.0,
+    math.inf,
+    -math.inf,
+    math.nan,
+]
 
 
 @pytest.mark.parametrize("typ", FLOAT_TYPES, ids=str)
 def test_float_floor_division_and_modulo(typ):
     R, C, x, y = grid()
     a_img, b_img = Image(typ, "a", [R, C]), Image(typ, "b", [R, C])
-    exprs = [("fq", a_img(x, y) // b_img(x, y)), ("fr", a_img(x, y) % b_img(x, y)),
-             ("ft", a_img(x, y) / b_img(x, y)), ("fq2", a_img(x, y) // 2),
-             ("fr2", a_img(x, y) % -2.5)]
+    exprs = [
+        ("fq", a_img(x, y) // b_img(x, y)),
+        ("fr", a_img(x, y) % b_img(x, y)),
+        ("ft", a_img(x, y) / b_img(x, y)),
+        ("fq2", a_img(x, y) // 2),
+        ("fr2", a_img(x, y) % -2.5),
+    ]
     outs = []
     for name, e in exprs:
         assert e.typ is typ
@@ -173,8 +233,13 @@ def test_float_floor_division_and_modulo(typ):
     a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
     dt = typ.dtype.type
     with np.errstate(**IGNORE):
-        refs = (np.floor_divide(a, b), np.remainder(a, b), np.true_divide(a, b),
-                np.floor_divide(a, dt(2)), np.remainder(a, dt(-2.5)))
+        refs = (
+            np.floor_divide(a, b),
+            np.remainder(a, b),
+            np.true_divide(a, b),
+            np.floor_divide(a, dt(2)),
+            np.remainder(a, dt(-2.5)),
+        )
     # spot checks of the reference against Python's float semantics
     assert refs[0][vals.tolist().index(-1.0), vals.tolist().index(math.inf)] == -1.0
     assert refs[1][vals.tolist().index(-1.0), vals.tolist().index(math.inf)] == math.inf
@@ -183,27 +248,62 @@ def test_float_floor_division_and_modulo(typ):
     # zero results carry numpy's sign as well
     for i, (g, r) in enumerate(zip(got, refs)):
         zero = (r == 0) & ~np.isnan(r)
-        np.testing.assert_array_equal(np.signbit(g[zero]), np.signbit(r[zero]),
-                                      err_msg=f"sign of zero results of {exprs[i][0]}")
+        np.testing.assert_array_equal(
+            np.signbit(g[zero]),
+            np.signbit(r[zero]),
+            err_msg=f"sign of zero results of {exprs[i][0]}",
+        )
 
 
 # -- math functions --------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("typ", FLOAT_TYPES, ids=str)
 def test_math_functions_float(rng, typ):
     N, x = Parameter(Int, "N"), Variable(Int, "x")
     a_img, b_img = Image(typ, "a", [N]), Image(typ, "b", [N])
     dom = [Interval(Int, 0, N - 1)]
-    specs = [("fsqrt", Sqrt, np.sqrt), ("fexp", Exp, np.exp), ("flog", Log, np.log),
-             ("fsin", Sin, np.sin), ("fcos", Cos, np.cos), ("fabsval", Abs, np.abs),
-             ("ffloor", Floor, np.floor)]
+    specs = [
+        ("fsqrt", Sqrt, np.sqrt),
+        ("fexp", Exp, np.exp),
+        ("flog", Log, np.log),
+        ("fsin", Sin, np.sin),
+        ("fcos", Cos, np.cos),
+        ("fabsval", Abs, np.abs),
+        ("ffloor", Floor, np.floor),
+    ]
     outs, refs = [], []
-    a = np.concatenate([random_values(rng, (40,), typ, -10, 10),
-                        np.array([0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 1e-3, 100.0, 1e30, -1e30,
-                                  np.inf, -np.inf, np.nan], typ.dtype)])
-    b = np.concatenate([random_values(rng, (40,), typ, -3, 3),
-                        np.array([0.0, -1.0, 2.0, 0.5, 3.0, -2.0, np.nan, 0.5, 2.0, 3.0,
-                                  -1.0, 0.5, 0.0], typ.dtype)])
+    a = np.concatenate(
+        [
+            random_values(rng, (40,), typ, -10, 10),
+            np.array(
+                [
+                    0.0,
+                    -0.0,
+                    1.0,
+                    -1.0,
+                    0.5,
+                    -2.5,
+                    1e-3,
+                    100.0,
+                    1e30,
+                    -1e30,
+                    np.inf,
+                    -np.inf,
+                    np.nan,
+                ],
+                typ.dtype,
+            ),
+        ]
+    )
+    b = np.concatenate(
+        [
+            random_values(rng, (40,), typ, -3, 3),
+            np.array(
+                [0.0, -1.0, 2.0, 0.5, 3.0, -2.0, np.nan, 0.5, 2.0, 3.0, -1.0, 0.5, 0.0], typ.dtype
+            ),
+        ]
+    )
     with np.errstate(**IGNORE):
         for name, fn, ref_fn in specs:
             e = fn(a_img(x))
@@ -230,24 +330,31 @@ def test_math_functions_on_integers(rng):
     a_img, b_img = Image(Int, "a", [N]), Image(Int, "b", [N])
     s_img = Image(Short, "s", [N])
     dom = [Interval(Int, 0, N - 1)]
-    a = np.concatenate([rng.integers(-50, 50, 30, dtype=np.int32),
-                        np.array([0, 1, -1, 2 ** 31 - 1, -2 ** 31, 700], np.int32)])
-    b = np.concatenate([rng.integers(-3, 4, 30, dtype=np.int32),
-                        np.array([0, -1, 3, 2, 1, -2], np.int32)])
+    a = np.concatenate(
+        [
+            rng.integers(-50, 50, 30, dtype=np.int32),
+            np.array([0, 1, -1, 2**31 - 1, -(2**31), 700], np.int32),
+        ]
+    )
+    b = np.concatenate(
+        [rng.integers(-3, 4, 30, dtype=np.int32), np.array([0, -1, 3, 2, 1, -2], np.int32)]
+    )
     s = rng.integers(-32768, 32768, a.size).astype(np.int16)
     s[0] = -32768
     d = a.astype(np.float64)
     with np.errstate(**IGNORE):
-        specs = [("isqrt", Sqrt(a_img(x)), Double, np.sqrt(d)),
-                 ("iexp", Exp(a_img(x)), Double, np.exp(d)),
-                 ("ilog", Log(a_img(x)), Double, np.log(d)),
-                 ("isin", Sin(a_img(x)), Double, np.sin(d)),
-                 ("icos", Cos(a_img(x)), Double, np.cos(d)),
-                 ("ipow", Pow(a_img(x), b_img(x)), Double, np.power(d, b.astype(np.float64))),
-                 ("iabs", Abs(a_img(x)), Int, np.abs(a)),
-                 ("ifloor", Floor(a_img(x)), Int, a),
-                 ("sabs", Abs(s_img(x)), Short, np.abs(s)),
-                 ("sfloor", Floor(s_img(x)) - 1, Short, s - np.int16(1))]
+        specs = [
+            ("isqrt", Sqrt(a_img(x)), Double, np.sqrt(d)),
+            ("iexp", Exp(a_img(x)), Double, np.exp(d)),
+            ("ilog", Log(a_img(x)), Double, np.log(d)),
+            ("isin", Sin(a_img(x)), Double, np.sin(d)),
+            ("icos", Cos(a_img(x)), Double, np.cos(d)),
+            ("ipow", Pow(a_img(x), b_img(x)), Double, np.power(d, b.astype(np.float64))),
+            ("iabs", Abs(a_img(x)), Int, np.abs(a)),
+            ("ifloor", Floor(a_img(x)), Int, a),
+            ("sabs", Abs(s_img(x)), Short, np.abs(s)),
+            ("sfloor", Floor(s_img(x)) - 1, Short, s - np.int16(1)),
+        ]
     outs, refs = [], []
     for name, e, typ, ref in specs:
         assert e.typ is typ, f"{name}: {e.typ}"

@@ -1,5 +1,6 @@
 """Calling a compiled pipeline: several outputs, threads, out=, non-contiguous inputs; and
 the generated C, the same in every process."""
+
 import subprocess
 import sys
 
@@ -30,6 +31,7 @@ from polyimage import (
 
 # -- several outputs -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("shape", [(13, 17), (1, 1)])
 def test_two_outputs_in_order_and_an_output_consumed_by_another(rng, shape):
     R, C, x, y = grid()
@@ -53,6 +55,7 @@ def test_two_outputs_in_order_and_an_output_consumed_by_another(rng, shape):
 
 
 # -- threads, out=, non-contiguous inputs ----------------------------------------------------------
+
 
 def _blur_pipeline():
     R, C, x, y = grid()
@@ -85,7 +88,7 @@ def test_threads_out_and_noncontiguous_inputs(rng):
     one = pipe(img=a, w=0.3, threads=1)
     two = pipe(img=a, w=0.3, threads=2)
     for o, t, r in zip(one, two, ref):
-        np.testing.assert_array_equal(o, t)       # bit-identical whatever the thread count
+        np.testing.assert_array_equal(o, t)  # bit-identical whatever the thread count
         assert_same(o, r)
     # out= fills preallocated arrays and returns them
     outs = (np.full((67, 93), -1, np.float32), np.full(10, -1, np.int32))
@@ -129,7 +132,7 @@ def test_threads_on_integer_pipeline(rng):
     img = Image(Int, "img", [R, C])
     f = Function(([x, y], box(R, C)), Int, "f")
     f.defn = [img(x, y) * 3 - img(Max(x - 1, 0), y) / 2 + img(x, Min(y + 1, C - 1)) % 7]
-    a = random_values(rng, (67, 93), Int, -10 ** 6, 10 ** 6)
+    a = random_values(rng, (67, 93), Int, -(10**6), 10**6)
     ref = a * 3 - shifted(a, -1, 0) // 2 + shifted(a, 0, 1) % 7
     r1 = run_both(f, reference=ref, threads=1, img=a)
     r2 = run_both(f, reference=ref, threads=2, img=a)
@@ -166,8 +169,15 @@ def test_c_source_is_deterministic_across_processes(tmp_path):
     procs = []
     for k, seed in enumerate(("1", "2")):
         env = child_env(tmp_path / f"cache{k}", PYTHONHASHSEED=seed)
-        procs.append(subprocess.Popen([sys.executable, "-c", _SCRIPT], env=env, cwd=tmp_path,
-                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE))
+        procs.append(
+            subprocess.Popen(
+                [sys.executable, "-c", _SCRIPT],
+                env=env,
+                cwd=tmp_path,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+            )
+        )
     sources = []
     for p in procs:
         out, err = p.communicate(timeout=120)
@@ -177,6 +187,8 @@ def test_c_source_is_deterministic_across_processes(tmp_path):
     assert sources[0] == sources[1]
     # and the same as a build in this process
     namespace = {}
-    exec(compile(_SCRIPT.replace("sys.stdout.write(pipe.c_source)", ""), "<pipeline>", "exec"),
-         namespace)
+    exec(
+        compile(_SCRIPT.replace("sys.stdout.write(pipe.c_source)", ""), "<pipeline>", "exec"),
+        namespace,
+    )
     assert namespace["pipe"].c_source.encode() == sources[0]

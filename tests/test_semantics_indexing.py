@@ -24,25 +24,32 @@ from polyimage import (
 
 # -- down- and up-sampling -------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("shape", [(13, 17), (67, 93), (2, 3), (3, 2), (5, 4)])
 def test_down_and_up_sampling(rng, shape):
     R, C, x, y = grid()
     img = Image(Int, "img", [R, C])
-    down = Function(([x, y], [Interval(Int, 0, (R - 1) / 2), Interval(Int, 0, (C - 1) / 2)]),
-                    Int, "down")
+    down = Function(
+        ([x, y], [Interval(Int, 0, (R - 1) / 2), Interval(Int, 0, (C - 1) / 2)]), Int, "down"
+    )
     down.defn = [img(2 * x, 2 * y)]
-    odd = Function(([x, y], [Interval(Int, 0, R / 2 - 1), Interval(Int, 0, C / 2 - 1)]),
-                   Int, "odd")
+    odd = Function(([x, y], [Interval(Int, 0, R / 2 - 1), Interval(Int, 0, C / 2 - 1)]), Int, "odd")
     odd.defn = [img(2 * x + 1, 2 * y + 1)]
-    up = Function(([x, y], [Interval(Int, 0, 2 * R - 1), Interval(Int, 0, 2 * C - 1)]),
-                  Int, "up")
+    up = Function(([x, y], [Interval(Int, 0, 2 * R - 1), Interval(Int, 0, 2 * C - 1)]), Int, "up")
     up.defn = [img(x / 2, y / 2)]
-    up_odd = Function(([x, y], [Interval(Int, 0, 2 * R - 2), Interval(Int, 0, 2 * C - 2)]),
-                      Int, "up_odd")
+    up_odd = Function(
+        ([x, y], [Interval(Int, 0, 2 * R - 2), Interval(Int, 0, 2 * C - 2)]), Int, "up_odd"
+    )
     up_odd.defn = [img((x + 1) // 2, y // 2) - img(x // 2, (y + 1) // 2)]
     # a pyramid: down-sample, then up-sample the result
-    pyr = Function(([x, y], [Interval(Int, 0, 2 * ((R - 1) / 2) + 1),
-                             Interval(Int, 0, 2 * ((C - 1) / 2) + 1)]), Int, "pyr")
+    pyr = Function(
+        (
+            [x, y],
+            [Interval(Int, 0, 2 * ((R - 1) / 2) + 1), Interval(Int, 0, 2 * ((C - 1) / 2) + 1)],
+        ),
+        Int,
+        "pyr",
+    )
     pyr.defn = [down(x / 2, y / 2) * 2 + down(x // 2, y // 2)]
     # negative coordinates: floor division must round toward minus infinity
     neg = Function(([x, y], [Interval(Int, -2 * R, -1), Interval(Int, -7, 6)]), Int, "neg")
@@ -51,10 +58,14 @@ def test_down_and_up_sampling(rng, shape):
     r, c = shape
     Xu, Yu = np.indices((2 * r - 1, 2 * c - 1))
     d = a[::2, ::2]
-    refs = (d, a[1::2, 1::2][: r // 2, : c // 2], np.repeat(np.repeat(a, 2, 0), 2, 1),
-            a[(Xu + 1) // 2, Yu // 2] - a[Xu // 2, (Yu + 1) // 2],
-            3 * np.repeat(np.repeat(d, 2, 0), 2, 1),
-            a[np.arange(-2 * r, 0)[:, None] // 2 + r, np.arange(-7, 7)[None, :] % 2])
+    refs = (
+        d,
+        a[1::2, 1::2][: r // 2, : c // 2],
+        np.repeat(np.repeat(a, 2, 0), 2, 1),
+        a[(Xu + 1) // 2, Yu // 2] - a[Xu // 2, (Yu + 1) // 2],
+        3 * np.repeat(np.repeat(d, 2, 0), 2, 1),
+        a[np.arange(-2 * r, 0)[:, None] // 2 + r, np.arange(-7, 7)[None, :] % 2],
+    )
     got = run_both([down, odd, up, up_odd, pyr, neg], reference=refs, img=a)
     assert got[0].shape == ((r + 1) // 2, (c + 1) // 2)
     assert got[2].shape == (2 * r, 2 * c)
@@ -77,6 +88,7 @@ def test_sampling_1d(rng, n):
 
 # -- lookup tables indexed by data -----------------------------------------------------------------
 
+
 @pytest.mark.parametrize("shape", [(13, 17), (1, 1), (67, 93)])
 def test_lut_indexed_by_uint8_image(rng, shape):
     R, C, x, y = grid()
@@ -84,9 +96,9 @@ def test_lut_indexed_by_uint8_image(rng, shape):
     img = Image(UChar, "img", [R, C])
     lut = Image(Short, "lut", [L])
     direct = Function(([x, y], box(R, C)), Short, "direct")
-    direct.defn = [lut(img(x, y))]                       # values >= L are clamped to L - 1
+    direct.defn = [lut(img(x, y))]  # values >= L are clamped to L - 1
     offset = Function(([x, y], box(R, C)), Short, "offset")
-    offset.defn = [lut(Cast(Int, img(x, y)) - 30) + 1]   # negative indices are clamped to 0
+    offset.defn = [lut(Cast(Int, img(x, y)) - 30) + 1]  # negative indices are clamped to 0
     a = random_values(rng, shape, UChar)
     a.reshape(-1)[:3] = [0, 255, 29][: a.size]
     table = rng.integers(-30000, 30000, 200).astype(np.int16)
@@ -123,7 +135,7 @@ def test_lut_indexed_by_wide_unsigned_values(typ):
     out = Function(([x], [Interval(Int, 0, N - 1)]), Int, "out")
     out.defn = [lut(img(x))]
     top = int(np.iinfo(typ.dtype).max)
-    values = [0, 5, 9, 10, 2 ** 31 - 1, 2 ** 31, 2 ** 32 - 1, 2 ** 63 - 1, 2 ** 63, top - 1, top]
+    values = [0, 5, 9, 10, 2**31 - 1, 2**31, 2**32 - 1, 2**63 - 1, 2**63, top - 1, top]
     values = [v for v in values if v <= top]
     ref = np.array([min(v, 9) * 10 for v in values], np.int32)
     run_both(out, reference=ref, img=np.array(values, typ.dtype))

@@ -1,5 +1,6 @@
 """Semantics of Reductions: histograms, reductions over one dimension (every operator,
 defaults, Cases), over an empty domain, and into blocks."""
+
 import math
 
 import numpy as np
@@ -35,6 +36,7 @@ from polyimage import (
 )
 
 # -- reductions ------------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("shape", [(13, 17), (67, 93), (1, 1)])
 def test_histogram_uint8(rng, shape):
@@ -91,16 +93,18 @@ def test_reductions_over_one_dimension(rng, shape):
     cmax.default = -math.inf
     cmax.defn = [Reduce(cmax(j), fimg(i, j), Op.Max)]
     cmin = Reduction(([y], cols), ([i, j], box(R, C)), Float, "cmin")
-    cmin.defn = [Reduce(cmin(j), fimg(i, j), Op.Min)]       # default 0 takes part
+    cmin.defn = [Reduce(cmin(j), fimg(i, j), Op.Min)]  # default 0 takes part
     cmul = Reduction(([y], cols), ([i, j], box(R, C)), Int, "cmul")
     cmul.default = 1
-    cmul.defn = [Reduce(cmul(j), img(i, j), Op.Mul)]       # wraps
+    cmul.defn = [Reduce(cmul(j), img(i, j), Op.Mul)]  # wraps
     dflt = Reduction(([x], rows), ([i, j], box(R, C)), Int, "dflt")
     dflt.default = 10 * x + 1
     dflt.defn = [Reduce(dflt(i), 1, Op.Sum)]
     cased = Reduction(([x], rows), ([i, j], box(R, C)), Int, "cased")
-    cased.defn = [Case(img(i, j) > 0, Reduce(cased(i), img(i, j), Op.Sum)),
-                  Case(j % 2 == 0, Reduce(cased(i), 1000, Op.Sum))]
+    cased.defn = [
+        Case(img(i, j) > 0, Reduce(cased(i), img(i, j), Op.Sum)),
+        Case(j % 2 == 0, Reduce(cased(i), 1000, Op.Sum)),
+    ]
     # a plain Reduce after the Cases catches every remaining point; Int default from a float
     rest = Reduction(([x], rows), ([i, j], box(R, C)), Int, "rest")
     rest.default = -2.7
@@ -118,16 +122,17 @@ def test_reductions_over_one_dimension(rng, shape):
         prod = np.ones(shape[1], np.int32)
         for row in a:
             prod = prod * row
-    refs = (a.astype(np.int64).sum(axis=1),
-            np.maximum(np.float32(-np.inf), fa.max(axis=0)),
-            np.minimum(np.float32(0), fa.min(axis=0)),
-            prod,
-            (10 * np.arange(shape[0]) + 1 + shape[1]).astype(np.int32),
-            np.where(a > 0, a, np.where(Y % 2 == 0, 1000, 0)).sum(axis=1).astype(np.int32),
-            (-2 + np.where(Y == 0, 100, a).sum(axis=1)).astype(np.int32),
-            a.astype(np.int64) * shape[1] - a.astype(np.int64).sum(axis=1)[:, None])
-    run_both([rsum, cmax, cmin, cmul, dflt, cased, rest, centred], reference=refs, img=a,
-             fimg=fa)
+    refs = (
+        a.astype(np.int64).sum(axis=1),
+        np.maximum(np.float32(-np.inf), fa.max(axis=0)),
+        np.minimum(np.float32(0), fa.min(axis=0)),
+        prod,
+        (10 * np.arange(shape[0]) + 1 + shape[1]).astype(np.int32),
+        np.where(a > 0, a, np.where(Y % 2 == 0, 1000, 0)).sum(axis=1).astype(np.int32),
+        (-2 + np.where(Y == 0, 100, a).sum(axis=1)).astype(np.int32),
+        a.astype(np.int64) * shape[1] - a.astype(np.int64).sum(axis=1)[:, None],
+    )
+    run_both([rsum, cmax, cmin, cmul, dflt, cased, rest, centred], reference=refs, img=a, fimg=fa)
 
 
 @pytest.mark.parametrize("shape", [(1, 5), (4, 5)])
@@ -135,8 +140,12 @@ def test_reduction_over_an_empty_domain_keeps_the_default(rng, shape):
     R, C, x, y = grid()
     i, j = Variable(Int, "i"), Variable(Int, "j")
     img = Image(Int, "img", [R, C])
-    steps = Reduction(([y], [Interval(Int, 0, C - 1)]),
-                      ([i, j], [Interval(Int, 1, R - 1), Interval(Int, 0, C - 1)]), Int, "steps")
+    steps = Reduction(
+        ([y], [Interval(Int, 0, C - 1)]),
+        ([i, j], [Interval(Int, 1, R - 1), Interval(Int, 0, C - 1)]),
+        Int,
+        "steps",
+    )
     steps.default = 5
     steps.defn = [Reduce(steps(j), Abs(img(i, j) - img(i - 1, j)), Op.Sum)]
     a = random_values(rng, shape, Int, -100, 100)
@@ -151,12 +160,20 @@ def test_block_sum_reduction_with_affine_target(rng, shape):
     R, C, x, y = grid()
     i, j = Variable(Int, "i"), Variable(Int, "j")
     img = Image(UShort, "img", [R, C])
-    blocks = Reduction(([x, y], [Interval(Int, 0, (R - 1) / 4), Interval(Int, 0, (C - 1) / 4)]),
-                       ([i, j], box(R, C)), UInt, "blocks")
+    blocks = Reduction(
+        ([x, y], [Interval(Int, 0, (R - 1) / 4), Interval(Int, 0, (C - 1) / 4)]),
+        ([i, j], box(R, C)),
+        UInt,
+        "blocks",
+    )
     blocks.default = 7
     blocks.defn = [Reduce(blocks(i / 4, j / 4), img(i, j), Op.Sum)]
-    bmax = Reduction(([x, y], [Interval(Int, 0, (R - 1) / 4), Interval(Int, 0, (C - 1) / 4)]),
-                     ([i, j], box(R, C)), UShort, "bmax")
+    bmax = Reduction(
+        ([x, y], [Interval(Int, 0, (R - 1) / 4), Interval(Int, 0, (C - 1) / 4)]),
+        ([i, j], box(R, C)),
+        UShort,
+        "bmax",
+    )
     bmax.defn = [Reduce(bmax(i / 4, j / 4), img(i, j), Op.Max)]
     a = random_values(rng, shape, UShort)
     r, c = (shape[0] + 3) // 4, (shape[1] + 3) // 4

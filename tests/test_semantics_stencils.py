@@ -29,6 +29,7 @@ from polyimage.io import load_image
 
 # -- chains of blurs -------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("n", [7, 8, 67])
 def test_blur_chain_1d(rng, n):
     N, x = Parameter(Int, "N"), Variable(Int, "x")
@@ -58,16 +59,35 @@ def test_blur_chain_2d_clamped_float(rng, shape):
     by.defn = [(bx(Max(x - 1, 0), y) + bx(x, y) + bx(Min(x + 1, R - 1), y)) / 3]
     xm, xp, ym, yp = Max(x - 1, 0), Min(x + 1, R - 1), Max(y - 1, 0), Min(y + 1, C - 1)
     b3 = Function(([x, y], box(R, C)), Float, "b3")
-    b3.defn = [(by(xm, ym) + 2 * by(xm, y) + by(xm, yp)
-                + 2 * by(x, ym) + 4 * by(x, y) + 2 * by(x, yp)
-                + by(xp, ym) + 2 * by(xp, y) + by(xp, yp)) * 0.0625]
+    b3.defn = [
+        (
+            by(xm, ym)
+            + 2 * by(xm, y)
+            + by(xm, yp)
+            + 2 * by(x, ym)
+            + 4 * by(x, y)
+            + 2 * by(x, yp)
+            + by(xp, ym)
+            + 2 * by(xp, y)
+            + by(xp, yp)
+        )
+        * 0.0625
+    ]
     a = random_values(rng, shape, Float)
     s = shifted
     rx = (s(a, 0, -1) + a + s(a, 0, 1)) / np.float32(3)
     ry = (s(rx, -1, 0) + rx + s(rx, 1, 0)) / np.float32(3)
-    r3 = (s(ry, -1, -1) + 2 * s(ry, -1, 0) + s(ry, -1, 1)
-          + 2 * s(ry, 0, -1) + 4 * ry + 2 * s(ry, 0, 1)
-          + s(ry, 1, -1) + 2 * s(ry, 1, 0) + s(ry, 1, 1)) * np.float32(0.0625)
+    r3 = (
+        s(ry, -1, -1)
+        + 2 * s(ry, -1, 0)
+        + s(ry, -1, 1)
+        + 2 * s(ry, 0, -1)
+        + 4 * ry
+        + 2 * s(ry, 0, 1)
+        + s(ry, 1, -1)
+        + 2 * s(ry, 1, 0)
+        + s(ry, 1, 1)
+    ) * np.float32(0.0625)
     assert r3.dtype == np.float32
     run_both(b3, reference=r3, img=a)
 
@@ -81,8 +101,7 @@ def test_blur_chain_2d_integer_interior(rng, shape):
     bx.defn = [Cast(UInt, img(x, y - 1)) + img(x, y) + img(x, y + 1)]
     by = Function(([x, y], [Interval(Int, 1, R - 2), Interval(Int, 1, C - 2)]), UInt, "by")
     by.defn = [bx(x - 1, y) + bx(x, y) + bx(x + 1, y)]
-    mean = Function(([x, y], [Interval(Int, 1, R - 2), Interval(Int, 1, C - 2)]), UShort,
-                    "mean")
+    mean = Function(([x, y], [Interval(Int, 1, R - 2), Interval(Int, 1, C - 2)]), UShort, "mean")
     mean.defn = [(by(x, y) + 4) / 9]
     a = random_values(rng, shape, UShort)
     w = a.astype(np.uint64)
@@ -94,6 +113,7 @@ def test_blur_chain_2d_integer_interior(rng, shape):
 
 # -- 3-D images ------------------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("shape", [(13, 17), (1, 5), (4, 1)])
 def test_chw_per_channel(rng, shape):
     R, C, x, y = grid()
@@ -101,8 +121,10 @@ def test_chw_per_channel(rng, shape):
     img = Image(Float, "img", [3, R, C])
     gain = Image(Float, "gain", [3])
     out = Function(([c, x, y], [Interval(Int, 0, 2)] + box(R, C)), Float, "out")
-    out.defn = [Case(c == 0, img(c, x, y) * gain(c) + 1),
-                img(c, x, y) * gain(c) - img(Max(c - 1, 0), x, Min(y + 1, C - 1))]
+    out.defn = [
+        Case(c == 0, img(c, x, y) * gain(c) + 1),
+        img(c, x, y) * gain(c) - img(Max(c - 1, 0), x, Min(y + 1, C - 1)),
+    ]
     gray = Function(([x, y], box(R, C)), Float, "gray")
     gray.defn = [img(0, x, y) * 0.25 + img(1, x, y) * 0.5 + img(2, x, y) * 0.25]
     a = random_values(rng, (3,) + shape, Float)
@@ -121,23 +143,33 @@ def test_hwc_per_channel(rng, shape):
     c = Variable(Int, "c")
     img = Image(UChar, "img", [R, C, 3])
     out = Function(([x, y, c], box(R, C) + [Interval(Int, 0, 2)]), UChar, "out")
-    out.defn = [Case(c == 0, 255 - img(x, y, c)),
-                Case(c == 1, img(x, y, c) / 2 + img(x, y, 0) / 2),
-                img(x, y, c) + img(x, y, 1)]                    # wraps in uint8
+    out.defn = [
+        Case(c == 0, 255 - img(x, y, c)),
+        Case(c == 1, img(x, y, c) / 2 + img(x, y, 0) / 2),
+        img(x, y, c) + img(x, y, 1),
+    ]  # wraps in uint8
     luma = Function(([x, y], box(R, C)), UChar, "luma")
-    luma.defn = [(Cast(Int, img(x, y, 0)) * 77 + Cast(Int, img(x, y, 1)) * 150
-                  + Cast(Int, img(x, y, 2)) * 29 + 128) / 256]
+    luma.defn = [
+        (
+            Cast(Int, img(x, y, 0)) * 77
+            + Cast(Int, img(x, y, 1)) * 150
+            + Cast(Int, img(x, y, 2)) * 29
+            + 128
+        )
+        / 256
+    ]
     a = random_values(rng, shape + (3,), UChar)
     ref = np.empty_like(a)
     ref[..., 0] = 255 - a[..., 0]
     ref[..., 1] = a[..., 1] // 2 + a[..., 0] // 2
     ref[..., 2] = a[..., 2] + a[..., 1]
     w = a.astype(np.int32)
-    ref_luma = ((w[..., 0] * 77 + w[..., 1] * 150 + w[..., 2] * 29 + 128) // 256)
+    ref_luma = (w[..., 0] * 77 + w[..., 1] * 150 + w[..., 2] * 29 + 128) // 256
     run_both([out, luma], reference=(ref, ref_luma.astype(np.uint8)), img=a)
 
 
 # -- photographs -----------------------------------------------------------------------------------
+
 
 def add_all(terms):
     total = terms[0]
@@ -151,8 +183,11 @@ def _box3_sum(a, wide):
     total = np.zeros_like(w)
     for dx in (-1, 0, 1):
         for dy in (-1, 0, 1):
-            total += shifted(w, dx, dy) if w.ndim == 2 else \
-                np.stack([shifted(w[..., k], dx, dy) for k in range(w.shape[2])], axis=-1)
+            total += (
+                shifted(w, dx, dy)
+                if w.ndim == 2
+                else np.stack([shifted(w[..., k], dx, dy) for k in range(w.shape[2])], axis=-1)
+            )
     return total
 
 
@@ -187,9 +222,9 @@ def test_photo_uint16_camera():
     mean = Function(([x, y], box(R, C)), UShort, "mean")
     mean.defn = [total(x, y) / 9]
     diff = Function(([x, y], box(R, C)), Short, "diff")
-    diff.defn = [Cast(Int, img(x, y)) - mean(x, y)]           # wraps into int16
+    diff.defn = [Cast(Int, img(x, y)) - mean(x, y)]  # wraps into int16
     s = _box3_sum(gray, np.uint32)
     ref_mean = (s // 9).astype(np.uint16)
     ref_diff = (gray.astype(np.int32) - ref_mean).astype(np.int16)
     got = run_both([mean, diff], reference=(ref_mean, ref_diff), img=gray)
-    assert got[0].max() > 255      # really 16-bit data
+    assert got[0].max() > 255  # really 16-bit data

@@ -1,4 +1,5 @@
 """Bound simplification keeps values and shrinks Min/Max trees."""
+
 import random
 
 import numpy as np
@@ -41,5 +42,4 @@ def test_simplify_keeps_values(seed):
 def test_min_of_shifted_copies_keeps_one_term_per_base():
     e = E.Min(E.Min(A + 1, A - 2), E.Min(B, (A + 0) * 1))
     assert format_expr(simplify(e)) == format_expr(E.Min(A - 2, B))
-    assert format_expr(simplify(E.Max(2 - (A + 3), N * 1 + 0))) == format_expr(
-        E.Max(0 - A - 1, N))
+    assert format_expr(simplify(E.Max(2 - (A + 3), N * 1 + 0))) == format_expr(E.Max(0 - A - 1, N))

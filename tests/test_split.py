@@ -1,5 +1,6 @@
 """Innermost loops cut where the chosen Case can change: which conditions qualify, and the
 cut loops agree with the interpreter on every width, tiled or not."""
+
 import numpy as np
 import pytest
 from oracle import assert_same
@@ -38,8 +39,11 @@ def border_pipeline(cond):
     """The first Case reads its neighbours: only in bounds where the condition holds."""
     f = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), Float, "f")
     inside = (y >= 1) & (y <= C - 2)
-    f.defn = [Case(cond & inside, img(x, y - 1) + img(x, y + 1)),
-              Case(y == 0, img(x, y) * 3), img(x, y) * 2]
+    f.defn = [
+        Case(cond & inside, img(x, y - 1) + img(x, y + 1)),
+        Case(y == 0, img(x, y) * 3),
+        img(x, y) * 2,
+    ]
     return f
 
 

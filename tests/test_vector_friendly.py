@@ -1,6 +1,7 @@
 """Code shapes chosen for the vectorizer: narrow tables read at data-dependent indices are
 stored in int32 (gcc gathers no 8- or 16-bit elements), and Selects of branch-free stages
 evaluate both sides (no masked loads). Both must leave every result unchanged."""
+
 import numpy as np
 import pytest
 from oracle import assert_same
@@ -32,8 +33,7 @@ def lookup_pipeline(table_type, table_is_output=False):
     img = Image(UChar, "img", [R, C])
     lut = Function(([v], [Interval(Int, 0, 255)]), table_type, "lut")
     lut.defn = [Cast(table_type, v * 193 - 20000)]
-    out = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), table_type,
-                   "out")
+    out = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), table_type, "out")
     out.defn = [lut(Cast(Int, img(x, y)))]
     return ([out, lut] if table_is_output else [out]), img
 
@@ -42,9 +42,12 @@ def widened_buffers(pipe) -> set:
     """Stages whose full buffer the generated C keeps in int32 rather than in their own type."""
     graph = pipe.stage_graph
     gathered = gathered_stages(graph)
-    return {name for name in buffer_lifetimes(graph, pipe.group_plans)
-            if storage_type(graph, graph.stage(name).func, gathered)
-            != graph.stage(name).func.typ.c_name}
+    return {
+        name
+        for name in buffer_lifetimes(graph, pipe.group_plans)
+        if storage_type(graph, graph.stage(name).func, gathered)
+        != graph.stage(name).func.typ.c_name
+    }
 
 
 @pytest.mark.parametrize("table_type", [UChar, Char, UShort, Short], ids=lambda t: t.c_name)
@@ -89,11 +92,14 @@ def test_a_select_guarding_an_outside_read_stays_a_branch():
     assert_same(pipe(img=image), polyimage.interpret([f], img=image))
 
 
-@pytest.mark.parametrize("schedule", [
-    "naive",
-    "group 0: lut, lut2 [7]\ngroup 1: out [3x16]",
-    "group 0: lut, lut2 [300]\ngroup 1: out [2x5 then 1x5]",
-])
+@pytest.mark.parametrize(
+    "schedule",
+    [
+        "naive",
+        "group 0: lut, lut2 [7]\ngroup 1: out [3x16]",
+        "group 0: lut, lut2 [300]\ngroup 1: out [2x5 then 1x5]",
+    ],
+)
 def test_wide_tables_written_by_tiled_groups_and_read_by_tiles(schedule):
     """lut is a scratch live-out of a tiled group (copied out into its int32 buffer) and a
     live-in of the tiled group that looks it up; odd sizes leave partial tiles."""
@@ -110,5 +116,8 @@ def test_wide_tables_written_by_tiled_groups_and_read_by_tiles(schedule):
     for rows, cols in [(1, 1), (5, 7), (13, 31)]:
         image = rng.integers(0, 256, (rows, cols), dtype=np.uint8)
         for threads in (1, 2):
-            assert_same(pipe(img=image, threads=threads),
-                        polyimage.interpret([out], img=image), f"{rows}x{cols}")
+            assert_same(
+                pipe(img=image, threads=threads),
+                polyimage.interpret([out], img=image),
+                f"{rows}x{cols}",
+            )

@@ -1,4 +1,5 @@
 """Cost weights: compile argument, then POLYIMAGE_WEIGHTS, then the weights file, then defaults."""
+
 import json
 
 import pytest
@@ -15,22 +16,29 @@ def test_precedence(tmp_path):
     path.write_text(json.dumps({"overlap": 0.7}))
     env = {"POLYIMAGE_WEIGHTS_FILE": str(path), "POLYIMAGE_CACHE_DIR": str(tmp_path)}
     assert resolve_weights(None, Options.from_env(env)) == (
-        Weights(overlap=0.7), f"weights file {path}")
+        Weights(overlap=0.7),
+        f"weights file {path}",
+    )
     env["POLYIMAGE_WEIGHTS"] = "live_data=2, spread=0"
     weights, origin = resolve_weights(None, Options.from_env(env))
     assert weights == Weights(live_data=2.0, spread=0.0) and origin == "POLYIMAGE_WEIGHTS"
     assert resolve_weights({"cleanup": 3}, Options.from_env(env)) == (
-        Weights(cleanup=3.0), "compile argument")
+        Weights(cleanup=3.0),
+        "compile argument",
+    )
     del env["POLYIMAGE_WEIGHTS"]
     path.unlink()
     assert resolve_weights(None, Options.from_env(env)) == (Weights(), "defaults")
 
 
-@pytest.mark.parametrize("values, message", [
-    ({"overlapp": 1}, "unknown weight 'overlapp'"),
-    ({"overlap": -1}, "must be a number >= 0"),
-    ({"overlap": "big"}, "must be a number >= 0"),
-])
+@pytest.mark.parametrize(
+    "values, message",
+    [
+        ({"overlapp": 1}, "unknown weight 'overlapp'"),
+        ({"overlap": -1}, "must be a number >= 0"),
+        ({"overlap": "big"}, "must be a number >= 0"),
+    ],
+)
 def test_bad_weights_are_errors(values, message):
     with pytest.raises(ValueError, match=message):
         weights_from(values, "test")
@@ -47,8 +55,12 @@ def test_weights_steer_auto_and_the_report_says_where_they_came_from():
     assert len(fused.schedule.groups) == 1
     assert "(defaults)" in fused.report()
     # when recomputing is ruinous and moving data free, nothing is fused
-    apart = polyimage.compile(outputs, schedule="auto", estimates=unsharp_mask.PAPER_SIZE,
-                              weights={"overlap": 1e6, "live_data": 0.0})
+    apart = polyimage.compile(
+        outputs,
+        schedule="auto",
+        estimates=unsharp_mask.PAPER_SIZE,
+        weights={"overlap": 1e6, "live_data": 0.0},
+    )
     assert len(apart.schedule.groups) == 2
     assert "(compile argument)" in apart.report()
 
