@@ -92,7 +92,7 @@ def copy_floor(inputs: dict, outputs, threads=None) -> callable:
     def run():
         list(pool.map(part, range(workers)))
 
-    run.source, run.target = src, dst
+    run.source, run.target, run.close = src, dst, pool.shutdown
     return run
 
 
@@ -135,6 +135,7 @@ def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
     for variant, fn in variants.items():
         report(f"  {name}: timing {variant} ...")
         timings[variant] = measure(fn, runs)
+    variants["copy floor"].close()
     return {
         "size": {k: int(v) for k, v in dims.items()},
         "timings": timings,
