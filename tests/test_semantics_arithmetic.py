@@ -17,6 +17,7 @@ from helpers import (
 )
 from oracle import run_both
 
+import polyimage
 from polyimage import (
     Abs,
     Cast,
@@ -364,3 +365,35 @@ def test_math_functions_on_integers(rng):
         refs.append(np.asarray(ref))
         assert refs[-1].dtype == typ.dtype
     run_both(outs, reference=tuple(refs), a=a, b=b, s=s)
+
+
+@pytest.mark.parametrize("typ", [Char, Short, Int, Long])
+@pytest.mark.parametrize("divisor", [1, 2, 8, 64])
+def test_division_and_modulo_by_powers_of_two_are_floor_and_python_modulo(typ, divisor):
+    """Printed as shifts and masks (no branch): negative values and the type's extremes too."""
+    N, i = Parameter(Int, "N"), Variable(Int, "i")
+    a = Image(typ, "a", [N])
+    f = Function(([i], [Interval(Int, 0, N - 1)]), typ, "f")
+    f.defn = [a(i) // divisor * 3 + a(i) % divisor]
+    info = np.iinfo(typ.dtype)
+    values = np.array(
+        [
+            info.min,
+            info.min + 1,
+            -divisor - 1,
+            -divisor,
+            -1,
+            0,
+            1,
+            divisor - 1,
+            divisor,
+            info.max - 1,
+            info.max,
+        ]
+        + list(range(-70, 70, 3)),
+        typ.dtype,
+    )
+    got = polyimage.compile([f], schedule="naive")(a=values)
+    np.testing.assert_array_equal(got, polyimage.interpret([f], a=values))
+    if divisor > 1:
+        assert ">> " in polyimage.compile([f], schedule="naive").c_source

@@ -89,6 +89,9 @@ class CExprPrinter:
 
     def _BinOp(self, e):
         a, b, c = self(e.a), self(e.b), e.typ.c_name
+        shift = _by_power_of_two(e, a)
+        if shift is not None:
+            return f"(({c}){shift})" if c in _NARROW else shift
         if e.op in ("//", "%", "min", "max"):
             op = {"//": "floordiv", "%": "mod"}.get(e.op, e.op)
             return f"{self.helper(op, e.typ)}({a}, {b})"
@@ -163,8 +166,31 @@ class CExprPrinter:
         a, b = self.wide(e.a), self.wide(e.b)
         if e.op in ("+", "-", "*"):
             return f"({a} {e.op} {b})"
+        shift = _by_power_of_two(e, a)
+        if shift is not None:
+            return shift
         op = {"//": "floordiv", "%": "mod"}.get(e.op, e.op)
         return f"{self.helper(op, E.Long)}({a}, {b})"
+
+
+def _by_power_of_two(e, a: str):
+    """`a // 2**k` as `a >> k` and `a % 2**k` as `a & (2**k - 1)` for signed integers (floor
+    division and Python's modulo in two's complement; gcc's >> is arithmetic): no branch, so
+    gcc hoists such an index out of an inner loop instead of gathering. None otherwise."""
+    b = e.b
+    if not (
+        e.op in ("//", "%")
+        and e.typ.is_int
+        and e.typ.is_signed
+        and isinstance(b, E.Const)
+        and isinstance(b.value, int)
+        and b.value > 0
+        and b.value & (b.value - 1) == 0
+    ):
+        return None
+    if e.op == "//":
+        return f"({a} >> {b.value.bit_length() - 1})"
+    return f"({a} & {b.value - 1})"
 
 
 def wide_name(c_name: str) -> str:
