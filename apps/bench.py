@@ -18,6 +18,7 @@ import numpy as np
 import polyimage
 from polyimage.config import Options
 from polyimage.errors import ArgumentError
+from polyimage.grouping.machine import available_cores
 from polyimage.io import load_image
 
 from . import APP_NAMES, app_schedules, default_schedule, load_app
@@ -78,7 +79,7 @@ def copy_floor(inputs: dict, outputs, threads=None) -> callable:
     out_bytes = sum(o.nbytes for o in outputs)
     src = (np.arange(in_bytes) % 251).astype(np.uint8)
     dst = np.empty(out_bytes, np.uint8)
-    workers = max(1, threads or len(os.sched_getaffinity(0)))
+    workers = max(1, threads or available_cores())
     pool = concurrent.futures.ThreadPoolExecutor(workers)  # np.copyto releases the GIL
 
     def part(k):

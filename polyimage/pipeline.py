@@ -291,9 +291,7 @@ class Pipeline:
                 self.stage_graph, self.name, self.group_plans, self.branch_free, profile=True
             )
             self._profiled = build(cmodule, self.options)
-        if images:
-            arguments = _bind_positional(self.graph, images, arguments)
-        return profile_run(self, self._profiled, runs, threads, arguments)
+        return profile_run(self, self._profiled, runs, threads, images, arguments)
 
     def _outputs(self, out, binding) -> list:
         names = self.graph.outputs

@@ -4,7 +4,6 @@ group must move at least (its inputs read once, its full buffers written once)."
 
 from __future__ import annotations
 
-import os
 import time
 from dataclasses import dataclass
 
@@ -27,10 +26,11 @@ class ProfileRow:
 
 @dataclass(frozen=True)
 class Profile:
-    """Per-call times of a pipeline's groups and stages, averaged over `runs` calls."""
+    """Per-call times of a pipeline's groups and stages, averaged over `runs` calls; `threads`
+    is None for OpenMP's default count."""
 
     name: str
-    threads: int
+    threads: int | None
     runs: int
     seconds: float
     rows: tuple
@@ -38,7 +38,7 @@ class Profile:
     def __str__(self) -> str:
         lines = [
             f"profile of {self.name}: {self.seconds * 1e3:.3f} ms per call (mean of {self.runs}"
-            f" runs, {self.threads} threads)",
+            f" runs, {self.threads or 'the default number of'} threads)",
             f"  {'group':<7}{'stages':<40}{'ms':>9}{'share':>8}{'MB':>9}{'GB/s':>8}",
         ]
         for row in self.rows:
@@ -57,9 +57,12 @@ class Profile:
         return "\n".join(lines)
 
 
-def profile_run(pipe, kernel, runs: int, threads, arguments: dict) -> Profile:
-    """Call the profiled `kernel` of `pipe` `runs` times on `arguments` (after one warm-up)."""
-    binding, outputs, nthreads, params, inputs = pipe._prepare_call((), None, threads, arguments)
+def profile_run(pipe, kernel, runs: int, threads, images: tuple, arguments: dict) -> Profile:
+    """Call the profiled `kernel` of `pipe` `runs` times on the call's arguments (after one
+    warm-up)."""
+    binding, outputs, nthreads, params, inputs = pipe._prepare_call(
+        images, None, threads, arguments
+    )
     timers = np.zeros(len(kernel.cmodule.profile))
     workspace = kernel.workspace()
     kernel(workspace, nthreads, params, inputs, outputs, timers)
@@ -72,15 +75,11 @@ def profile_run(pipe, kernel, runs: int, threads, arguments: dict) -> Profile:
     timers /= max(runs, 1)
     return Profile(
         pipe.name,
-        nthreads or _default_threads(),
+        nthreads or None,
         max(runs, 1),
         seconds,
         tuple(_rows(pipe, binding, kernel.cmodule.profile, timers, seconds)),
     )
-
-
-def _default_threads() -> int:
-    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
 
 
 def _rows(pipe, binding, slots, timers, total):

@@ -38,7 +38,7 @@ class Machine:
         machine = cls(
             l1_bytes=sizes.get(1, FALLBACK_L1_BYTES),
             l2_bytes=sizes.get(2, FALLBACK_L2_BYTES),
-            cores=_cores(),
+            cores=available_cores(),
             llc_bytes=sizes[max(sizes)] if sizes else FALLBACK_LLC_BYTES,
         )
         for field, value in overrides.items():
@@ -66,7 +66,8 @@ def read_cache_sizes(caches: Path) -> dict:
     return sizes
 
 
-def _cores() -> int:
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity), else the CPU count."""
     try:
         return len(os.sched_getaffinity(0))
     except AttributeError:
