@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from .jit.build import KERNEL_AT, build
 
-REPORT_FLAGS = ("-fopt-info-vec-optimized", "-fopt-info-vec-missed")
+# identical functions (two images filtered alike) stay apart, so each reports its own loops
+REPORT_FLAGS = ("-fopt-info-vec-optimized", "-fopt-info-vec-missed", "-fno-ipa-icf")
 _MESSAGE = re.compile(r"^[^:\s]+\.c:(\d+):\d+: (optimized|missed): (.*)$")
 _STAGE = re.compile(r"^\s*/\* (?:function|reduction) (\w+) \*/")
 _NEST = re.compile(r"^static PIM_NOINLINE void pim_nest(\d+)_(\d+)\(")

@@ -63,13 +63,15 @@ def _shortest_float32(value) -> str:
 class CExprPrinter:
     """Prints expressions; `names` maps Symbols to C names, `address(ref)` gives a subscript.
     With `eager` set (for reads known to be in bounds), `&&`, `||` and Selects evaluate both
-    sides: a branch-free body the vectorizer blends instead of masking its loads."""
+    sides: a branch-free body the vectorizer blends instead of masking its loads. `chosen`
+    maps clamps (by id) to the operand they pick in a loop's interior (codegen.clamps)."""
 
     def __init__(self, names, address, helpers: set):
         self.names = names
         self.address = address
         self.helpers = helpers
         self.eager = False
+        self.chosen = {}
 
     def __call__(self, e: E.Expr) -> str:
         return getattr(self, "_" + type(e).__name__)(e)
@@ -88,6 +90,8 @@ class CExprPrinter:
     _Parameter = _Variable
 
     def _BinOp(self, e):
+        if id(e) in self.chosen:
+            return self(self.chosen[id(e)])
         a, b, c = self(e.a), self(e.b), e.typ.c_name
         shift = _by_power_of_two(e, a)
         if shift is not None:
@@ -163,6 +167,8 @@ class CExprPrinter:
             return f"(-{self.wide(e.a)})"
         if isinstance(e, E.Cast):
             return self.wide(e.a)
+        if id(e) in self.chosen:
+            return self.wide(self.chosen[id(e)])
         a, b = self.wide(e.a), self.wide(e.b)
         if e.op in ("+", "-", "*"):
             return f"({a} {e.op} {b})"

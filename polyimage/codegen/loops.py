@@ -18,6 +18,7 @@ from ..dsl import expr as E
 from ..dsl.constructs import Image, Reduction
 from ..graph.dag import StageGraph, definition_exprs
 from .cexpr import CExprPrinter, wide_name
+from .clamps import Interior, distinct, interior
 from .names import PREFIX
 from .split import case_breakpoints
 
@@ -137,8 +138,26 @@ class LoopEmitter:
                 body=lambda d: self._cases(func, d),
                 split=self._split(func),
                 residues=self._residues(func),
+                clamps=self._clamps([func]),
             )
         return self.lines
+
+    def _clamps(self, funcs):
+        """The Interior (codegen.clamps) of the innermost loop computing `funcs` (siblings whose
+        variables print alike), or None."""
+        head = funcs[0]
+        if any(
+            [self.names[v] for v in f.variables] != [self.names[v] for v in head.variables]
+            for f in funcs
+        ):
+            return None
+        return _merged(
+            interior(
+                [e for case in f.cases for e in (case.cond, case.value) if e is not None],
+                f.variables[-1],
+            )
+            for f in funcs
+        )
 
     def _split(self, func):
         points = case_breakpoints(func, func.variables[-1])
@@ -169,7 +188,11 @@ class LoopEmitter:
                 if verdict:
                     break
             per_residue.append(chosen)
-        return func, period_, per_residue, q
+        inside = _merged(
+            interior([e for pair in cases for e in pair if e is not None], q)
+            for cases in per_residue
+        )
+        return func, period_, per_residue, q, inside
 
     def _bounds(self, variables, stage_name: str):
         """(lo, hi) C texts per variable: the stage box, or a reduction's own intervals."""
@@ -206,6 +229,7 @@ class LoopEmitter:
             simd=True,
             split=self._split(head) if len(funcs) == 1 else None,
             residues=self._residues(head) if len(funcs) == 1 else None,
+            clamps=self._clamps(funcs),
         )
 
     def _loops(
@@ -219,23 +243,27 @@ class LoopEmitter:
         simd=False,
         split=None,
         residues=None,
+        clamps=None,
     ):
         """Loops over int64 iterators (see CExprPrinter.wide); the body sees each variable in
         its own type too. `split` = (func, breakpoints) cuts the innermost loop into segments
         that each compute one Case of `func` (see codegen.split); `residues` (from _residues),
-        which wins over it, runs the innermost loop over blocks of its residues."""
+        which wins over it, runs the innermost loop over blocks of its residues; else `clamps`
+        (an Interior) runs it as head, interior and tail (codegen.clamps)."""
         bounds = bounds or self._bounds(variables, stage_name)
         ndim = len(variables)
         if ndim == 1 and parallel:
-            split = residues = None
+            split = residues = clamps = None
         if residues:
             split = None
+        if residues or split:
+            clamps = None
         for d, (var, (lo, hi)) in enumerate(zip(variables, bounds)):
             it = self.names[var]
             self.emit(
                 f"{{ const int64_t {PREFIX}lo_{it} = {lo}, {PREFIX}hi_{it} = {hi};", depth + d
             )
-        loops = ndim - 1 if split or residues else ndim
+        loops = ndim - 1 if split or residues or clamps else ndim
         for d, var in enumerate(variables[:loops]):
             it = self.names[var]
             pragma = None
@@ -266,6 +294,19 @@ class LoopEmitter:
             self._residue_loops(variables[-1], residues, body, inner)
         elif split:
             self._segments(variables[-1], split, inner)
+        elif clamps:
+            var = variables[-1]
+            it, w = self.names[var], wide_name(self.names[var])
+
+            def loop(start, end, d, simd=True):
+                if simd:
+                    self.emit("#pragma omp simd", d)
+                self.emit(f"for (int64_t {w} = {start}; {w} <= {end}; {w}++) {{", d)
+                self.emit(self._aliases([var]), d + 1)
+                body(d + 1)
+                self.emit("}", d)
+
+            self._interior_loops(it, f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}", clamps, loop, inner)
         else:
             self.emit(self._aliases(variables[loops:]), inner)
             body(inner)
@@ -276,7 +317,7 @@ class LoopEmitter:
         """The innermost loop as a loop over q computing residues 0..M-1 of v = M*q + r, each
         with its own Cases and divisions made affine, between a prologue and an epilogue of
         fewer than M points each (computed as usual)."""
-        func, period_, per_residue, q = residues
+        func, period_, per_residue, q, inside = residues
         it, w = self.names[var], wide_name(self.names[var])
         qname = self.names[q]
         qw = wide_name(qname)
@@ -298,16 +339,49 @@ class LoopEmitter:
             self.emit(self._aliases([var]), depth + 1)
             body(depth + 1)
             self.emit("}", depth)
-        self.emit("#pragma omp simd", depth)
-        self.emit(f"for (int64_t {qw} = {qlo}; {qw} <= {qhi}; {qw}++) {{", depth)
-        self.emit(f"const {q.typ.c_name} {qname} = ({q.typ.c_name}){qw};", depth + 1)
-        for r, cases in enumerate(per_residue):
-            self.emit(
-                f"{{ const int64_t {w} = {qw} * {period_} + {r}; {self._aliases([var])}", depth + 1
-            )
-            self._chosen_cases(func, cases, depth + 2)
-            self.emit("}", depth + 1)
-        self.emit("}", depth)
+
+        def loop(start, end, d, simd=True):
+            if simd:
+                self.emit("#pragma omp simd", d)
+            self.emit(f"for (int64_t {qw} = {start}; {qw} <= {end}; {qw}++) {{", d)
+            self.emit(f"const {q.typ.c_name} {qname} = ({q.typ.c_name}){qw};", d + 1)
+            for r, cases in enumerate(per_residue):
+                self.emit(
+                    f"{{ const int64_t {w} = {qw} * {period_} + {r}; {self._aliases([var])}", d + 1
+                )
+                self._chosen_cases(func, cases, d + 2)
+                self.emit("}", d + 1)
+            self.emit("}", d)
+
+        if inside is None:
+            loop(qlo, qhi, depth)
+        else:
+            self._interior_loops(qname, qlo, qhi, inside, loop, depth)
+
+    def _interior_loops(self, it, lo, hi, inside, loop, depth):
+        """`loop(start, end, depth, simd)` over lo..hi cut into head, interior and tail, the
+        interior printed with the clamps of `inside` replaced by the operands they pick; the
+        head and tail, a few points at the borders, are left to the compiler (no omp simd)."""
+        low, high = lo, hi
+        bigger, smaller = self.printer.helper("max", E.Long), self.printer.helper("min", E.Long)
+        for e in inside.lows:
+            low = f"{bigger}({low}, {self.printer.wide(e)})"
+        for e in inside.highs:
+            high = f"{smaller}({high}, {self.printer.wide(e)})"
+        ilo, ihi, head_end, tail_start = (f"{PREFIX}{k}_{it}" for k in ("ilo", "ihi", "ie", "is"))
+        self.emit(f"const int64_t {ilo} = {low}, {ihi} = {high};", depth)
+        self.emit(
+            f"const int64_t {head_end} = {ilo} <= {ihi} ? {ilo} - 1 : {hi}, "
+            f"{tail_start} = {ilo} <= {ihi} ? {ihi} + 1 : {hi} + 1;",
+            depth,
+        )
+        loop(lo, head_end, depth, False)
+        self.printer.chosen = inside.chosen
+        try:
+            loop(ilo, ihi, depth)
+        finally:
+            self.printer.chosen = {}
+        loop(tail_start, hi, depth, False)
 
     def _chosen_cases(self, func, cases, depth):
         """Store the first of `cases` ((condition or None, value)) whose condition holds, 0
@@ -458,3 +532,17 @@ class LoopEmitter:
             cond = "" if case.cond is None else f"if ({self.printer(case.cond)}) "
             prefix = "else " if i else ""
             self.emit(f"{prefix}{cond}{{ {target} = {combined}; }}", depth)
+
+
+def _merged(interiors):
+    """One Interior of several loops' (their clamps all replaced on the intersection), or
+    None when none has any."""
+    found = [i for i in interiors if i is not None]
+    if not found:
+        return None
+    chosen = {k: v for i in found for k, v in i.chosen.items()}
+    return Interior(
+        chosen,
+        distinct(e for i in found for e in i.lows),
+        distinct(e for i in found for e in i.highs),
+    )

@@ -64,21 +64,27 @@ def _condition_breakpoints(cond, v) -> list:
     return [0 - ((0 - t) // a), t // a + 1]
 
 
-def _linear(e, v):
-    """(a, rest) with e == a*v + rest, rest affine and free of v."""
+def _linear(e, v, pick=None):
+    """(a, rest) with e == a*v + rest, rest affine and free of v; `pick(node)` gives the
+    operand an integer Min or Max moving with v stands for (codegen.clamps), if any."""
     if not _mentions(e, v):
         if not is_affine(e):
             raise _Unsplittable(str(e))
         return 0, e
     if e is v:
         return 1, E.Const(0, E.Long)
+    if pick is not None and isinstance(e, E.BinOp) and e.op in ("min", "max"):
+        operand = pick(e)
+        if operand is None:
+            raise _Unsplittable(str(e))
+        return _linear(operand, v, pick)
     if isinstance(e, E.Neg):
-        a, rest = _linear(e.a, v)
+        a, rest = _linear(e.a, v, pick)
         return -a, 0 - as_long(rest)
     if isinstance(e, E.Cast) and is_affine(e):
-        return _linear(e.a, v)
+        return _linear(e.a, v, pick)
     if isinstance(e, E.BinOp) and e.op in ("+", "-"):
-        (a1, r1), (a2, r2) = _linear(e.a, v), _linear(e.b, v)
+        (a1, r1), (a2, r2) = _linear(e.a, v, pick), _linear(e.b, v, pick)
         return (
             (a1 + a2, as_long(r1) + as_long(r2))
             if e.op == "+"
@@ -87,6 +93,6 @@ def _linear(e, v):
     if isinstance(e, E.BinOp) and e.op == "*":
         for const, other in ((e.a, e.b), (e.b, e.a)):
             if isinstance(const, E.Const) and isinstance(const.value, int):
-                a, rest = _linear(other, v)
+                a, rest = _linear(other, v, pick)
                 return a * const.value, as_long(rest) * const.value
     raise _Unsplittable(str(e))

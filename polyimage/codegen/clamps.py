@@ -1,0 +1,93 @@
+"""The interior of an innermost loop, where every clamp picks its moving operand (the loop
+partitioning of "Tensor instruction generation optimization fused with loop partitioning",
+applied to Min and Max instead of Cases).
+
+A border clamp such as `f(Min(2*v + 1, last))` makes the read a gather: the vectorizer cannot
+see a stride through Min. An integer Min or Max with exactly one operand moving with the loop
+variable `v`, that operand linear in `v` (once the clamps inside it are resolved the same way)
+and the other affine and free of `v`, picks the moving operand on a half-line of `v`. On the
+intersection of those half-lines every such clamp can be replaced by its moving operand: the
+same values, computed with affine, strided indices. The loop then runs as head, interior and
+tail, the head and tail computing the expressions as they are.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..algebra.affine import is_affine
+from ..algebra.intervals import as_long
+from ..algebra.simplify import expr_key, simplify
+from ..dsl import expr as E
+from .split import _linear, _mentions, _Unsplittable
+
+
+@dataclass(frozen=True)
+class Interior:
+    """chosen: {id(clamp node): the operand it picks in the interior}; lows and highs: Long
+    expressions free of `v` bounding the interior (v >= each low, v <= each high)."""
+
+    chosen: dict
+    lows: tuple
+    highs: tuple
+
+
+def interior(exprs, v):
+    """The Interior of the loop over `v` computing `exprs`, or None when no clamp qualifies."""
+    chosen, lows, highs = {}, [], []
+    decided = {}
+
+    def pick(node):
+        key = id(node)
+        if key not in decided:
+            decided[key] = None
+            decided[key] = _decide(node, v, pick, lows, highs)
+        return decided[key]
+
+    for e in exprs:
+        for node in E.walk(e):
+            if _is_clamp(node) and pick(node) is not None:
+                chosen[id(node)] = decided[id(node)]
+    if not chosen:
+        return None
+    return Interior(chosen, distinct(lows), distinct(highs))
+
+
+def distinct(bounds) -> tuple:
+    """`bounds` simplified, each once, in first-seen order."""
+    seen = {}
+    for e in bounds:
+        e = simplify(e)
+        seen.setdefault(expr_key(e), e)
+    return tuple(seen.values())
+
+
+def _is_clamp(node) -> bool:
+    return isinstance(node, E.BinOp) and node.op in ("min", "max") and node.typ.is_int
+
+
+def _decide(node, v, pick, lows, highs):
+    """The moving operand of clamp `node`, after adding the half-line where it is chosen to
+    `lows` or `highs`; None when the clamp does not qualify."""
+    moving_a, moving_b = _mentions(node.a, v), _mentions(node.b, v)
+    if moving_a == moving_b:
+        return None
+    moving, fixed = (node.a, node.b) if moving_a else (node.b, node.a)
+    if not is_affine(fixed):
+        return None
+    try:
+        a, rest = _linear(moving, v, pick)
+    except _Unsplittable:
+        return None
+    if a == 0:
+        return None
+    # Min picks the moving operand where a*v + rest <= fixed, Max where a*v + rest >= fixed
+    if node.op == "min":
+        a, t = a, as_long(fixed) - as_long(rest)
+    else:
+        a, t = -a, as_long(rest) - as_long(fixed)
+    if a > 0:
+        highs.append(t // a)
+    else:
+        lows.append(0 - ((0 - t) // a))
+    return moving
