@@ -8,10 +8,15 @@ errors, version | config, io | dsl (what users write) | algebra (evaluation, aff
 simplification, interval bounds) | graph (the stage DAG, inlining) | poly (isl analysis: domains,
 accesses, bounds checks) | schedule (schedules, group plans, regions, memory) | grouping (cost
 model, DP, baselines) | codegen (C) | jit (build, cache) | arguments, interp (calls, the
-reference interpreter) | pipeline, report, dump, profile, vectorization (the driver) | cli,
-apps (the command line and the example pipelines, installed as polyimage.apps from the
-top-level apps/ folder).
+reference interpreter) | pipeline, record, report, dump, profile, vectorization (the driver,
+whole compiles kept on disk) | cli, apps (the command line and the example pipelines, installed
+as polyimage.apps from the top-level apps/ folder).
+
+`compile`, `Pipeline` and `interpret` are loaded on first use, so that `import polyimage` does
+not load isl, cffi and the compiler until a pipeline is compiled or interpreted.
 """
+
+import importlib
 
 from .dsl import *  # noqa: F401,F403  (the DSL is the public surface)
 from .dsl import __all__ as _dsl_all
@@ -26,8 +31,6 @@ from .errors import (
     PolyimageError,
     UncoveredReadWarning,
 )
-from .interp import interpret
-from .pipeline import Pipeline, compile
 from .schedule import GroupSchedule, Schedule, ScheduleError
 from .version import __version__
 
@@ -58,6 +61,27 @@ LAYERS = (
     ("codegen",),
     ("jit",),
     ("arguments", "interp"),
-    ("pipeline", "report", "dump", "profile", "vectorization"),
+    ("pipeline", "record", "report", "dump", "profile", "vectorization"),
     ("cli", "apps"),
 )
+
+# public names whose modules load isl and cffi: imported on first use (PEP 562)
+_LAZY = {"compile": "pipeline", "Pipeline": "pipeline", "interpret": "interp"}
+_SUBMODULES = {name for layer in LAYERS for name in layer}
+
+
+def __getattr__(name):
+    """`compile`, `Pipeline`, `interpret` and the submodules, imported when first asked for."""
+    if name in _LAZY:
+        value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f".{name}", __name__)
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    globals()[name] = value
+    return value
+
+
+def __dir__():
+    """The names loaded so far and those `__getattr__` loads on first use."""
+    return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)

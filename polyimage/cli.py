@@ -5,17 +5,21 @@ polyimage bench [APP ...] [--size paper|small] [--threads N]  time the apps
 polyimage report APP | --all                                  stages, domains, inlining;
                                                               --all: the grouping search
 polyimage graph APP -o graph.svg|graph.dot [--schedule S]     draw an app's stage graph
+polyimage cache info|clear                                    the build cache: where it is, its
+                                                              entries and size; empty it
 polyimage --version
 """
 
 from __future__ import annotations
 
 import argparse
+import collections
 import logging
 import os
 import sys
 import textwrap
 
+from .config import Options
 from .errors import PolyimageError
 from .version import __version__
 
@@ -28,14 +32,16 @@ def apps_listing() -> str:
     from polyimage.apps import app_descriptions
 
     lines = ["APP, and what its output shows [the bundled photos it reads without INPUT]:"]
-    for name, (description, photos) in app_descriptions().items():
+    apps = app_descriptions()
+    column = max([NAME_COLUMN] + [len(name) + 3 for name in apps])
+    for name, (description, photos) in apps.items():
         text = f"{description} [{', '.join(photos)}]"
         lines.extend(
             textwrap.wrap(
                 text,
                 HELP_WIDTH,
-                initial_indent=f"  {name:<{NAME_COLUMN - 2}}",
-                subsequent_indent=" " * NAME_COLUMN,
+                initial_indent=f"  {name:<{column - 2}}",
+                subsequent_indent=" " * column,
             )
         )
     return "\n".join(lines)
@@ -164,7 +170,57 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME|FILE",
         help="draw the stages as compiled under this schedule (as for run), a colour per group",
     )
+
+    cache = commands.add_parser(
+        "cache",
+        help="show or empty the build cache",
+        description="The cache of built pipelines: POLYIMAGE_CACHE_DIR, else "
+        "$XDG_CACHE_HOME/polyimage or ~/.cache/polyimage. It holds at most POLYIMAGE_CACHE_MAX "
+        "(default 1G; 500M, 2G, or bytes): after each build the least recently used entries go.",
+    )
+    cache.add_argument(
+        "action",
+        choices=("info", "clear"),
+        help="info: the location, number of entries and size; clear: remove every entry "
+        "(safe while other processes use the cache)",
+    )
     return parser
+
+
+def cache_command(action: str, options: Options) -> str:
+    """What `polyimage cache info|clear` prints, after clearing for `clear`."""
+    from .jit import cache
+
+    root = options.cache_dir
+    listed = cache.entries(root)
+    kinds = collections.Counter(
+        "built modules" if e.kind == cache.MODULE else e.kind for e in listed
+    )
+    breakdown = ", ".join(f"{kind}: {n}" for kind, n in sorted(kinds.items()))
+    detail = f" ({breakdown})" if breakdown else ""
+    if action == "clear":
+        cache.clear(root)
+        noun = "entry" if len(listed) == 1 else "entries"
+        return f"removed {len(listed)} {noun}{detail} from {root}"
+    size = sum(e.size for e in listed)
+    lines = [
+        f"location: {root}" + ("" if root.is_dir() else " (not created yet)"),
+        f"entries:  {len(listed)}{detail}",
+        f"size:     {human_size(size)} ({size} bytes) of at most "
+        f"{human_size(options.cache_max_bytes)} (POLYIMAGE_CACHE_MAX)",
+    ]
+    if not options.use_cache:
+        lines.append("caching is off (POLYIMAGE_NO_CACHE): compiles neither read nor fill it")
+    return "\n".join(lines)
+
+
+def human_size(size: int) -> str:
+    """`size` bytes as `512 B`, `1.5 KiB`, `84.3 MiB`, `1.0 GiB`."""
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if size < 1024 or unit == "GiB":
+            break
+        size /= 1024
+    return f"{size} B" if unit == "B" else f"{size:.1f} {unit}"
 
 
 def _one_line(exc: OSError) -> str:
@@ -183,6 +239,11 @@ def main(argv=None) -> int:
         return exc.code or 0
     level = logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(name)s: %(message)s")
+    try:
+        options = Options.from_env()  # a bad POLYIMAGE_* variable stops every command first
+    except ValueError as exc:
+        print(f"polyimage: error: {exc}", file=sys.stderr)
+        return 2
     try:
         if args.command == "run":
             from polyimage.apps.runner import run_app
@@ -226,6 +287,8 @@ def main(argv=None) -> int:
                 )
             else:
                 raise ValueError("report needs an app name, or --all")
+        elif args.command == "cache":
+            print(cache_command(args.action, options))
         else:
             from polyimage.apps.runner import draw_graph
 

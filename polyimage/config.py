@@ -3,6 +3,8 @@
 POLYIMAGE_CACHE_DIR  where built modules are kept (default: $XDG_CACHE_HOME/polyimage,
                      else ~/.cache/polyimage)
 POLYIMAGE_NO_CACHE   1: build every pipeline afresh in a temporary directory
+POLYIMAGE_CACHE_MAX  the cache's size cap: bytes, or with a suffix K, M, G, T (powers of 1024):
+                     500M, 2G (default 1G); the least recently used entries go first
 POLYIMAGE_CFLAGS     extra compiler flags, appended to the defaults
 POLYIMAGE_L1_BYTES, POLYIMAGE_L2_BYTES, POLYIMAGE_CORES, POLYIMAGE_LLC_BYTES
                      override what grouping.Machine reads from the host
@@ -17,6 +19,7 @@ CC                   the C compiler (as for any Python extension build)
 from __future__ import annotations
 
 import os
+import re
 import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +47,10 @@ DEFAULT_CFLAGS = (
 )
 
 
+DEFAULT_CACHE_MAX = 1 << 30
+SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
+_SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(?:([KMGT])(?:I?B)?|B)?", re.IGNORECASE)
+
 MACHINE_VARIABLES = {
     "l1_bytes": "POLYIMAGE_L1_BYTES",
     "l2_bytes": "POLYIMAGE_L2_BYTES",
@@ -58,6 +65,7 @@ class Options:
 
     cache_dir: Path = field(default_factory=lambda: _default_cache_dir())
     use_cache: bool = True
+    cache_max_bytes: int = DEFAULT_CACHE_MAX
     cflags: tuple = DEFAULT_CFLAGS
     machine: dict = field(default_factory=dict)
     weights: tuple = ()
@@ -73,6 +81,7 @@ class Options:
             if env.get("POLYIMAGE_CACHE_DIR")
             else _default_cache_dir(env)
         )
+        cache_max = env.get("POLYIMAGE_CACHE_MAX", "").strip()
         extra = tuple(shlex.split(env.get("POLYIMAGE_CFLAGS", "")))
         machine = {
             name: positive(variable, env[variable])
@@ -87,6 +96,9 @@ class Options:
         return cls(
             cache_dir=cache_dir,
             use_cache=env.get("POLYIMAGE_NO_CACHE", "") in ("", "0"),
+            cache_max_bytes=size_in_bytes("POLYIMAGE_CACHE_MAX", cache_max)
+            if cache_max
+            else DEFAULT_CACHE_MAX,
             cflags=DEFAULT_CFLAGS + extra,
             machine=machine,
             weights=tuple(sorted(weights.items())),
@@ -106,6 +118,18 @@ def _default_cache_dir(environ=None) -> Path:
     env = os.environ if environ is None else environ
     base = env.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "polyimage"
+
+
+def size_in_bytes(name: str, text: str) -> int:
+    """`text` (`1073741824`, `500M`, `2G`, `1.5GiB`) as a number of bytes, or ValueError naming
+    `name`."""
+    match = _SIZE.fullmatch(text.strip())
+    if not match:
+        raise ValueError(
+            f"{name} must be a size in bytes such as 1073741824, 500M or 2G, got {text!r}"
+        )
+    number, unit = match.groups()
+    return int(float(number) * SIZE_UNITS[(unit or "").upper()])
 
 
 def positive(name, value) -> int:

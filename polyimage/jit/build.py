@@ -89,9 +89,10 @@ class Kernel:
 
 
 def build(cmodule: CModule, options: Options) -> Kernel:
-    """Load `cmodule` from the cache, or compile and install it first. Safe from any number
-    of threads and processes at once: the C compiler runs as a child process whose output is
-    captured, and nothing process-wide (descriptors, working directory) changes."""
+    """Load `cmodule` from the cache, or compile, load and install it, then evict the least
+    recently used entries over the cap. Safe from any number of threads and processes at once:
+    the C compiler runs as a child process whose output is captured, and nothing process-wide
+    (descriptors, working directory) changes."""
     start = time.perf_counter()
     compiler = compiler_command()
     flags = tuple(options.cflags) + LINK_FLAGS
@@ -101,12 +102,19 @@ def build(cmodule: CModule, options: Options) -> Kernel:
     module_name = f"_pim_{key[:24]}"
     module_file = module_name + _suffix()
     root = Path(options.cache_dir) if options.use_cache else Path(tempfile.mkdtemp())
-    entry = cache.lookup(root, key) if options.use_cache else None
-    hit = entry is not None
     try:
+        entry = cache.lookup(root, key) if options.use_cache else None
+        module = _load_entry(module_name, entry / module_file) if entry else None
+        hit = module is not None
         if not hit:
             staging = cache.staging_dir(root)
             _compile(cmodule, module_name, staging, compiler, options.cflags)
+            # loaded before it is installed, so that no other process can evict it first
+            try:
+                module = _load(module_name, staging / module_file)
+            except BaseException:
+                shutil.rmtree(staging, ignore_errors=True)
+                raise
             entry = cache.install(
                 staging,
                 root,
@@ -120,7 +128,8 @@ def build(cmodule: CModule, options: Options) -> Kernel:
                     "seconds": round(time.perf_counter() - start, 3),
                 },
             )
-        module = _load(module_name, entry / module_file)
+            if options.use_cache:
+                _evict(root, options.cache_max_bytes, entry)
     finally:
         if not options.use_cache:
             shutil.rmtree(root, ignore_errors=True)
@@ -185,6 +194,31 @@ def _include_flags() -> list:
 
 def _suffix() -> str:
     return importlib.machinery.EXTENSION_SUFFIXES[0]
+
+
+def _load_entry(module_name: str, path: Path):
+    """The module of a cache hit, or None when another process removed the entry between
+    lookup and load (it is then built again)."""
+    try:
+        return _load(module_name, path)
+    except (ImportError, OSError):
+        if path.exists():
+            raise
+        log.info("%s: the cache entry was removed before it was loaded; building it", path.parent)
+        return None
+
+
+def _evict(root: Path, max_bytes: int, entry: Path) -> None:
+    """Keep the cache under its cap, the entry just built included."""
+    removed = cache.evict(root, max_bytes, keep=[entry])
+    if removed:
+        log.info(
+            "removed %d least recently used entries from the cache at %s (cap %d bytes, "
+            "POLYIMAGE_CACHE_MAX)",
+            len(removed),
+            root,
+            max_bytes,
+        )
 
 
 def _load(module_name: str, path: Path):

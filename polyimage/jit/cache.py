@@ -4,8 +4,14 @@ Layout: <root>/<key[:2]>/<key>/{kernel.c, <module>.so, build.log, meta.json}. me
 last, records the module's size and SHA-256; an entry whose module does not match them (or
 whose meta.json is missing or unreadable) is damaged: it is moved aside with a warning naming
 it and built again. Builds happen in private `.build-<host>-<pid>-*` folders under <root> and are
-renamed into place; when two processes race, the loser discards its copy and loads the winner's.
-Folders left by killed builds are swept before the next build.
+renamed into place (the builder has loaded its module already); when two processes race, the
+loser discards its copy. Folders left by killed builds are swept before the next build.
+
+The cache is bounded: after a build, the least recently used entries (built modules, and the
+files other folders of <root> keep, such as compile records) are removed until they fit the cap;
+an entry's mtime is its last use, and a hit touches it. A module's folder is renamed aside before
+it is deleted, so a process never sees half an entry, and a module already loaded keeps working;
+a process that finds its entry gone between lookup and load builds it again (jit.build).
 """
 
 from __future__ import annotations
@@ -20,6 +26,7 @@ import sysconfig
 import tempfile
 import time
 import warnings
+from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CacheWarning
@@ -82,14 +89,18 @@ def damage(entry: Path):
 
 
 def lookup(root: Path, key: str):
-    """The directory of a complete, intact entry, or None. A damaged entry is moved aside with
-    a CacheWarning, so that the caller builds it again."""
+    """The directory of a complete, intact entry (touched: used now), or None. A damaged entry
+    is moved aside with a CacheWarning, so that the caller builds it again."""
     path = entry_dir(root, key)
-    if not path.exists():
+    identity = _identity(path)
+    if identity is None:
         return None
     reason = damage(path)
     if reason is None:
+        touch(path)
         return path
+    if _identity(path) != identity:
+        return None  # evicted, cleared or replaced by another process meanwhile: not damage
     warnings.warn(
         f"the polyimage cache entry {path} is damaged ({reason}); rebuilding it",
         CacheWarning,
@@ -97,6 +108,23 @@ def lookup(root: Path, key: str):
     )
     discard(path)
     return None
+
+
+def _identity(path: Path):
+    """The folder's device and inode, or None when it does not exist."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return info.st_dev, info.st_ino
+
+
+def touch(entry: Path) -> None:
+    """Mark the entry as used now (its folder's mtime), so that eviction keeps it longest."""
+    try:
+        os.utime(entry)
+    except OSError:
+        pass  # gone meanwhile, or a read-only cache: its recency matters no more
 
 
 def discard(path: Path) -> None:
@@ -167,6 +195,7 @@ def install(staging: Path, root: Path, key: str, module_file: str, meta: dict) -
     for _ in range(3):
         try:
             os.rename(staging, final)
+            touch(final)
             return final
         except OSError:
             if damage(final) is None:
@@ -177,10 +206,90 @@ def install(staging: Path, root: Path, key: str, module_file: str, meta: dict) -
     raise OSError(f"cannot install the build into the polyimage cache at {final}")
 
 
+MODULE = "module"
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One entry: a built module's folder (kind MODULE) or a file kept in another folder of the
+    cache, such as a compile record (kind: that folder's name); its bytes and last use."""
+
+    path: Path
+    kind: str
+    size: int
+    last_used: float
+
+
+def entries(root: Path) -> list:
+    """Every entry under `root`, least recently used first. Hidden names (builds and writes
+    under way, trash) are left out, as are entries that vanish while they are listed."""
+    found = []
+    for path, kind in _candidates(Path(root)):
+        try:
+            info = path.stat()
+            if kind == MODULE:
+                size = sum(f.stat().st_size for f in path.rglob("*") if f.is_file())
+            else:
+                size = info.st_size
+        except OSError:
+            continue
+        found.append(Entry(path, kind, size, info.st_mtime))
+    return sorted(found, key=lambda e: (e.last_used, str(e.path)))
+
+
+def _candidates(root: Path):
+    """(path, kind) of every entry: <root>/<key[:2]>/<key> folders, and the files further down
+    other folders."""
+    for top in sorted(root.iterdir()) if root.is_dir() else ():
+        if top.name.startswith(".") or not top.is_dir():
+            continue
+        if len(top.name) == 2:
+            for path in top.iterdir():
+                if path.is_dir() and not path.name.startswith("."):
+                    yield path, MODULE
+        else:
+            for folder, _, names in os.walk(top):
+                for name in names:
+                    if not name.startswith("."):
+                        yield Path(folder) / name, top.name
+
+
+def remove(entry: Entry) -> None:
+    """Remove an entry without disturbing a process that is reading it: a module's folder is
+    renamed aside first (discard), a file is unlinked (a reader that opened it keeps it)."""
+    if entry.kind == MODULE:
+        discard(entry.path)
+        return
+    try:
+        os.unlink(entry.path)
+    except OSError:
+        pass  # already gone
+
+
+def evict(root: Path, max_bytes: int, keep=()) -> list:
+    """Remove the least recently used entries until the rest fit in `max_bytes`, never one of
+    the paths in `keep`; returns the paths removed."""
+    listed = entries(root)
+    total = sum(e.size for e in listed)
+    kept = {Path(p) for p in keep}
+    removed = []
+    for entry in listed:
+        if total <= max_bytes:
+            break
+        if entry.path in kept:
+            continue
+        remove(entry)
+        total -= entry.size
+        removed.append(entry.path)
+    return removed
+
+
 def clear(root: Path) -> int:
-    """Delete every entry; returns how many there were."""
-    root = Path(root)
-    entries = [p for p in root.glob("??/*") if p.is_dir()] if root.is_dir() else []
-    for p in entries:
-        shutil.rmtree(p, ignore_errors=True)
-    return len(entries)
+    """Remove every entry (as eviction does, safe while other processes use the cache) and any
+    leftover trash; returns how many built modules there were. Builds under way are left alone."""
+    listed = entries(root)
+    for entry in listed:
+        remove(entry)
+    if Path(root).is_dir():
+        sweep(root)
+    return sum(e.kind == MODULE for e in listed)
