@@ -30,6 +30,7 @@ APP_NAMES = (
     "interpolate",
     "camera_pipe",
     "local_laplacian",
+    "histogram_equalize",
 )
 
 

@@ -99,8 +99,7 @@ def run_app(
         outputs, name=name, schedule=resolve_schedule(app, schedule), estimates=app.PAPER_SIZE
     )
     compile_seconds = time.perf_counter() - start
-    how = "loaded from the cache" if pipe.build_info.cache_hit else "compiled"
-    report(f"{name}: {how} in {compile_seconds:.2f} s")
+    report(f"{name}: {pipe.origin} in {compile_seconds:.2f} s")
     result = pipe(threads=threads, **arrays, **values)
     times = []
     for _ in range(max(runs, 1)):

@@ -32,7 +32,13 @@ from .dump import (
     plans_text,
     schedule_text,
 )
-from .errors import ArgumentError, ArgumentTypeError, EstimateWarning, PipelineError
+from .errors import (
+    ArgumentError,
+    ArgumentTypeError,
+    EstimateWarning,
+    PipelineError,
+    UncoveredReadWarning,
+)
 from .graph.dag import build_graph
 from .graph.dot import render_svg, to_dot
 from .graph.inline import inline_stages
@@ -44,8 +50,10 @@ from .jit.build import build
 from .poly.analysis import analyze
 from .poly.bounds import branch_free_stages, check_analysis
 from .profile import Profile, profile_run
+from .record import FIELDS, compile_key, load_record, save_record
 from .schedule.memory import MemoryEstimate, memory_estimate
 from .schedule.plan import Schedule, ScheduleError
+from .schedule.reductions import reduction_strategies
 from .schedule.tiling import plan_groups
 
 log = logging.getLogger("polyimage")
@@ -110,10 +118,60 @@ class Pipeline:
         if not self.name.isidentifier():
             raise ArgumentError(f"pipeline name must be an identifier, got {self.name!r}")
         dumped = Dump(dump or self.options.dump_dir, self.name)
-        dumped.write("01-graph.txt", lambda: graph_text(self.graph))
         self.estimates = _check_estimates(self.graph, estimates or {})
         self.param_values, self.assumed = resolve_estimates(self.graph, self.estimates)
         self.constraints = _check_constraints(self.graph, constraints)
+        if schedule in ("auto", "greedy-cost"):
+            self.weights, self.weights_origin = resolve_weights(self._weights_given, self.options)
+        self.cached, key = False, None
+        if self.options.use_cache and dumped.folder is None:
+            with self._timed("load_record"):
+                key = compile_key(
+                    self.graph,
+                    name=self.name,
+                    estimates=self.estimates,
+                    constraints=self.constraints,
+                    schedule=schedule,
+                    inline=inline,
+                    weights=self.weights,
+                    machine=Machine.detect(**self.options.machine),
+                    options=self.options,
+                )
+                record = load_record(self.options.cache_dir, key)
+            if record is not None:
+                self._restore(record)
+        if not self.cached:
+            self._run_passes(schedule, inline, dumped)
+        self._warn_assumed_estimates()
+        with self._timed("build"):
+            self.kernel = build(self.cmodule, self.options)
+        dumped.copy("07-build.log", self.kernel.info.path / "build.log")
+        dumped.write("passes.txt", lambda: passes_text(self.pass_seconds))
+        if key is not None and not self.cached:
+            try:
+                save_record(self.options.cache_dir, key, {f: getattr(self, f) for f in FIELDS})
+            except OSError as exc:
+                log.warning("could not save the compile record: %s", exc)
+        log.info(
+            "%s %s in %.3f s",
+            "loaded" if self.cached else "compiled",
+            self.name,
+            sum(self.pass_seconds.values()),
+        )
+
+    def _restore(self, record: dict) -> None:
+        """Take a saved compile's results; its warnings are issued again."""
+        passes = dict(self.pass_seconds)
+        for field in FIELDS:
+            setattr(self, field, record[field])
+        self.compiled_pass_seconds, self.pass_seconds = self.pass_seconds, passes
+        self.cached = True
+        for message in self.warnings:
+            warnings.warn(message, UncoveredReadWarning, stacklevel=4)
+
+    def _run_passes(self, schedule, inline, dumped) -> None:
+        """Analysis, bounds check, inlining, scheduling, planning and code generation."""
+        dumped.write("01-graph.txt", lambda: graph_text(self.graph))
         with self._timed("analyze"):
             analysis = analyze(self.graph, self.constraints)
         with self._timed("check_bounds"):
@@ -135,14 +193,6 @@ class Pipeline:
         self.auto = None
         with self._timed("schedule"):
             self.schedule = self._resolve_schedule(schedule)
-        if self.assumed and any(group.tile_sizes for group in self.schedule.groups):
-            warnings.warn(
-                f"no estimate for {_listing(self.assumed)}: the optimizer assumes "
-                f"{DEFAULT_ESTIMATE}; give estimates={{...}} to compile for the sizes "
-                f"you run",
-                EstimateWarning,
-                stacklevel=3,
-            )
         dumped.write("04-schedule.txt", lambda: schedule_text(self))
         with self._timed("plan_groups"):
             self.group_plans = (
@@ -150,23 +200,33 @@ class Pipeline:
                 if self.auto is not None
                 else plan_groups(self.stage_graph, self.schedule, self.param_values)
             )
+        with self._timed("plan_reductions"):
+            self.reductions = reduction_strategies(self.stage_graph, self.param_values)
         dumped.write("05-plans.txt", lambda: plans_text(self.group_plans))
         with self._timed("generate_c"):
             self.cmodule = generate_module(
-                self.stage_graph, self.name, self.group_plans, self.branch_free
+                self.stage_graph,
+                self.name,
+                self.group_plans,
+                self.branch_free,
+                reductions=self.reductions,
             )
         dumped.write("06-kernel.c", self.cmodule.source)
-        with self._timed("build"):
-            self.kernel = build(self.cmodule, self.options)
-        dumped.copy("07-build.log", self.kernel.info.path / "build.log")
-        dumped.write("passes.txt", lambda: passes_text(self.pass_seconds))
+
+    def _warn_assumed_estimates(self) -> None:
+        if self.assumed and any(group.tile_sizes for group in self.schedule.groups):
+            warnings.warn(
+                f"no estimate for {_listing(self.assumed)}: the optimizer assumes "
+                f"{DEFAULT_ESTIMATE}; give estimates={{...}} to compile for the sizes "
+                f"you run",
+                EstimateWarning,
+                stacklevel=4,
+            )
 
     def _resolve_schedule(self, schedule) -> Schedule:
         """The Schedule to generate code for: a name from SCHEDULES, a Schedule, or its text."""
         if schedule == "naive":
             return Schedule.naive(self.stage_graph)
-        if schedule in ("auto", "greedy-cost"):
-            self.weights, self.weights_origin = resolve_weights(self._weights_given, self.options)
         if schedule == "auto":
             self.auto = auto_schedule(
                 self.stage_graph,
@@ -232,12 +292,16 @@ class Pipeline:
 
         return pipeline_report(self, vectorization)
 
+    @property
+    def origin(self) -> str:
+        """How this compile was made: "loaded from the cache" (no pass ran) or "compiled"."""
+        return "loaded from the cache" if self.cached else "compiled"
+
     def __repr__(self):
         groups = len(self.schedule.groups)
-        origin = "loaded from the cache" if self.build_info.cache_hit else "compiled"
         return (
             f"<Pipeline {self.name}: {len(self.stage_graph.computed)} stages in {groups} "
-            f"group{'s' if groups != 1 else ''}, {origin}>"
+            f"group{'s' if groups != 1 else ''}, {self.origin}>"
         )
 
     def _repr_html_(self) -> str:
@@ -288,7 +352,12 @@ class Pipeline:
         timers compiled in, made once; the normal build has none). Print the result."""
         if self._profiled is None:
             cmodule = generate_module(
-                self.stage_graph, self.name, self.group_plans, self.branch_free, profile=True
+                self.stage_graph,
+                self.name,
+                self.group_plans,
+                self.branch_free,
+                profile=True,
+                reductions=self.reductions,
             )
             self._profiled = build(cmodule, self.options)
         return profile_run(self, self._profiled, runs, threads, images, arguments)

@@ -59,6 +59,10 @@ def pipeline_report(pipe, vectorization=False) -> str:
         )
         for i, cost in enumerate(pipe.auto.costs):
             lines.append(f"  group {i}: cost {cost.cost:.4g} ({cost.terms.describe()})")
+    if pipe.reductions:
+        lines.append("reductions:")
+        for name, strategy in pipe.reductions.items():
+            lines.append(f"  {name}: {strategy.describe()}")
     lines.append("memory: " + pipe.memory().describe(os.cpu_count() or 1))
     lines.append("warnings:" if pipe.warnings else "warnings: none")
     lines += [f"  {w}" for w in pipe.warnings]

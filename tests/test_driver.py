@@ -11,6 +11,7 @@ import pytest
 
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
+from polyimage.config import Options
 from polyimage.pipeline import DEFAULT_ESTIMATE, resolve_estimates
 
 
@@ -96,9 +97,10 @@ def test_no_dump_by_default(tmp_path, monkeypatch):
     assert list(tmp_path.iterdir()) == []
 
 
-def test_passes_are_logged_at_debug(caplog):
+def test_passes_are_logged_at_debug(caplog, tmp_path):
     caplog.set_level(logging.DEBUG, logger="polyimage")
-    polyimage.compile([_blur()], schedule="naive")
+    fresh = Options(cache_dir=tmp_path)  # a compile record seen before would skip the passes
+    polyimage.compile([_blur()], schedule="naive", options=fresh)
     logged = " ".join(r.getMessage() for r in caplog.records)
     for name in ("build_graph", "analyze", "schedule", "plan_groups", "generate_c", "build"):
         assert f"{name}: " in logged

@@ -161,7 +161,7 @@ def test_histogram_reduction_extended_case_by_case(rng):
     hist.default = 1
     hist.defn = [Case(Condition(img(x, y), "<", 128), Reduce(hist(img(x, y) // 16), 1, Op.Sum))]
     hist.defn.append(Case(Condition(img(x, y), ">=", 200), Reduce(hist(15), 2, Op.Sum)))
-    assert hist.op is Op.Sum and len(hist.defn) == 2
+    assert hist.ops == (Op.Sum, Op.Sum) and len(hist.defn) == 2
     a = rng.integers(0, 256, (19, 27), dtype=np.uint8)
     ref = np.ones(16, np.int32)
     np.add.at(ref, a[a < 128] // 16, 1)
@@ -279,7 +279,7 @@ def test_stale_defn_list_and_unset_defn():
     assert len(f.defn) == 1
 
 
-def test_reduction_defn_append_keeps_the_operator_check():
+def test_reduction_defn_append_takes_each_case_with_its_operator():
     n = Parameter(Int, "n")
     i, r = Variable(Int, "i"), Variable(Int, "r")
     img = Image(Float, "img", [n])
@@ -287,14 +287,56 @@ def test_reduction_defn_append_keeps_the_operator_check():
         ([i], [Interval(Int, 0, 0)]), ([r], [Interval(Int, 0, n - 1)]), Float, "total"
     )
     total.defn.append(Case(r < 3, Reduce(total(0), img(r), Op.Sum)))
-    with pytest.raises(ValueError, match=r"same operator, got Max, Sum"):
-        total.defn.append(Case(r >= 3, Reduce(total(0), img(r), Op.Max)))
+    total.defn.append(Case(r >= 2, Reduce(total(0), img(r) * 2, Op.Max)))
     with pytest.raises(TypeError, match=r"a Reduction is defined by Reduce"):
         total.defn.append(img(r))
-    assert len(total.defn) == 1 and total.op is Op.Sum
-    total.defn.append(Case(r >= 3, Reduce(total(0), img(r) * 2, Op.Sum)))
+    assert len(total.defn) == 2 and total.ops == (Op.Sum, Op.Max)
     a = np.arange(6, dtype=np.float32)
-    assert polyimage.interpret(total, img=a).tolist() == [0 + 1 + 2 + 2 * (3 + 4 + 5)]
+    # r = 0, 1: sums; r = 2: sum then max; r >= 3: max
+    want = 0.0
+    for k in range(6):
+        if k < 3:
+            want += a[k]
+        if k >= 2:
+            want = max(want, 2 * a[k])
+    assert polyimage.interpret(total, img=a).tolist() == [want]
+    pipe = polyimage.compile([total])
+    assert pipe(img=a).tolist() == [want]
+
+
+def test_polymage_histogram_applies_every_case_that_holds():
+    """PolyMage's sandbox test_hist: Min, Max and Sum Cases over overlapping conditions, each
+    applied in order where its condition holds."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    c, x, y = Variable(Int, "c"), Variable(Int, "x"), Variable(Int, "y")
+    img = Image(Float, "img", [R, C])
+    hist = Reduction(
+        ([c, x], [Interval(Int, 0, 2), Interval(Int, 0, R - 1)]),
+        ([c, x, y], [Interval(Int, 0, 2), Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]),
+        Float,
+        "hist",
+    )
+    hist.defn = [
+        Case(c < 2, Reduce(hist(c, x), img(x, y), Op.Min)),
+        Case(c > 0, Reduce(hist(c, x), img(x, y), Op.Max)),
+        Case(y % 3 == 0, Reduce(hist(c, x), img(x, y), Op.Sum)),
+    ]
+    hist.default = 0.5
+    rng = np.random.default_rng(2)
+    a = rng.random((5, 7), dtype=np.float32)
+    want = np.full((3, 5), 0.5, np.float32)
+    for ci in range(3):
+        for xi in range(5):
+            for yi in range(7):
+                v = a[xi, yi]
+                if ci < 2:
+                    want[ci, xi] = min(want[ci, xi], v)
+                if ci > 0:
+                    want[ci, xi] = max(want[ci, xi], v)
+                if yi % 3 == 0:
+                    want[ci, xi] = np.float32(want[ci, xi] + v)
+    np.testing.assert_array_equal(polyimage.interpret(hist, img=a), want)
+    np.testing.assert_array_equal(polyimage.compile([hist])(img=a), want)
 
 
 def test_image_defn_cannot_be_edited():

@@ -36,6 +36,7 @@ SCHEDULES = {
     ),
     "chunks of 3": lambda g: chunks(g, 3, lambda r: (sizes(2, 9, 33, rank=r),)),
     "pairs, one-pixel tiles": lambda g: chunks(g, 2, lambda r: ((1,) * r,)),
+    "one stage per group": lambda g: chunks(g, 1, lambda r: (sizes(4, 8, 32, rank=r),)),
 }
 
 

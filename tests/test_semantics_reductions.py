@@ -105,7 +105,8 @@ def test_reductions_over_one_dimension(rng, shape):
         Case(img(i, j) > 0, Reduce(cased(i), img(i, j), Op.Sum)),
         Case(j % 2 == 0, Reduce(cased(i), 1000, Op.Sum)),
     ]
-    # a plain Reduce after the Cases catches every remaining point; Int default from a float
+    # every Case that holds applies (PolyMage's semantics): a plain Reduce applies at every
+    # point, after the Cases before it; Int default from a float
     rest = Reduction(([x], rows), ([i, j], box(R, C)), Int, "rest")
     rest.default = -2.7
     rest.defn = [Case(j == 0, Reduce(rest(i), 100, Op.Sum)), Reduce(rest(i), img(i, j), Op.Sum)]
@@ -128,8 +129,8 @@ def test_reductions_over_one_dimension(rng, shape):
         np.minimum(np.float32(0), fa.min(axis=0)),
         prod,
         (10 * np.arange(shape[0]) + 1 + shape[1]).astype(np.int32),
-        np.where(a > 0, a, np.where(Y % 2 == 0, 1000, 0)).sum(axis=1).astype(np.int32),
-        (-2 + np.where(Y == 0, 100, a).sum(axis=1)).astype(np.int32),
+        (np.where(a > 0, a, 0) + np.where(Y % 2 == 0, 1000, 0)).sum(axis=1).astype(np.int32),
+        (-2 + 100 + a.sum(axis=1)).astype(np.int32),
         a.astype(np.int64) * shape[1] - a.astype(np.int64).sum(axis=1)[:, None],
     )
     run_both([rsum, cmax, cmin, cmul, dflt, cased, rest, centred], reference=refs, img=a, fimg=fa)

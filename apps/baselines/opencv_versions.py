@@ -38,17 +38,34 @@ def _harris(cv2, img, **_):
     return response[BORDER:-BORDER, BORDER:-BORDER]
 
 
+def _histogram_equalize(cv2, img, **_):
+    """OpenCV's colour recipe on the photo in its own layout (HWC, made before timing): to
+    YCrCb, equalizeHist of the luma, back to RGB; and equalizeHist alone on that luma."""
+    rgb = np.ascontiguousarray(img.transpose(1, 2, 0))
+    luma = np.ascontiguousarray(cv2.cvtColor(rgb, cv2.COLOR_RGB2YCrCb)[:, :, 0])
+
+    def colour():
+        ycrcb = cv2.cvtColor(rgb, cv2.COLOR_RGB2YCrCb)
+        ycrcb[:, :, 0] = cv2.equalizeHist(ycrcb[:, :, 0])
+        return cv2.cvtColor(ycrcb, cv2.COLOR_YCrCb2RGB)
+
+    return {"opencv": colour, "opencv equalizeHist (luma only)": lambda: cv2.equalizeHist(luma)}
+
+
 _APPS = {"unsharp_mask": _unsharp_mask, "harris": _harris}
+_PREPARED = {"histogram_equalize": _histogram_equalize}
 
 
 def opencv_variants(name: str, inputs: dict, params: dict, threads) -> dict:
-    """{"opencv": callable} when cv2 is importable and the app has an equivalent."""
+    """{"opencv": callable, ...} when cv2 is importable and the app has an equivalent."""
     try:
         import cv2
     except ImportError:
         return {}
-    if name not in _APPS:
+    if name not in _APPS and name not in _PREPARED:
         return {}
     if threads:
         cv2.setNumThreads(int(threads))
+    if name in _PREPARED:
+        return _PREPARED[name](cv2, **inputs, **params)
     return {"opencv": lambda: _APPS[name](cv2, **inputs, **params)}

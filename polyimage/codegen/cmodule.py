@@ -65,10 +65,11 @@ class CModule:
 
 
 def generate_module(
-    graph: StageGraph, name: str, plans, branch_free=frozenset(), profile=False
+    graph: StageGraph, name: str, plans, branch_free=frozenset(), profile=False, reductions=None
 ) -> CModule:
     """C source of `graph` run as the group `plans` (schedule.tiling); stages in `branch_free`
-    evaluate their Cases eagerly (see poly.bounds.branch_free_stages). With `profile`, the
+    evaluate their Cases eagerly (see poly.bounds.branch_free_stages); Reductions run by their
+    `reductions` strategies (schedule.reductions; serial when absent). With `profile`, the
     entry takes an array of timers after the thread count (`double *prof`), one per
     `CModule.profile` entry (kind, group, stages): "stage" and "group" hold wall seconds,
     "nest" the seconds a tiled group's loop nest took summed over its threads."""
@@ -124,7 +125,7 @@ def generate_module(
     for stage_name in lifetimes:
         func = by_name[stage_name]
         body.append(f"    {storage[stage_name].c_type} *restrict {names[func]} = NULL;")
-    untiled = LoopEmitter(graph, names, helpers, storage, branch_free)
+    untiled = LoopEmitter(graph, names, helpers, storage, branch_free, reductions)
     functions = []
     for i, plan in enumerate(plans):
         for stage_name, (first, _) in lifetimes.items():

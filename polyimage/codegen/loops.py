@@ -2,8 +2,11 @@
 over given bounds (the tiles of a tiled group, codegen/tiled.py).
 
 A stage's outermost loop is `omp parallel for` (collapsed with the next one for 3-D stages), the
-innermost runs over the contiguous last dimension with `omp simd`, on 64-bit iterators.
-Reductions update serially in the order of their reduction domain, as the interpreter does.
+innermost runs over the contiguous last dimension with `omp simd`, on 64-bit iterators. A scan
+(graph.dag.scan_dimension) runs its scan dimension's loop in order: the parallel loop is the
+first other one (inside one parallel region when the scan's is outermost) and the innermost is
+no `omp simd` when it is the scan's.
+Reductions update as their strategy says (codegen/reductions.py).
 Innermost loops are cut where the chosen Case can change (codegen/split.py); Cases of stages
 whose reads are in bounds everywhere are blended without branches.
 """
@@ -16,10 +19,11 @@ from ..algebra.affine import data_dependent
 from ..algebra.residues import at_residue, decide, period
 from ..dsl import expr as E
 from ..dsl.constructs import Image, Reduction
-from ..graph.dag import StageGraph, definition_exprs
+from ..graph.dag import StageGraph, definition_exprs, scan_dimension
 from .cexpr import CExprPrinter, wide_name
 from .clamps import Interior, distinct, interior
 from .names import PREFIX
+from .reductions import reduction_update
 from .split import case_breakpoints
 
 # a stage of fewer points runs on the calling thread: waking the others costs more
@@ -81,10 +85,17 @@ class LoopEmitter:
     tiled groups substitute scratchpads)."""
 
     def __init__(
-        self, graph: StageGraph, names, helpers: set, storage: dict, branch_free=frozenset()
+        self,
+        graph: StageGraph,
+        names,
+        helpers: set,
+        storage: dict,
+        branch_free=frozenset(),
+        reductions=None,
     ):
         self.graph = graph
         self.branch_free = branch_free
+        self.reductions = reductions or {}
         self.names = names
         self.storage = storage
         self.printer = CExprPrinter(names, self.address, helpers)
@@ -128,7 +139,7 @@ class LoopEmitter:
                 parallel=True,
                 body=lambda d: self._store(func, self.printer(func.default), d),
             )
-            self._reduction_update(func)
+            reduction_update(self, func, self.reductions.get(func.name))
         else:
             self._loops(
                 func.variables,
@@ -139,6 +150,7 @@ class LoopEmitter:
                 split=self._split(func),
                 residues=self._residues(func),
                 clamps=self._clamps([func]),
+                scan=scan_dimension(func),
             )
         return self.lines
 
@@ -244,15 +256,19 @@ class LoopEmitter:
         split=None,
         residues=None,
         clamps=None,
+        scan=None,
     ):
         """Loops over int64 iterators (see CExprPrinter.wide); the body sees each variable in
         its own type too. `split` = (func, breakpoints) cuts the innermost loop into segments
         that each compute one Case of `func` (see codegen.split); `residues` (from _residues),
         which wins over it, runs the innermost loop over blocks of its residues; else `clamps`
-        (an Interior) runs it as head, interior and tail (codegen.clamps)."""
+        (an Interior) runs it as head, interior and tail (codegen.clamps). `scan`: the
+        dimension that runs in order (never parallel nor simd), or None."""
         bounds = bounds or self._bounds(variables, stage_name)
         ndim = len(variables)
-        if ndim == 1 and parallel:
+        across = [d for d in range(ndim) if d != scan]
+        first = across[0] if parallel and across else None
+        if first == ndim - 1 or scan == ndim - 1:
             split = residues = clamps = None
         if residues:
             split = None
@@ -264,21 +280,25 @@ class LoopEmitter:
                 f"{{ const int64_t {PREFIX}lo_{it} = {lo}, {PREFIX}hi_{it} = {hi};", depth + d
             )
         loops = ndim - 1 if split or residues or clamps else ndim
+        points = " * ".join(
+            f"{PREFIX}extent({PREFIX}lo_{self.names[v]}, {PREFIX}hi_{self.names[v]})"
+            for v in variables
+        )
+        team = f"num_threads({PREFIX}nthreads) if(parallel: {points} >= {PARALLEL_MIN_POINTS})"
         for d, var in enumerate(variables[:loops]):
             it = self.names[var]
             pragma = None
-            if parallel and d == 0:
-                collapse = " collapse(2)" if ndim >= 3 else ""
-                simd = " simd" if ndim == 1 else ""
-                points = " * ".join(
-                    f"{PREFIX}extent({PREFIX}lo_{self.names[v]}, {PREFIX}hi_{self.names[v]})"
-                    for v in variables
-                )
+            if first is not None and d == 0 and first > 0:
+                self.emit(f"#pragma omp parallel {team}", depth + ndim + d)
+            if d == first:
+                collapse = " collapse(2)" if d + 1 < ndim - 1 and d + 1 != scan else ""
+                vector = " simd" if d == ndim - 1 else ""
                 pragma = (
-                    f"#pragma omp parallel for{simd}{collapse} num_threads({PREFIX}nthreads) "
-                    f"if(parallel: {points} >= {PARALLEL_MIN_POINTS})"
+                    f"#pragma omp for{vector}{collapse}"
+                    if first > 0
+                    else f"#pragma omp parallel for{vector}{collapse} {team}"
                 )
-            elif (parallel or simd) and d == ndim - 1:
+            elif (parallel or simd) and d == ndim - 1 and d != scan:
                 pragma = "#pragma omp simd"
             if pragma:
                 self.emit(pragma, depth + ndim + d)
@@ -504,34 +524,6 @@ class LoopEmitter:
                 else f"({PREFIX}k{i} ? {PREFIX}v{i} : {choice})"
             )
         self._store(func, choice, depth)
-
-    def _reduction_update(self, func):
-        bounds = [
-            (f"(int64_t)({self.printer(iv.lb)})", f"(int64_t)({self.printer(iv.ub)})")
-            for iv in func.reduction_intervals
-        ]
-        self._loops(
-            func.reduction_variables,
-            func.name,
-            1,
-            parallel=False,
-            body=lambda d: self._reduce_cases(func, d),
-            bounds=bounds,
-        )
-
-    def _reduce_cases(self, func, depth):
-        typ = func.typ
-        for i, case in enumerate(func.cases):
-            red = case.value
-            target = self.address(red.target, self.printer, lvalue=True)
-            value = self.printer(red.value)
-            if red.op.name in ("Min", "Max"):
-                combined = f"{self.printer.helper(red.op.name.lower(), typ)}({target}, {value})"
-            else:
-                combined = f"({typ.c_name})({target} {red.op.value} {value})"
-            cond = "" if case.cond is None else f"if ({self.printer(case.cond)}) "
-            prefix = "else " if i else ""
-            self.emit(f"{prefix}{cond}{{ {target} = {combined}; }}", depth)
 
 
 def _merged(interiors):

@@ -231,6 +231,14 @@ class Function:
     Accepts `Function(([x, y], [rows, cols]), Float, "f")` and the paper's
     `Function([x, y], [rows, cols], Float, "f")`; PolyMage's optional fifth argument (a hint
     such as "const") is kept in `hint` and has no effect. Points no Case covers hold 0.
+
+    A scan reads its own points strictly earlier along one dimension: `v - k` (k > 0 a
+    constant) there and its own variables elsewhere, guarded to stay in the domain. An
+    integral image is a scan along y, then one along x:
+    `rows.defn = [Case(y == 0, img(x, 0)), rows(x, y - 1) + img(x, y)]`,
+    `sat.defn = [Case(x == 0, rows(0, y)), sat(x - 1, y) + rows(x, y)]`.
+    The scan dimension runs in order, the others in parallel; any other self-read is a cycle
+    (checked when the pipeline is built: graph.dag.scan_dimension).
     """
 
     kind = "function"
@@ -394,7 +402,11 @@ class Image(Function):
 
 class Reduction(Function):
     """A stage built by combining values into its points: `Reduction((vars, intervals),
-    (rvars, rintervals), typ, name)` with `r.defn = [Reduce(r(...), value, Op.Sum)]`."""
+    (rvars, rintervals), typ, name)` with `r.defn = [Reduce(r(...), value, Op.Sum)]`.
+
+    Unlike a Function's first-match Cases, every Case of a Reduction whose condition holds at
+    a reduction point applies its own Reduce (each with its own Op), in the order given, as in
+    PolyMage: `[Case(c0, Reduce(h(x), v, Op.Min)), Case(c1, Reduce(h(x), v, Op.Max))]`."""
 
     kind = "reduction"
 
@@ -418,18 +430,12 @@ class Reduction(Function):
 
     @Function.defn.setter
     def defn(self, pieces):
-        cases = self._checked_definition(pieces)
-        ops = {case.value.op for case in cases}
-        if len(ops) > 1:
-            raise ValueError(
-                f"{self.name}: every Reduce of one Reduction must use the same "
-                f"operator, got {', '.join(sorted(op.name for op in ops))}"
-            )
-        self._defn = cases
+        self._defn = self._checked_definition(pieces)
 
     @property
-    def op(self) -> Op:
-        return self._defn[0].value.op
+    def ops(self) -> tuple:
+        """The Op of each Case, in order."""
+        return tuple(case.value.op for case in self.cases)
 
     def _check_case(self, case):
         red = case.value

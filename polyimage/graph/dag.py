@@ -2,12 +2,14 @@
 
 build_graph(outputs) -> StageGraph, with stages in a deterministic topological order
 (depth-first from the outputs in the order given, producers in order of first use).
+A Function may read itself only as a scan (see scan_dimension); that read is no edge.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..algebra.affine import linear_form
 from ..dsl import expr as E
 from ..dsl.constructs import Function, Image, Reduction
 from ..errors import PipelineError
@@ -72,13 +74,73 @@ def definition_exprs(func: Function):
 
 
 def direct_producers(func: Function) -> list:
-    """Functions referenced by `func`'s definition, in order of first use (itself excluded
-    for the Reduce target)."""
+    """Functions referenced by `func`'s definition, in order of first use (itself excluded:
+    its Reduce target, or its reads of its own earlier points as a scan)."""
     seen = {}
     for e in definition_exprs(func):
         for ref in E.references(e):
-            seen.setdefault(id(ref.func), ref.func)
+            if ref.func is not func:
+                seen.setdefault(id(ref.func), ref.func)
     return list(seen.values())
+
+
+def self_references(func: Function) -> list:
+    """The reads of `func` by its own definition, in order (Reduce targets excluded)."""
+    return [ref for e in definition_exprs(func) for ref in E.references(e) if ref.func is func]
+
+
+def scan_dimension(func: Function):
+    """The dimension along which `func` reads its own earlier points (a scan), or None when it
+    never reads itself. Every self-read must be `v - k` (k > 0 a constant) on that dimension
+    and the stage's own variable on every other one; any other self-read is a cycle
+    (PipelineError naming the stage and the read). The compiler runs that dimension in order
+    and the bounds check proves every self-read inside the domain."""
+    refs = self_references(func)
+    if not refs:
+        return None
+    cycle = f"the pipeline has a cycle: {func.name} reads itself at `{{}}`"
+    if isinstance(func, Reduction):
+        raise PipelineError(cycle.format(refs[0]) + "; a Reduction cannot read itself")
+    scanned = {}
+    for ref in refs:
+        shifted = _earlier_along(func, ref)
+        if isinstance(shifted, str):
+            raise PipelineError(
+                cycle.format(ref) + f", {shifted}; a stage may read itself only at points "
+                "strictly earlier along one dimension (a scan: `v - k` with a constant k > 0 "
+                "on that dimension, the same variable on every other)"
+            )
+        scanned.setdefault(shifted, ref)
+    if len(scanned) > 1:
+        (d0, ref0), (d1, ref1) = list(scanned.items())[:2]
+        raise PipelineError(
+            f"the pipeline has a cycle: {func.name} reads itself earlier along more than one "
+            f"dimension "
+            f"(`{ref0}` along {func.variables[d0].name}, `{ref1}` along "
+            f"{func.variables[d1].name}); a scan runs along one dimension only: split it "
+            f"into one scan per dimension"
+        )
+    return next(iter(scanned))
+
+
+def _earlier_along(func, ref):
+    """The dimension along which `ref` (a read of `func` by itself) reads an earlier point, or
+    the reason it does not, as a string."""
+    along = []
+    for d, (var, arg) in enumerate(zip(func.variables, ref.args)):
+        form = linear_form(arg)
+        if form is None or form[0] is not var or form[1] != 1:
+            return f"whose index {d} `{arg}` is not {var.name} shifted by a constant"
+        if form[2] > 0:
+            return f"a later point along {var.name}"
+        if form[2] < 0:
+            along.append(d)
+    if not along:
+        return "the point being computed"
+    if len(along) > 1:
+        names = ", ".join(func.variables[d].name for d in along)
+        return f"earlier along more than one dimension ({names}) at once"
+    return along[0]
 
 
 def build_graph(outputs) -> StageGraph:
@@ -94,6 +156,7 @@ def build_graph(outputs) -> StageGraph:
             cycle = path[path.index(func) :] + [func]
             raise PipelineError("the pipeline has a cycle: " + " -> ".join(f.name for f in cycle))
         func.cases  # a stage without a definition raises here, before its producers
+        scan_dimension(func)  # and a self-read that is not a scan
         state[id(func)] = "active"
         for producer in direct_producers(func):
             visit(producer, path + [func])

@@ -5,8 +5,9 @@ pointwise itself, or (iii) the references to it never overlap (each of its point
 so inlining adds no redundant work beyond recomputing pointwise expressions. Every reference to
 it must also tell consumer points apart (each consumer variable appears as `a*v + b` in some
 index): a small table read at fixed indices by every pixel stays a stage. Live-outs, inputs,
-Reductions and producers read through clamped (non-affine) indices are never inlined. The
-user's Function objects are left untouched: changed stages are copies.
+Reductions, scans and producers read through clamped (non-affine) indices are never inlined;
+a scan's reads of itself stay reads (of its copy when it changes). The user's Function objects
+are left untouched: changed stages are copies.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from ..algebra.affine import data_dependent, linear_form
 from ..algebra.substitute import substitute
 from ..dsl import expr as E
 from ..dsl.constructs import Case, Image, Reduce, Reduction
-from .dag import StageGraph, build_graph, definition_exprs
+from .dag import StageGraph, build_graph, definition_exprs, scan_dimension
 
 
 def inline_stages(graph: StageGraph, analyze) -> tuple:
@@ -43,6 +44,7 @@ def _next_candidate(graph, analyze):
             isinstance(func, (Image, Reduction))
             or stage.name in graph.outputs
             or not stage.consumers
+            or scan_dimension(func) is not None
         ):
             continue
         refs = [
@@ -166,8 +168,22 @@ def _rewrite(func, refs):
         clone._default = sub(func.default)
     if not changed:
         return func
+    if scan_dimension(func) is not None:
+        cases = _repointed(cases, func, clone)
     clone._defn = tuple(cases)
     return clone
+
+
+def _repointed(cases, func, clone) -> list:
+    """`cases` with the reads of `func` by itself (a scan) made reads of `clone`."""
+    own = {id(func): lambda args: E.Reference(clone, args)}
+    return [
+        _case(
+            None if case.cond is None else substitute(case.cond, own, {}),
+            substitute(case.value, own, {}),
+        )
+        for case in cases
+    ]
 
 
 def _case(cond, value) -> Case:

@@ -1,7 +1,8 @@
 """The reference interpreter: evaluates a pipeline stage by stage with NumPy.
 
 It defines the semantics every compiled schedule must reproduce, so it stays simple: each stage
-is evaluated over all points of its box, Case by Case, in topological order.
+is evaluated over all points of its box, Case by Case, in topological order; a scan (a stage
+reading its own earlier points) one slice at a time along its scan dimension.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ import numpy as np
 from ..algebra.evaluate import Evaluator, subset
 from ..arguments import bind_arguments
 from ..dsl.constructs import Image, Reduction
-from ..graph.dag import build_graph
+from ..graph.dag import build_graph, scan_dimension
 from ..poly.bounds import check_bounds
 
 __all__ = ["interpret"]
@@ -31,8 +32,11 @@ def interpret(outputs, constraints=(), **arguments):
         evaluator = Evaluator(arrays, binding.origins, binding.params, where=func.name)
         origin, shape = binding.origins[func.name], binding.shapes[func.name]
         points = box_points(func.variables, origin, shape)
+        scan = scan_dimension(func)
         if isinstance(func, Reduction):
             arrays[func.name] = _reduce(func, evaluator, points, binding)
+        elif scan is not None:
+            arrays[func.name] = _scan(func, evaluator, origin, shape, scan)
         else:
             arrays[func.name] = _evaluate_cases(func, evaluator, points).reshape(shape)
     results = tuple(arrays[name] for name in graph.outputs)
@@ -68,12 +72,27 @@ def _evaluate_cases(func, evaluator, points):
     return out
 
 
+def _scan(func, evaluator, origin, shape, dim):
+    """Evaluate `func` one slice at a time along `dim`, in increasing order (vectorized over
+    the other dimensions), so its reads of its own earlier slices see their final values."""
+    out = np.zeros(shape, func.typ.dtype)
+    evaluator.arrays[func.name] = out
+    slice_shape = shape[:dim] + (1,) + shape[dim + 1 :]
+    for k in range(shape[dim]):
+        slice_origin = origin[:dim] + (origin[dim] + k,) + origin[dim + 1 :]
+        points = box_points(func.variables, slice_origin, slice_shape)
+        index = (slice(None),) * dim + (slice(k, k + 1),)
+        out[index] = _evaluate_cases(func, evaluator, points).reshape(slice_shape)
+    return out
+
+
 _UFUNCS = {"Sum": np.add, "Mul": np.multiply, "Min": np.minimum, "Max": np.maximum}
 
 
 def _reduce(func, evaluator, points, binding):
-    """Start from the default, then combine every reduction point into its target in the
-    order of the reduction domain (as the serial C loop does)."""
+    """Start from the default, then at every reduction point, in the order of the reduction
+    domain, apply the update of every Case whose condition holds, in the order of the Cases
+    (as the serial C loop does)."""
     shape = binding.shapes[func.name]
     out = evaluator.full(func.default, points, int(np.prod(shape))).copy()
     evaluator.arrays[func.name] = out.reshape(shape)
@@ -84,15 +103,28 @@ def _reduce(func, evaluator, points, binding):
         red_shape.append(max(ub - lb + 1, 0))
     red_points = box_points(func.reduction_variables, red_origin, red_shape)
     total = int(np.prod(red_shape))
-    used = np.zeros(total, bool)
-    targets = np.zeros(total, np.int64)
-    values = np.zeros(total, func.typ.dtype)
-    for case, chosen in _case_masks(func.cases, evaluator, red_points):
+    order, targets, values, ops = [], [], [], []
+    everywhere = np.arange(total)
+    for k, case in enumerate(func.cases):
+        if case.cond is None:
+            chosen = everywhere
+        else:
+            chosen = everywhere[evaluator.full(case.cond, red_points, total)]
         sub = subset(red_points, chosen)
         idx = evaluator.indices(case.value.target, sub, len(chosen))
-        targets[chosen] = np.ravel_multi_index(idx, shape) if idx else 0
-        values[chosen] = evaluator.full(case.value.value, sub, len(chosen))
-        used[chosen] = True
+        order.append(chosen * len(func.cases) + k)
+        targets.append(np.ravel_multi_index(idx, shape) if idx else np.zeros(len(chosen), np.int64))
+        values.append(evaluator.full(case.value.value, sub, len(chosen)))
+        ops.append(np.full(len(chosen), k, np.int64))
+    if not order:
+        return out.reshape(shape)
+    ranked = np.argsort(np.concatenate(order), kind="stable")
+    targets = np.concatenate(targets)[ranked]
+    values = np.concatenate(values).astype(func.typ.dtype)[ranked]
+    op_names = np.array([case.value.op.name for case in func.cases])[np.concatenate(ops)[ranked]]
+    starts = np.flatnonzero(np.r_[True, op_names[1:] != op_names[:-1]]) if len(ranked) else []
+    bounds = list(starts) + [len(ranked)]
     with np.errstate(all="ignore"):
-        _UFUNCS[func.op.name].at(out, targets[used], values[used])
+        for a, b in zip(bounds[:-1], bounds[1:]):
+            _UFUNCS[op_names[a]].at(out, targets[a:b], values[a:b])
     return out.reshape(shape)

@@ -53,8 +53,20 @@ def _check_access(analysis, access: Access):
         raise BoundsError(
             f"{access.consumer} ({access.label}): {access.ref} {verb} {producer.name} outside "
             f"its domain: at {_describe(var_values, param_values)}, index {d} `{arg}` = {value}"
-            f" is outside [{iv.lb}, {iv.ub}] = [{lo_value}, {hi_value}]"
+            f" is outside [{iv.lb}, {iv.ub}] = [{lo_value}, {hi_value}]" + _scan_hint(access, d)
         )
+
+
+def _scan_hint(access: Access, d: int) -> str:
+    """For a stage reading itself out of its domain (a scan), how to guard its first points."""
+    func = access.ref.func
+    if access.writes or func.name != access.consumer:
+        return ""
+    var = func.variables[d]
+    return (
+        f"; {func.name} reads its own earlier points (a scan): give its first points along "
+        f"{var.name} a Case of their own, e.g. Case({var.name} == {func.intervals[d].lb}, ...)"
+    )
 
 
 def branch_free_stages(analysis: PolyAnalysis) -> frozenset:

@@ -23,7 +23,7 @@ from ..algebra.intervals import as_long
 from ..algebra.simplify import expr_key, simplify
 from ..dsl import expr as E
 from ..dsl.constructs import Reduction
-from ..graph.dag import definition_exprs
+from ..graph.dag import definition_exprs, scan_dimension
 from .plan import liveouts as group_liveouts
 from .plan import tile_rank
 from .regions import Regions, infer_group_regions
@@ -164,13 +164,19 @@ def tiling_plan(graph, stages, params):
 
 
 def untileable_reason(graph, members):
-    """Why the group's footprint is unbounded (a Reduction, a data-dependent read of a
-    member), or None."""
+    """Why the group cannot be tiled (a Reduction, a scan, a data-dependent read of a member),
+    or None. A scan reads its earlier points along the whole scan dimension, which no tile
+    holds, so it runs alone, untiled (the cost model gives such groups of several stages an
+    infinite cost)."""
     inside = set(members)
     for name in members:
         func = graph.stage(name).func
         if isinstance(func, Reduction):
             return f"{name} is a Reduction"
+        scan = scan_dimension(func)
+        if scan is not None:
+            along = func.variables[scan].name
+            return f"{name} is a scan along {along} (it reads its own earlier points)"
         for e in definition_exprs(func):
             for ref in E.references(e):
                 if ref.func.name in inside and data_dependent(ref):

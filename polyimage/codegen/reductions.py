@@ -1,0 +1,192 @@
+"""C of a Reduction's updates under its strategy (schedule/reductions.py): serial, owner
+(blocks of the owning variables in parallel) or privatized (fixed chunks into copies of the
+target, combined in chunk order). Every Case whose condition holds applies its own update, in
+the order of the Cases, at each point of the reduction domain in order (PolyMage's semantics)."""
+
+from __future__ import annotations
+
+import copy
+
+from ..dsl import expr as E
+from ..schedule.reductions import MAX_CHUNKS, PARALLEL_MIN_POINTS, PRIVATE_BUDGET_BYTES
+from .cexpr import c_literal
+from .names import PREFIX
+
+P = PREFIX
+
+
+def reduction_update(emitter, func, strategy) -> None:
+    """Emit the updates of Reduction `func` (its target already holds the default)."""
+    emitter.emit("{", 1)
+    variables = func.reduction_variables
+    names = [emitter.names[v] for v in variables]
+    for name, iv in zip(names, func.reduction_intervals):
+        lo, hi = emitter.printer(iv.lb), emitter.printer(iv.ub)
+        emitter.emit(
+            f"const int64_t {P}rlo_{name} = (int64_t)({lo}), {P}rhi_{name} = (int64_t)({hi});", 2
+        )
+    points = " * ".join(f"{P}extent({P}rlo_{n}, {P}rhi_{n})" for n in names) or "1"
+    emitter.emit(f"const int64_t {P}rpoints = {points};", 2)
+    if strategy is not None and strategy.kind == "owner":
+        _owner(emitter, func, strategy, names)
+    elif strategy is not None and strategy.kind == "privatized":
+        _privatized(emitter, func, strategy, names)
+    else:
+        _serial(emitter, func, names, {}, 2)
+    emitter.emit("}", 1)
+
+
+def _serial(emitter, func, names, bounds, depth, target=None):
+    """The reduction domain in order, with `bounds` ({variable index: (lo, hi)}) replacing
+    some variables' bounds, updating `target` (a StageStorage) instead of the buffer."""
+    loop_bounds = [bounds.get(k, (f"{P}rlo_{n}", f"{P}rhi_{n}")) for k, n in enumerate(names)]
+    emitter._loops(
+        func.reduction_variables,
+        func.name,
+        depth,
+        parallel=False,
+        body=lambda d: update_cases(emitter, func, d, target),
+        bounds=loop_bounds,
+    )
+
+
+def _owner(emitter, func, strategy, names):
+    owned = strategy.owned
+    for o in owned:
+        n = names[o.index]
+        emitter.emit(
+            f"const int64_t {P}klo_{n} = {_floordiv(emitter, f'{P}rlo_{n} + {o.offset}', o.size)}"
+            f", {P}khi_{n} = {_floordiv(emitter, f'{P}rhi_{n} + {o.offset}', o.size)};",
+            2,
+        )
+    collapse = f" collapse({len(owned)})" if len(owned) > 1 else ""
+    emitter.emit(
+        f"#pragma omp parallel for{collapse} num_threads({P}nthreads) schedule(static) "
+        f"if(parallel: {P}rpoints >= {PARALLEL_MIN_POINTS})",
+        2,
+    )
+    for depth, o in enumerate(owned, 2):
+        n = names[o.index]
+        emitter.emit(
+            f"for (int64_t {P}k_{n} = {P}klo_{n}; {P}k_{n} <= {P}khi_{n}; {P}k_{n}++)", depth
+        )
+    depth = 2 + len(owned)
+    emitter.emit("{", depth)
+    bounds = {}
+    for o in owned:
+        n = names[o.index]
+        start = f"{P}k_{n} * {o.size} - {o.offset}"
+        emitter.emit(
+            f"const int64_t {P}ba_{n} = {P}max_i64({P}rlo_{n}, {start}), {P}bb_{n} = "
+            f"{P}min_i64({P}rhi_{n}, {start} + {o.size - 1});",
+            depth + 1,
+        )
+        bounds[o.index] = (f"{P}ba_{n}", f"{P}bb_{n}")
+    _helpers(emitter)
+    _serial(emitter, func, names, bounds, depth + 1)
+    emitter.emit("}", depth)
+
+
+def _privatized(emitter, func, strategy, names):
+    store = emitter.storage[func.name]
+    typ, c = func.typ, store.c_type
+    chunk = names[strategy.chunk_variable]
+    cells = " * ".join(store.n) or "1"
+    _helpers(emitter)
+    emitter.emit(
+        f"const int64_t {P}cells = {cells}, {P}cext = {P}extent({P}rlo_{chunk}, {P}rhi_{chunk});", 2
+    )
+    emitter.emit(f"int64_t {P}nchunks = {P}cext < {MAX_CHUNKS} ? {P}cext : {MAX_CHUNKS};", 2)
+    emitter.emit(
+        f"if ({P}cells > 0 && {P}nchunks > {PRIVATE_BUDGET_BYTES} / ({P}cells * "
+        f"(int64_t)sizeof({c}))) {P}nchunks = {PRIVATE_BUDGET_BYTES} / ({P}cells * "
+        f"(int64_t)sizeof({c}));",
+        2,
+    )
+    emitter.emit(
+        f"{c} *{P}priv = ({P}nchunks >= 2 && {P}rpoints >= {PARALLEL_MIN_POINTS}) ? "
+        f"({c} *)malloc(sizeof({c}) * (size_t)({P}nchunks * {P}cells)) : NULL;",
+        2,
+    )
+    emitter.emit(f"if ({P}priv != NULL) {{", 2)
+    emitter.emit(f"#pragma omp parallel for num_threads({P}nthreads) schedule(static)", 3)
+    emitter.emit(f"for (int64_t {P}k = 0; {P}k < {P}nchunks; {P}k++) {{", 3)
+    emitter.emit(f"{c} *restrict {P}part = {P}priv + {P}k * {P}cells;", 4)
+    identity = _identity(func.cases[0].value.op.name, typ)
+    emitter.emit(f"for (int64_t {P}i = 0; {P}i < {P}cells; {P}i++) {P}part[{P}i] = {identity};", 4)
+    emitter.emit(
+        f"const int64_t {P}ca = {P}rlo_{chunk} + {P}cext * {P}k / {P}nchunks, {P}cb = "
+        f"{P}rlo_{chunk} + {P}cext * ({P}k + 1) / {P}nchunks - 1;",
+        4,
+    )
+    part = copy.copy(store)
+    part.buffer = f"{P}part"
+    _serial(emitter, func, names, {strategy.chunk_variable: (f"{P}ca", f"{P}cb")}, 4, part)
+    emitter.emit("}", 3)
+    emitter.emit(
+        f"#pragma omp parallel for num_threads({P}nthreads) if(parallel: {P}cells >= "
+        f"{PARALLEL_MIN_POINTS})",
+        3,
+    )
+    emitter.emit(f"for (int64_t {P}i = 0; {P}i < {P}cells; {P}i++) {{", 3)
+    emitter.emit(f"{c} {P}t = {store.buffer}[{P}i];", 4)
+    merged = combine(
+        emitter.printer,
+        func.cases[0].value.op.name,
+        typ,
+        f"{P}t",
+        f"{P}priv[{P}k * {P}cells + {P}i]",
+    )
+    emitter.emit(f"for (int64_t {P}k = 0; {P}k < {P}nchunks; {P}k++) {P}t = {merged};", 4)
+    emitter.emit(f"{store.buffer}[{P}i] = {P}t;", 4)
+    emitter.emit("}", 3)
+    emitter.emit(f"free({P}priv);", 3)
+    emitter.emit("} else {", 2)
+    _serial(emitter, func, names, {}, 3)
+    emitter.emit("}", 2)
+
+
+def update_cases(emitter, func, depth, target=None) -> None:
+    """Every Case whose condition holds updates its target, in order; `target` (a
+    StageStorage) replaces the Reduction's buffer."""
+    saved = emitter.storage[func.name]
+    if target is not None:
+        emitter.storage[func.name] = target
+    try:
+        for case in func.cases:
+            red = case.value
+            address = emitter.address(red.target, emitter.printer, lvalue=True)
+            value = emitter.printer(red.value)
+            combined = combine(emitter.printer, red.op.name, func.typ, address, value)
+            cond = "" if case.cond is None else f"if ({emitter.printer(case.cond)}) "
+            emitter.emit(f"{cond}{{ {address} = {combined}; }}", depth)
+    finally:
+        emitter.storage[func.name] = saved
+
+
+def combine(printer, op: str, typ, target: str, value: str) -> str:
+    """C of `target` combined with `value` by Op `op` ("Sum", "Mul", "Min", "Max")."""
+    if op in ("Min", "Max"):
+        return f"{printer.helper(op.lower(), typ)}({target}, {value})"
+    return f"({typ.c_name})({target} {'+' if op == 'Sum' else '*'} {value})"
+
+
+def _identity(op: str, typ) -> str:
+    if op == "Sum":
+        return c_literal(0 if typ.is_int else 0.0, typ)
+    if op == "Mul":
+        return c_literal(1 if typ.is_int else 1.0, typ)
+    if typ.is_float:
+        return c_literal(float("inf") if op == "Min" else float("-inf"), typ)
+    return c_literal(typ.max_value() if op == "Min" else typ.min_value(), typ)
+
+
+def _floordiv(emitter, text: str, size: int) -> str:
+    if size == 1:
+        return f"({text})"
+    return f"{emitter.printer.helper('floordiv', E.Long)}({text}, INT64_C({size}))"
+
+
+def _helpers(emitter) -> None:
+    emitter.printer.helper("max", E.Long)
+    emitter.printer.helper("min", E.Long)

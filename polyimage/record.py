@@ -1,0 +1,200 @@
+"""Whole compiles kept on disk, keyed by everything that decides their result, so that a compile
+seen before skips every pass (analysis, inlining, grouping, code generation) and loads its
+schedule, plans, warnings and built module in milliseconds.
+
+The key hashes a canonical text of the pipeline (every stage's name, kind, type, domain and
+definition, with variables named by their place), the estimates, constraints, schedule argument,
+inlining, the weights and machine model in force, the build options and the polyimage version.
+Records live under <cache>/records/<key[:2]>/<key>.pickle, written atomically; one that cannot
+be read back is discarded with a CacheWarning and the compile runs again. The cache folder is
+the user's own: only its owner should be able to write there (records are pickles).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import pickle
+import tempfile
+import warnings
+from pathlib import Path
+
+from .dsl import expr as E
+from .dsl.constructs import Reduce
+from .errors import CacheWarning
+from .version import __version__
+
+RECORD_FORMAT = 1
+RECORDS = "records"
+# what a compile produces beyond the graph, restored on a hit
+FIELDS = (
+    "stage_graph",
+    "inlined",
+    "schedule",
+    "auto",
+    "group_plans",
+    "reductions",
+    "branch_free",
+    "cmodule",
+    "warnings",
+    "weights",
+    "weights_origin",
+    "pass_seconds",
+)
+
+
+def compile_key(
+    graph, *, name, estimates, constraints, schedule, inline, weights, machine, options
+):
+    """SHA-256 of every input of a compile (see the module docstring)."""
+    build = dataclasses.replace(options, cache_dir="", dump_dir="", cache_max_bytes=0)
+    parts = [
+        f"polyimage {__version__} record {RECORD_FORMAT}",
+        f"name {name}",
+        graph_text(graph),
+        "estimates " + repr(sorted(estimates.items())),
+        "constraints " + ";".join(expr_text(c, {}) for c in constraints),
+        "schedule " + (schedule if isinstance(schedule, str) else f"{schedule!r}\n{schedule}"),
+        f"inline {bool(inline)}",
+        f"weights {weights!r}",
+        f"machine {machine!r}",
+        f"options {build!r}",
+    ]
+    digest = hashlib.sha256()
+    for text in parts:
+        data = text.encode()
+        digest.update(len(data).to_bytes(8, "little"))
+        digest.update(data)
+    return digest.hexdigest()
+
+
+def graph_text(graph) -> str:
+    """Every stage's kind, name, type, domain and definition, in the graph's order."""
+    lines = [f"outputs {','.join(graph.outputs)}"]
+    for stage in graph.stages:
+        func = stage.func
+        places = {id(v): f"v{k}" for k, v in enumerate(func.variables)}
+        places.update(
+            {id(v): f"r{k}" for k, v in enumerate(getattr(func, "reduction_variables", ()))}
+        )
+        domain = [
+            f"{v.name}:{v.typ.c_name} in {expr_text(iv.lb, places)}..{expr_text(iv.ub, places)}"
+            for v, iv in zip(func.variables, func.intervals)
+        ]
+        lines.append(f"{func.kind} {func.name} {func.typ.c_name} [{'; '.join(domain)}]")
+        for v, iv in zip(
+            getattr(func, "reduction_variables", ()), getattr(func, "reduction_intervals", ())
+        ):
+            lines.append(
+                f"  reduce {v.name}:{v.typ.c_name} in "
+                f"{expr_text(iv.lb, places)}..{expr_text(iv.ub, places)}"
+            )
+        if hasattr(func, "default"):
+            lines.append(f"  default {expr_text(func.default, places)}")
+        for case in func.cases:
+            cond = "always" if case.cond is None else expr_text(case.cond, places)
+            value = case.value
+            if isinstance(value, Reduce):
+                text = (
+                    f"{expr_text(value.target, places)} {value.op.name}= "
+                    f"{expr_text(value.value, places)}"
+                )
+            else:
+                text = expr_text(value, places)
+            lines.append(f"  case {cond}: {text}")
+    return "\n".join(lines)
+
+
+def expr_text(e, places: dict, memo=None) -> str:
+    """A canonical text of expression `e`: every node's kind, type and fields; variables by
+    their place in the stage (`places`: id -> "v0", "r1", ...) and name."""
+    memo = {} if memo is None else memo
+    if id(e) in memo:
+        return memo[id(e)]
+    kind = type(e).__name__
+    if isinstance(e, E.Const):
+        text = f"{e.value!r}:{e.typ.c_name}"
+    elif isinstance(e, E.Symbol):
+        text = f"{kind}({e.name}:{e.typ.c_name}@{places.get(id(e), '?')})"
+    elif isinstance(e, E.Reference):
+        text = f"{e.func.name}[{','.join(expr_text(a, places, memo) for a in e.args)}]"
+    else:
+        fields = []
+        for cls in type(e).__mro__:
+            for slot in getattr(cls, "__slots__", ()):
+                value = getattr(e, slot, None)
+                if slot == "typ":
+                    fields.append(value.c_name if value is not None else "-")
+                elif isinstance(value, E.Expr):
+                    fields.append(expr_text(value, places, memo))
+                elif isinstance(value, tuple):
+                    fields.append(
+                        "("
+                        + ",".join(
+                            expr_text(v, places, memo) if isinstance(v, E.Expr) else repr(v)
+                            for v in value
+                        )
+                        + ")"
+                    )
+                else:
+                    fields.append(repr(value))
+        text = f"{kind}({';'.join(fields)})"
+    memo[id(e)] = text
+    return text
+
+
+def record_path(root, key: str) -> Path:
+    return Path(root) / RECORDS / key[:2] / f"{key}.pickle"
+
+
+def load_record(root, key: str):
+    """The saved compile under `key` ({field: value}), or None when there is none; one that
+    cannot be read back is removed with a CacheWarning."""
+    path = record_path(root, key)
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    try:
+        record = pickle.loads(data)
+        if not (
+            isinstance(record, dict)
+            and record.get("format") == RECORD_FORMAT
+            and set(FIELDS) <= set(record)
+        ):
+            raise ValueError("not a compile record of this version")
+    except Exception as exc:  # a damaged file can fail in any way while unpickling
+        warnings.warn(
+            f"compile record {path} is damaged ({type(exc).__name__}); compiling again",
+            CacheWarning,
+            stacklevel=3,
+        )
+        try:
+            path.unlink()
+        except OSError:
+            pass
+        return None
+    try:
+        os.utime(path)  # recently used, for the cache's eviction
+    except OSError:
+        pass
+    return record
+
+
+def save_record(root, key: str, record: dict) -> None:
+    """Write the record atomically (a reader sees the old file, none, or the whole new one)."""
+    path = record_path(root, key)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = pickle.dumps({"format": RECORD_FORMAT, **record}, protocol=pickle.HIGHEST_PROTOCOL)
+    fd, staging = tempfile.mkstemp(prefix=".record-", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+        os.replace(staging, path)
+    except BaseException:
+        try:
+            os.unlink(staging)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,153 @@
+"""How each Reduction runs on several threads (after PANAMERA, seeds/002, made deterministic).
+
+- owner: a prefix r0..rk of the reduction variables each indexes a dimension of every update's
+  target as `r + c` or `(r + c) // m` (the bilateral grid's `u / 8`): blocks of m consecutive
+  values of those variables write disjoint cells, so blocks run in parallel, each in the
+  reduction domain's order. Every cell sees its updates in the serial order: the result is the
+  interpreter's, bit for bit, for every operator and type.
+- privatized: one operator and a small target (a histogram, a sum): the reduction domain is cut
+  into a fixed number of chunks along one variable (the count depends on the sizes, never on
+  the threads), each chunk combines into its own copy of the target, started at the operator's
+  identity, and the copies are combined into the target in chunk order. Integer Sum and Mul
+  wrap, and Min and Max pick, whatever the order: those equal the interpreter exactly. Float
+  Sum and Mul are reassociated (by chunk), so they may differ from the serial order by rounding
+  (a few units in the last place per chunk), and are the same for every thread count and run.
+- serial: the reduction domain in order on one thread, when neither applies or it is small.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..algebra.affine import linear_form
+from ..algebra.evaluate import Evaluator
+from ..dsl import expr as E
+from ..dsl.constructs import Reduction
+from .tiling import extent
+
+# fewer reduction points than this run serially: waking threads costs more
+PARALLEL_MIN_POINTS = 16384
+# the most chunks of a privatized reduction, and the bytes their copies may take
+MAX_CHUNKS = 32
+PRIVATE_BUDGET_BYTES = 4 << 20
+# owner reductions own blocks along the fewest leading variables that give this many blocks
+ENOUGH_BLOCKS = 256
+
+
+@dataclass(frozen=True)
+class OwnedVariable:
+    """A reduction variable whose blocks of `size` values (r + offset) // size own distinct
+    target cells along `dim`."""
+
+    index: int
+    size: int
+    offset: int
+    dim: int
+
+
+@dataclass(frozen=True)
+class ReductionStrategy:
+    """kind: "owner", "privatized" or "serial"; why, in words; owned: the OwnedVariables of
+    an owner reduction; chunk_variable: the reduction variable a privatized one is cut along."""
+
+    kind: str
+    reason: str
+    owned: tuple = ()
+    chunk_variable: int = 0
+
+    def describe(self) -> str:
+        return f"{self.kind}: {self.reason}"
+
+
+def reduction_strategies(graph, params) -> dict:
+    """{Reduction name: ReductionStrategy} for every Reduction of `graph`, decided at the
+    parameter values `params` (the estimates)."""
+    evaluate = Evaluator({}, {}, params)
+    return {
+        s.name: reduction_strategy(s.func, evaluate)
+        for s in graph.stages
+        if isinstance(s.func, Reduction)
+    }
+
+
+def reduction_strategy(func, evaluate) -> ReductionStrategy:
+    """The ReductionStrategy of one Reduction, with the domain sized by `evaluate`."""
+    extents = [extent(evaluate, iv) for iv in func.reduction_intervals]
+    points = 1
+    for n in extents:
+        points *= n
+    if points < PARALLEL_MIN_POINTS:
+        return ReductionStrategy("serial", f"{points} reduction points, too few for threads")
+    owned, blocks = [], 1
+    for o in owned_variables(func):
+        if blocks >= ENOUGH_BLOCKS:
+            break
+        owned.append(o)
+        blocks *= -(-extents[o.index] // o.size)
+    owned = tuple(owned)
+    if owned:
+        if blocks >= 2:
+            names = ", ".join(
+                f"{func.reduction_variables[o.index].name} in blocks of {o.size}" for o in owned
+            )
+            return ReductionStrategy(
+                "owner", f"{names} own distinct cells ({blocks} blocks)", owned=owned
+            )
+    ops = {case.value.op for case in func.cases}
+    if len(ops) > 1:
+        return ReductionStrategy("serial", "its Cases combine with different operators")
+    cells = 1
+    for iv in func.intervals:
+        cells *= extent(evaluate, iv)
+    copy_bytes = cells * func.typ.dtype.itemsize
+    if copy_bytes * 2 > PRIVATE_BUDGET_BYTES:
+        return ReductionStrategy(
+            "serial",
+            f"no variable owns the target's cells and copies of its {copy_bytes} bytes "
+            "are too large to privatize",
+        )
+    chunk = max(range(len(extents)), key=lambda k: (min(extents[k], MAX_CHUNKS), -k))
+    return ReductionStrategy(
+        "privatized",
+        f"{cells} cells: up to {MAX_CHUNKS} chunks along "
+        f"{func.reduction_variables[chunk].name} combine into copies",
+        chunk_variable=chunk,
+    )
+
+
+def owned_variables(func) -> tuple:
+    """The longest prefix of reduction variables that own target cells (see OwnedVariable):
+    each one indexes one target dimension the same way in every Case, and nothing else."""
+    owned, used = [], set()
+    targets = [case.value.target.args for case in func.cases]
+    for index, var in enumerate(func.reduction_variables):
+        found = None
+        for dim in range(func.ndim):
+            if dim in used:
+                continue
+            forms = {_block_form(args[dim], var) for args in targets}
+            if len(forms) == 1 and None not in forms:
+                found = OwnedVariable(index, *forms.pop(), dim)
+                break
+        if found is None:
+            break
+        owned.append(found)
+        used.add(found.dim)
+    return tuple(owned)
+
+
+def _block_form(arg, var):
+    """(size, offset) when `arg` is `var + offset` or `(var + offset) // size`, else None."""
+    size = 1
+    if (
+        isinstance(arg, E.BinOp)
+        and arg.op == "//"
+        and isinstance(arg.b, E.Const)
+        and isinstance(arg.b.value, int)
+        and arg.b.value > 0
+    ):
+        size, arg = arg.b.value, arg.a
+    form = linear_form(arg)
+    if form is None or form[0] is not var or form[1] != 1:
+        return None
+    return size, form[2]

@@ -1,0 +1,181 @@
+"""Parallel Reductions (schedule/reductions.py, codegen/reductions.py): owner-computes and
+privatized strategies against the interpreter for every operator, integer and float types,
+affine, data-dependent and mixed targets, several Cases (each applied, PolyMage's semantics)
+and defaults, on 1, 2 and 3 threads. Integer results and float Min/Max are exact; float Sum and
+Mul within reassociation rounding of the interpreter and bit-identical across thread counts."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+import polyimage
+from polyimage import (
+    Case,
+    Cast,
+    Char,
+    Double,
+    Float,
+    Image,
+    Int,
+    Interval,
+    Long,
+    Op,
+    Parameter,
+    Reduce,
+    Reduction,
+    Short,
+    UChar,
+    Variable,
+)
+from polyimage.schedule.reductions import PARALLEL_MIN_POINTS
+
+SHAPE = (131, 127)  # more reduction points than PARALLEL_MIN_POINTS: threads are used
+TYPES = {
+    "int8": Char,
+    "int16": Short,
+    "int32": Int,
+    "int64": Long,
+    "float32": Float,
+    "float64": Double,
+}
+OPS = {"Sum": Op.Sum, "Mul": Op.Mul, "Min": Op.Min, "Max": Op.Max}
+TARGETS = ("affine", "data", "mixed")
+
+
+def _reduction(typ, op, target, cases):
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y, a, b = (Variable(Int, n) for n in "xyab")
+    bins = Image(UChar, "bins", [R, C])
+    values = Image(typ, "values", [R, C])
+    if target == "affine":
+        dims, ref = [Interval(Int, 0, (R - 1) // 3)], lambda: (x // 3,)
+    elif target == "data":
+        dims, ref = [Interval(Int, 0, 15)], lambda: (Cast(Int, bins(x, y)) - 7,)
+    else:
+        dims, ref = (
+            [Interval(Int, 0, (R - 1) // 8), Interval(Int, 0, 9)],
+            lambda: (x // 8, Cast(Int, bins(x, y))),
+        )
+    variables = [a, b][: len(dims)]
+    red = Reduction(
+        (variables, dims),
+        ([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]),
+        typ,
+        "red",
+    )
+    update = Reduce(red(*ref()), values(x, y), op)
+    if cases:
+        other = Op.Max if op is not Op.Max else Op.Min
+        red.defn = [
+            Case(bins(x, y) > 100, update),
+            Case(bins(x, y) % 2 == 0, Reduce(red(*ref()), values(x, y), other)),
+        ]
+    else:
+        red.defn = [update]
+    red.default = 3
+    return red
+
+
+def _inputs(rng, typ, op):
+    bins = rng.integers(0, 256, SHAPE, dtype=np.uint8)
+    dtype = typ.dtype
+    if np.issubdtype(dtype, np.integer):
+        values = rng.integers(-5, 6, SHAPE).astype(dtype)
+    elif op is Op.Mul:
+        values = (1 + (rng.random(SHAPE) - 0.5) * 1e-3).astype(dtype)
+    else:
+        values = rng.random(SHAPE).astype(dtype) * 2 - 0.5
+    return {"bins": bins, "values": values}
+
+
+CONFIGS = list(itertools.product(sorted(TYPES), sorted(OPS), TARGETS))
+
+
+@pytest.mark.parametrize("type_name, op_name, target", CONFIGS)
+def test_parallel_reductions_match_the_interpreter(type_name, op_name, target):
+    typ, op = TYPES[type_name], OPS[op_name]
+    assert SHAPE[0] * SHAPE[1] >= PARALLEL_MIN_POINTS
+    rng = np.random.default_rng(len(type_name) * 31 + len(op_name) * 7 + len(target))
+    cases = rng.random() < 0.3
+    red = _reduction(typ, op, target, cases)
+    args = _inputs(rng, typ, op)
+    if target == "affine" and not cases:
+        del args["bins"]
+    want = polyimage.interpret([red], **args)
+    pipe = polyimage.compile(
+        [red], schedule="auto", estimates={"R": SHAPE[0], "C": SHAPE[1]}, name="reduction"
+    )
+    results = [pipe(threads=t, **args) for t in (1, 2, 3)]
+    for got in results[1:]:
+        np.testing.assert_array_equal(got, results[0])  # the same bits on any thread count
+    exact = typ.is_int or op in (Op.Min, Op.Max) or pipe.reductions["red"].kind != "privatized"
+    if exact:
+        np.testing.assert_array_equal(results[0], want)
+    else:
+        np.testing.assert_allclose(results[0], want, rtol=1e-5 if typ is Float else 1e-12)
+
+
+def test_the_strategies_chosen():
+    cases = {
+        "affine": "owner",
+        "mixed": "owner",
+        "data": "privatized",
+    }
+    for target, kind in cases.items():
+        red = _reduction(Float, Op.Sum, target, False)
+        pipe = polyimage.compile([red], estimates={"R": SHAPE[0], "C": SHAPE[1]})
+        assert pipe.reductions["red"].kind == kind, target
+        assert f"red: {kind}: " in pipe.report()
+    small = polyimage.compile(
+        [_reduction(Float, Op.Sum, "data", False)], estimates={"R": 9, "C": 9}
+    )
+    assert small.reductions["red"].kind == "serial"
+    mixed_ops = polyimage.compile(
+        [_reduction(Float, Op.Sum, "data", True)], estimates={"R": SHAPE[0], "C": SHAPE[1]}
+    )
+    assert mixed_ops.reductions["red"].kind == "serial"
+
+
+def test_the_bilateral_grid_is_owner_computed_and_exact():
+    from polyimage.apps import load_app
+
+    app = load_app("bilateral_grid")
+    outs, _ = app.build()
+    sizes = {"R": 97, "C": 181}
+    pipe = polyimage.compile(outs, estimates=sizes)
+    assert pipe.reductions["grid"].kind == "owner"
+    rng = np.random.default_rng(3)
+    img = rng.random((97, 181), dtype=np.float32)
+    args = {"img": img, **app.DEFAULTS}
+    want = polyimage.interpret(outs, **args)
+    for threads in (1, 2, 3):
+        np.testing.assert_array_equal(pipe(threads=threads, **args), want)
+
+
+@pytest.mark.parametrize("op_name", sorted(OPS))
+def test_nan_and_far_indices_stay_inside(op_name):
+    """Indices far outside the target are clamped; NaN propagates as in the interpreter."""
+    op = OPS[op_name]
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y, a = (Variable(Int, n) for n in "xya")
+    where = Image(Int, "where", [R, C])
+    values = Image(Float, "values", [R, C])
+    red = Reduction(
+        ([a], [Interval(Int, 0, 7)]),
+        ([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]),
+        Float,
+        "red",
+    )
+    red.defn = [Reduce(red(where(x, y)), values(x, y), op)]
+    rng = np.random.default_rng(5)
+    far = rng.choice([-(2**31), -1000, 3, 5, 1000, 2**31 - 1], SHAPE).astype(np.int32)
+    vals = (1 + (rng.random(SHAPE) - 0.5) * 1e-3).astype(np.float32)
+    vals[7, 9] = np.nan
+    pipe = polyimage.compile([red], estimates={"R": SHAPE[0], "C": SHAPE[1]})
+    want = polyimage.interpret([red], where=far, values=vals)
+    got = [pipe(where=far, values=vals, threads=t) for t in (1, 2, 3)]
+    np.testing.assert_array_equal(got[1], got[0])
+    np.testing.assert_array_equal(got[2], got[0])
+    np.testing.assert_array_equal(np.isnan(got[0]), np.isnan(want))
+    np.testing.assert_allclose(got[0], want, rtol=1e-5)
