@@ -41,7 +41,8 @@ def test_auto_fuses_the_stencil_apps_whole(name):
     graph = polyimage.compile(outputs).stage_graph
     result = auto_schedule(graph, app.PAPER_SIZE, MACHINE)
     assert len(result.schedule.groups) == 1
-    assert result.schedule.groups[0].tile_sizes[0][-1] == 256
+    innermost = result.schedule.groups[0].tile_sizes[0][-1]
+    assert innermost in (256, app.PAPER_SIZE["C"])  # Algorithm 2's width, or a full-width strip
 
 
 def test_auto_is_deterministic():

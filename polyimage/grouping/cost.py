@@ -10,7 +10,10 @@ the costs of groups:
             + w4 * the spread of member sizes relative to the anchor * tiles * tile time / cores
 Tile sizes fill a cache budget (L1, half of L2, L2: the cheapest wins): the innermost dimension
 gets min(extent, innermost), the others sizes in proportion to their reuse (how far regions reach
-beyond the tile along them). Regions are those the code generator uses (poly/regions.py),
+beyond the tile along them); full-width strips (every column, as many rows as fill the budget,
+one along the outer dimensions) compete with them, and every run of an innermost loop adds
+`row_start` bytes to the tile time, so short rows pay for restarting the prefetcher.
+Regions are those the code generator uses (poly/regions.py),
 evaluated for one tile in the middle of the image at the estimates.
 With `multilevel` (Algorithm 4), a two-level candidate competes too: outer tiles of the L2
 size walked by inner tiles that fit L1; scratch bytes that stay in cache only beyond L1 then
@@ -36,14 +39,16 @@ L2_BYTE = 0.1
 
 @dataclass(frozen=True)
 class Weights:
-    """w1..w4 of the cost. The paper's Table 2 values weigh terms in other units; these
-    defaults price one operation at 0.3 bytes moved (2 cores with 16-lane vectors against
-    about 40 GB/s)."""
+    """w1..w4 of the cost, and the bytes one run of an innermost loop costs (`row_start`: the
+    prefetcher restarts, loop and region setup; short rows lose to full-width strips). The
+    paper's Table 2 values weigh terms in other units; these defaults price one operation at
+    0.3 bytes moved (2 cores with 16-lane vectors against about 40 GB/s)."""
 
     live_data: float = 1.0
     cleanup: float = 1.0
     overlap: float = 0.3
     spread: float = 0.5
+    row_start: float = 64.0
 
 
 @dataclass(frozen=True)
@@ -150,9 +155,10 @@ class CostModel:
         probe = self.measure(plan, [tuple(min(s, 32) for s in sizes)])[0]
         candidates = []
         for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
-            tiles = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
-            if tiles not in candidates:
-                candidates.append(tiles)
+            l2_tiles = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
+            for tiles in (l2_tiles, strip_sizes(graph, plan, sizes, cache)):
+                if tiles is not None and tiles not in candidates:
+                    candidates.append(tiles)
         measures = self.measure(plan, candidates)
         best = None
         for tiles, measured in zip(candidates, measures):
@@ -160,7 +166,8 @@ class CostModel:
             if best is None or result.cost < best.cost:
                 best = result
         if self.multilevel and len(sizes) > 1:
-            two = self._two_levels(plan, candidates[-1], measures[-1], sizes, probe["halo"])
+            l2_measured = measures[candidates.index(l2_tiles)]
+            two = self._two_levels(plan, l2_tiles, l2_measured, sizes, probe["halo"])
             if two is not None and two.cost < best.cost:
                 best = two
         return best
@@ -230,6 +237,11 @@ class CostModel:
                 )
                 halo.append(reach / max(len(plan.members), 1))
             vol = {n: int(v[k]) for n, v in volume.items()}
+            rows = sum(
+                int(np.prod(np.maximum(regions[n][1][k, :-1] - regions[n][0][k, :-1] + 1, 0)))
+                for n in plan.members
+                if vol[n] > 0
+            )
             own = sum(max(tile_points * full[n] / anchor_points, 1.0) for n in plan.members)
             computed = sum(vol[n] for n in plan.members)
             results.append(
@@ -242,6 +254,7 @@ class CostModel:
                     "live_in": sum(vol[n] * itemsize[n] for n in regions if n not in plan.members),
                     "live_out": sum(int(owned[n][k]) * itemsize[n] for n in plan.liveouts),
                     "halo": halo,
+                    "rows": rows,
                     "full_bytes": {n: full[n] * itemsize[n] for n in plan.members},
                 }
             )
@@ -260,7 +273,11 @@ class CostModel:
             traffic += 2 * measured["scratch_bytes"]
         elif self.multilevel and resident > machine.l1_bytes:
             traffic += L2_BYTE * 2 * measured["scratch_bytes"]
-        tile_time = weights.live_data * traffic + weights.overlap * ops
+        tile_time = (
+            weights.live_data * traffic
+            + weights.overlap * ops
+            + weights.row_start * measured["rows"]
+        )
         idle = (cores - n_tiles % cores) % cores
         anchor_points = max(self.points(plan.anchor), 1)
         ratios = [self.points(n) / anchor_points for n in plan.members]
@@ -301,6 +318,16 @@ def redundant_fraction(graph, stages, params, tiles):
         return None
     measured = CostModel(graph, params, None).measure(plan, [tuple(tiles)])[0]
     return measured["redundant"] / max(measured["computed"], 1)
+
+
+def strip_sizes(graph, plan, sizes, cache):
+    """A full-width strip: every row of the innermost dimension, as many rows of the next one
+    as fill `cache`, one along the others (None for one-dimensional groups)."""
+    if len(sizes) < 2:
+        return None
+    itemsize = max(graph.stage(n).func.typ.dtype.itemsize for n in plan.members)
+    rows = cache // (len(plan.members) * itemsize * sizes[-1])
+    return (1,) * (len(sizes) - 2) + (max(1, min(sizes[-2], rows)), sizes[-1])
 
 
 def tile_sizes(graph, plan, probe, sizes, cache, cores, innermost) -> tuple:
