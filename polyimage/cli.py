@@ -239,6 +239,8 @@ def main(argv=None) -> int:
         return exc.code or 0
     level = logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(name)s: %(message)s")
+    if not args.debug and not args.verbose:  # long compiles say what they are doing
+        logging.getLogger("polyimage.progress").setLevel(logging.INFO)
     try:
         options = Options.from_env()  # a bad POLYIMAGE_* variable stops every command first
     except ValueError as exc:

@@ -57,6 +57,10 @@ from .schedule.reductions import reduction_strategies
 from .schedule.tiling import plan_groups
 
 log = logging.getLogger("polyimage")
+# compiles that take longer than this report each pass as it ends (the command line shows them)
+progress = logging.getLogger("polyimage.progress")
+PROGRESS_AFTER_SECONDS = 1.0
+PROGRESS_MIN_PASS_SECONDS = 0.05
 
 SCHEDULES = ("naive", "auto", "greedy", "greedy-cost")
 DEFAULT_ESTIMATE = 1024
@@ -108,6 +112,7 @@ class Pipeline:
         dump=None,
     ):
         self.pass_seconds, self._bindings, self._workspaces = {}, {}, []
+        self._started = time.perf_counter()
         self._profiled = None
         self.options = options or Options.from_env()
         self.weights = self.weights_origin = None
@@ -278,6 +283,17 @@ class Pipeline:
         yield
         self.pass_seconds[pass_name] = time.perf_counter() - start
         log.debug("%s: %.3f s", pass_name, self.pass_seconds[pass_name])
+        if (
+            time.perf_counter() - self._started > PROGRESS_AFTER_SECONDS
+            and self.pass_seconds[pass_name] >= PROGRESS_MIN_PASS_SECONDS
+        ):
+            progress.info(
+                "%s: %s done in %.2f s (%.1f s so far)",
+                getattr(self, "name", "pipeline"),
+                pass_name,
+                self.pass_seconds[pass_name],
+                time.perf_counter() - self._started,
+            )
 
     @property
     def c_source(self) -> str:

@@ -106,6 +106,21 @@ def test_passes_are_logged_at_debug(caplog, tmp_path):
         assert f"{name}: " in logged
 
 
+def test_long_compiles_report_each_pass_as_it_ends(caplog, tmp_path, monkeypatch):
+    monkeypatch.setattr("polyimage.pipeline.PROGRESS_AFTER_SECONDS", 0.0)
+    monkeypatch.setattr("polyimage.pipeline.PROGRESS_MIN_PASS_SECONDS", 0.0)
+    caplog.set_level(logging.INFO, logger="polyimage.progress")
+    polyimage.compile([_blur()], schedule="naive", options=Options(cache_dir=tmp_path))
+    lines = [r.getMessage() for r in caplog.records if r.name == "polyimage.progress"]
+    for name in ("analyze", "schedule", "generate_c", "build"):
+        assert any(line.startswith(f"by: {name} done in ") for line in lines), lines
+    quick = tmp_path / "quick"
+    caplog.clear()
+    monkeypatch.setattr("polyimage.pipeline.PROGRESS_AFTER_SECONDS", 3600.0)
+    polyimage.compile([_blur()], schedule="naive", options=Options(cache_dir=quick))
+    assert not [r for r in caplog.records if r.name == "polyimage.progress"]
+
+
 @pytest.fixture
 def pipe():
     return polyimage.compile([_blur()], estimates={"R": 64, "C": 64})

@@ -5,8 +5,10 @@ import math
 from helpers import MACHINE
 
 import polyimage
+from polyimage import Exp, Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.apps import bilateral_grid, harris, unsharp_mask
-from polyimage.grouping.cost import CostModel, Weights, group_cost, strip_sizes
+from polyimage.graph.dag import build_graph
+from polyimage.grouping.cost import SCALAR_LOOP, CostModel, Weights, group_cost, strip_sizes
 from polyimage.pipeline import resolve_estimates
 
 # only the work counts: recomputed halo points make a fused group cost more
@@ -76,6 +78,21 @@ def test_full_width_strips_compete_and_win_on_unsharp_mask():
     plan = CostModel(graph, params, MACHINE).plan(("blurx", "mask"))
     c, rows, cols = strip_sizes(graph, plan, [3, 2848, 4256], MACHINE.l2_bytes)
     assert (c, cols) == (1, 4256) and rows * cols * 2 * 4 <= MACHINE.l2_bytes
+
+
+def test_a_stage_calling_libm_costs_a_vector_of_operations_per_point():
+    """exp, log, sin, cos and pow stay scalar calls (no vectorization): such a stage's
+    operations count SCALAR_LOOP times."""
+    R, x = Parameter(Int, "R"), Variable(Int, "x")
+    img = Image(Float, "img", [R])
+    plain = Function(([x], [Interval(Int, 0, R - 1)]), Float, "plain")
+    plain.defn = [img(x) * 2.0 + 1.0]
+    called = Function(([x], [Interval(Int, 0, R - 1)]), Float, "called")
+    called.defn = [Exp(img(x) * 2.0) + 1.0]
+    graph = build_graph([plain, called])
+    params = resolve_estimates(graph, {"R": 1000})[0]
+    model = CostModel(graph, params, MACHINE)
+    assert model.ops("called") == SCALAR_LOOP * (model.ops("plain") + 1)
 
 
 def test_groups_that_cannot_be_tiled_cost_infinity():

@@ -30,10 +30,13 @@ import numpy as np
 
 from ..algebra.evaluate import Evaluator
 from ..dsl import expr as E
+from ..dsl import libm
 from ..graph.dag import definition_exprs
 from ..schedule.tiling import UntiledGroup, extent, scalar, tiling_plan
 
 DEFAULT_INNERMOST = 256
+# a point of a loop the compiler cannot vectorize costs about a vector's lanes of points
+SCALAR_LOOP = 8
 L2_BYTE = 0.1
 
 
@@ -127,18 +130,16 @@ class CostModel:
         return self._points[name]
 
     def ops(self, name) -> int:
-        """Operations per point: the arithmetic nodes of the definition (at least one)."""
+        """Operations per point: the arithmetic nodes of the definition (at least one), times
+        SCALAR_LOOP for a stage whose loop cannot vectorize (it calls the C library's exp,
+        log, sin, cos or pow, which the vectorizer leaves as scalar calls)."""
         if name not in self._ops:
-            exprs = definition_exprs(self.graph.stage(name).func)
-            self._ops[name] = max(
-                1,
-                sum(
-                    1
-                    for e in exprs
-                    for node in E.walk(e)
-                    if isinstance(node, (E.BinOp, E.Call, E.Select, E.Cast, E.Condition))
-                ),
+            nodes = [n for e in definition_exprs(self.graph.stage(name).func) for n in E.walk(e)]
+            count = sum(
+                1 for n in nodes if isinstance(n, (E.BinOp, E.Call, E.Select, E.Cast, E.Condition))
             )
+            scalar = any(isinstance(n, E.Call) and libm.is_libm(n.fn) for n in nodes)
+            self._ops[name] = max(1, count) * (SCALAR_LOOP if scalar else 1)
         return self._ops[name]
 
     def itemsize(self, name) -> int:
