@@ -13,7 +13,6 @@ the user's own: only its owner should be able to write there (records are pickle
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import os
 import pickle
 import tempfile
@@ -23,6 +22,7 @@ from pathlib import Path
 from .dsl import expr as E
 from .dsl.constructs import Reduce
 from .errors import CacheWarning
+from .jit.cache import fields_digest
 from .version import __version__
 
 RECORD_FORMAT = 1
@@ -61,12 +61,7 @@ def compile_key(
         f"machine {machine!r}",
         f"options {build!r}",
     ]
-    digest = hashlib.sha256()
-    for text in parts:
-        data = text.encode()
-        digest.update(len(data).to_bytes(8, "little"))
-        digest.update(data)
-    return digest.hexdigest()
+    return fields_digest(parts)
 
 
 def graph_text(graph) -> str:

@@ -48,6 +48,11 @@ def cache_key(source: str, compiler: str, fingerprint: str, flags: tuple) -> str
         sys.implementation.cache_tag,
         sysconfig.get_config_var("EXT_SUFFIX") or "",
     ]
+    return fields_digest(fields)
+
+
+def fields_digest(fields) -> str:
+    """SHA-256 of the texts `fields`, each prefixed by its length (no two lists collide)."""
     digest = hashlib.sha256()
     for text in fields:
         data = text.encode()
