@@ -128,6 +128,7 @@ class Pipeline:
         self.constraints = _check_constraints(self.graph, constraints)
         if schedule in ("auto", "greedy-cost"):
             self.weights, self.weights_origin = resolve_weights(self._weights_given, self.options)
+        self.machine = Machine.detect(**self.options.machine)
         self.cached, key = False, None
         if self.options.use_cache and dumped.folder is None:
             with self._timed("load_record"):
@@ -139,7 +140,7 @@ class Pipeline:
                     schedule=schedule,
                     inline=inline,
                     weights=self.weights,
-                    machine=Machine.detect(**self.options.machine),
+                    machine=self.machine,
                     options=self.options,
                 )
                 record = load_record(self.options.cache_dir, key)
@@ -166,10 +167,8 @@ class Pipeline:
 
     def _restore(self, record: dict) -> None:
         """Take a saved compile's results; its warnings are issued again."""
-        passes = dict(self.pass_seconds)
         for field in FIELDS:
             setattr(self, field, record[field])
-        self.compiled_pass_seconds, self.pass_seconds = self.pass_seconds, passes
         self.cached = True
         for message in self.warnings:
             warnings.warn(message, UncoveredReadWarning, stacklevel=4)
@@ -236,7 +235,7 @@ class Pipeline:
             self.auto = auto_schedule(
                 self.stage_graph,
                 self.param_values,
-                Machine.detect(**self.options.machine),
+                self.machine,
                 self.weights,
                 multilevel=self.options.multilevel,
             )
@@ -247,7 +246,7 @@ class Pipeline:
             return greedy_cost_schedule(
                 self.stage_graph,
                 self.param_values,
-                Machine.detect(**self.options.machine),
+                self.machine,
                 self.weights,
             )
         if isinstance(schedule, str) and ("{" in schedule or "group" in schedule):

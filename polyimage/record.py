@@ -40,7 +40,6 @@ FIELDS = (
     "warnings",
     "weights",
     "weights_origin",
-    "pass_seconds",
 )
 
 

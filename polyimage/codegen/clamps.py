@@ -19,7 +19,7 @@ from ..algebra.affine import is_affine
 from ..algebra.intervals import as_long
 from ..algebra.simplify import expr_key, simplify
 from ..dsl import expr as E
-from .split import _linear, _mentions, _Unsplittable
+from .split import NotLinear, linear, mentions
 
 
 @dataclass(frozen=True)
@@ -50,10 +50,23 @@ def interior(exprs, v):
                 chosen[id(node)] = decided[id(node)]
     if not chosen:
         return None
-    return Interior(chosen, distinct(lows), distinct(highs))
+    return Interior(chosen, _distinct(lows), _distinct(highs))
 
 
-def distinct(bounds) -> tuple:
+def merged(interiors):
+    """One Interior of several loops' (their clamps all replaced on the intersection of their
+    interiors), or None when none has any."""
+    found = [i for i in interiors if i is not None]
+    if not found:
+        return None
+    return Interior(
+        {k: v for i in found for k, v in i.chosen.items()},
+        _distinct(e for i in found for e in i.lows),
+        _distinct(e for i in found for e in i.highs),
+    )
+
+
+def _distinct(bounds) -> tuple:
     """`bounds` simplified, each once, in first-seen order."""
     seen = {}
     for e in bounds:
@@ -69,21 +82,21 @@ def _is_clamp(node) -> bool:
 def _decide(node, v, pick, lows, highs):
     """The moving operand of clamp `node`, after adding the half-line where it is chosen to
     `lows` or `highs`; None when the clamp does not qualify."""
-    moving_a, moving_b = _mentions(node.a, v), _mentions(node.b, v)
+    moving_a, moving_b = mentions(node.a, v), mentions(node.b, v)
     if moving_a == moving_b:
         return None
     moving, fixed = (node.a, node.b) if moving_a else (node.b, node.a)
     if not is_affine(fixed):
         return None
     try:
-        a, rest = _linear(moving, v, pick)
-    except _Unsplittable:
+        a, rest = linear(moving, v, pick)
+    except NotLinear:
         return None
     if a == 0:
         return None
     # Min picks the moving operand where a*v + rest <= fixed, Max where a*v + rest >= fixed
     if node.op == "min":
-        a, t = a, as_long(fixed) - as_long(rest)
+        t = as_long(fixed) - as_long(rest)
     else:
         a, t = -a, as_long(rest) - as_long(fixed)
     if a > 0:

@@ -20,14 +20,12 @@ from ..algebra.residues import at_residue, decide, period
 from ..dsl import expr as E
 from ..dsl.constructs import Image, Reduction
 from ..graph.dag import StageGraph, definition_exprs, scan_dimension
+from ..schedule.reductions import PARALLEL_MIN_POINTS
 from .cexpr import CExprPrinter, wide_name
-from .clamps import Interior, distinct, interior
+from .clamps import interior, merged
 from .names import PREFIX
 from .reductions import reduction_update
 from .split import case_breakpoints
-
-# a stage of fewer points runs on the calling thread: waking the others costs more
-PARALLEL_MIN_POINTS = 16384
 
 
 def gathered_stages(graph: StageGraph) -> frozenset:
@@ -163,7 +161,7 @@ class LoopEmitter:
             for f in funcs
         ):
             return None
-        return _merged(
+        return merged(
             interior(
                 [e for case in f.cases for e in (case.cond, case.value) if e is not None],
                 f.variables[-1],
@@ -200,7 +198,7 @@ class LoopEmitter:
                 if verdict:
                     break
             per_residue.append(chosen)
-        inside = _merged(
+        inside = merged(
             interior([e for pair in cases for e in pair if e is not None], q)
             for cases in per_residue
         )
@@ -316,15 +314,10 @@ class LoopEmitter:
             self._segments(variables[-1], split, inner)
         elif clamps:
             var = variables[-1]
-            it, w = self.names[var], wide_name(self.names[var])
+            it = self.names[var]
 
             def loop(start, end, d, simd=True):
-                if simd:
-                    self.emit("#pragma omp simd", d)
-                self.emit(f"for (int64_t {w} = {start}; {w} <= {end}; {w}++) {{", d)
-                self.emit(self._aliases([var]), d + 1)
-                body(d + 1)
-                self.emit("}", d)
+                self._innermost(var, start, end, body, d, simd)
 
             self._interior_loops(it, f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}", clamps, loop, inner)
         else:
@@ -355,10 +348,7 @@ class LoopEmitter:
             depth,
         )
         for start, end in ((lo, head_end), (tail_start, hi)):
-            self.emit(f"for (int64_t {w} = {start}; {w} <= {end}; {w}++) {{", depth)
-            self.emit(self._aliases([var]), depth + 1)
-            body(depth + 1)
-            self.emit("}", depth)
+            self._innermost(var, start, end, body, depth, simd=False)
 
         def loop(start, end, d, simd=True):
             if simd:
@@ -377,6 +367,16 @@ class LoopEmitter:
             loop(qlo, qhi, depth)
         else:
             self._interior_loops(qname, qlo, qhi, inside, loop, depth)
+
+    def _innermost(self, var, start, end, body, depth, simd=True):
+        """One innermost loop of `var` from `start` to `end` (C texts) running `body`."""
+        w = wide_name(self.names[var])
+        if simd:
+            self.emit("#pragma omp simd", depth)
+        self.emit(f"for (int64_t {w} = {start}; {w} <= {end}; {w}++) {{", depth)
+        self.emit(self._aliases([var]), depth + 1)
+        body(depth + 1)
+        self.emit("}", depth)
 
     def _interior_loops(self, it, lo, hi, inside, loop, depth):
         """`loop(start, end, depth, simd)` over lo..hi cut into head, interior and tail, the
@@ -524,17 +524,3 @@ class LoopEmitter:
                 else f"({PREFIX}k{i} ? {PREFIX}v{i} : {choice})"
             )
         self._store(func, choice, depth)
-
-
-def _merged(interiors):
-    """One Interior of several loops' (their clamps all replaced on the intersection), or
-    None when none has any."""
-    found = [i for i in interiors if i is not None]
-    if not found:
-        return None
-    chosen = {k: v for i in found for k, v in i.chosen.items()}
-    return Interior(
-        chosen,
-        distinct(e for i in found for e in i.lows),
-        distinct(e for i in found for e in i.highs),
-    )

@@ -8,6 +8,7 @@ from __future__ import annotations
 import copy
 
 from ..dsl import expr as E
+from ..dsl.constructs import Op
 from ..schedule.reductions import MAX_CHUNKS, PARALLEL_MIN_POINTS, PRIVATE_BUDGET_BYTES
 from .cexpr import c_literal
 from .names import PREFIX
@@ -73,16 +74,16 @@ def _owner(emitter, func, strategy, names):
     depth = 2 + len(owned)
     emitter.emit("{", depth)
     bounds = {}
+    bigger, smaller = emitter.printer.helper("max", E.Long), emitter.printer.helper("min", E.Long)
     for o in owned:
         n = names[o.index]
         start = f"{P}k_{n} * {o.size} - {o.offset}"
         emitter.emit(
-            f"const int64_t {P}ba_{n} = {P}max_i64({P}rlo_{n}, {start}), {P}bb_{n} = "
-            f"{P}min_i64({P}rhi_{n}, {start} + {o.size - 1});",
+            f"const int64_t {P}ba_{n} = {bigger}({P}rlo_{n}, {start}), {P}bb_{n} = "
+            f"{smaller}({P}rhi_{n}, {start} + {o.size - 1});",
             depth + 1,
         )
         bounds[o.index] = (f"{P}ba_{n}", f"{P}bb_{n}")
-    _helpers(emitter)
     _serial(emitter, func, names, bounds, depth + 1)
     emitter.emit("}", depth)
 
@@ -92,7 +93,6 @@ def _privatized(emitter, func, strategy, names):
     typ, c = func.typ, store.c_type
     chunk = names[strategy.chunk_variable]
     cells = " * ".join(store.n) or "1"
-    _helpers(emitter)
     emitter.emit(
         f"const int64_t {P}cells = {cells}, {P}cext = {P}extent({P}rlo_{chunk}, {P}rhi_{chunk});", 2
     )
@@ -112,7 +112,8 @@ def _privatized(emitter, func, strategy, names):
     emitter.emit(f"#pragma omp parallel for num_threads({P}nthreads) schedule(static)", 3)
     emitter.emit(f"for (int64_t {P}k = 0; {P}k < {P}nchunks; {P}k++) {{", 3)
     emitter.emit(f"{c} *restrict {P}part = {P}priv + {P}k * {P}cells;", 4)
-    identity = _identity(func.cases[0].value.op.name, typ)
+    op = func.cases[0].value.op
+    identity = _identity(op, typ)
     emitter.emit(f"for (int64_t {P}i = 0; {P}i < {P}cells; {P}i++) {P}part[{P}i] = {identity};", 4)
     emitter.emit(
         f"const int64_t {P}ca = {P}rlo_{chunk} + {P}cext * {P}k / {P}nchunks, {P}cb = "
@@ -130,13 +131,7 @@ def _privatized(emitter, func, strategy, names):
     )
     emitter.emit(f"for (int64_t {P}i = 0; {P}i < {P}cells; {P}i++) {{", 3)
     emitter.emit(f"{c} {P}t = {store.buffer}[{P}i];", 4)
-    merged = combine(
-        emitter.printer,
-        func.cases[0].value.op.name,
-        typ,
-        f"{P}t",
-        f"{P}priv[{P}k * {P}cells + {P}i]",
-    )
+    merged = combine(emitter.printer, op, typ, f"{P}t", f"{P}priv[{P}k * {P}cells + {P}i]")
     emitter.emit(f"for (int64_t {P}k = 0; {P}k < {P}nchunks; {P}k++) {P}t = {merged};", 4)
     emitter.emit(f"{store.buffer}[{P}i] = {P}t;", 4)
     emitter.emit("}", 3)
@@ -157,36 +152,31 @@ def update_cases(emitter, func, depth, target=None) -> None:
             red = case.value
             address = emitter.address(red.target, emitter.printer, lvalue=True)
             value = emitter.printer(red.value)
-            combined = combine(emitter.printer, red.op.name, func.typ, address, value)
+            combined = combine(emitter.printer, red.op, func.typ, address, value)
             cond = "" if case.cond is None else f"if ({emitter.printer(case.cond)}) "
             emitter.emit(f"{cond}{{ {address} = {combined}; }}", depth)
     finally:
         emitter.storage[func.name] = saved
 
 
-def combine(printer, op: str, typ, target: str, value: str) -> str:
-    """C of `target` combined with `value` by Op `op` ("Sum", "Mul", "Min", "Max")."""
-    if op in ("Min", "Max"):
-        return f"{printer.helper(op.lower(), typ)}({target}, {value})"
-    return f"({typ.c_name})({target} {'+' if op == 'Sum' else '*'} {value})"
+def combine(printer, op: Op, typ, target: str, value: str) -> str:
+    """C of `target` combined with `value` by `op`."""
+    if op in (Op.Min, Op.Max):
+        return f"{printer.helper(op.value, typ)}({target}, {value})"
+    return f"({typ.c_name})({target} {op.value} {value})"
 
 
-def _identity(op: str, typ) -> str:
-    if op == "Sum":
-        return c_literal(0 if typ.is_int else 0.0, typ)
-    if op == "Mul":
-        return c_literal(1 if typ.is_int else 1.0, typ)
+def _identity(op: Op, typ) -> str:
+    """The value `op` leaves any other unchanged with, in `typ`."""
+    if op in (Op.Sum, Op.Mul):
+        unit = 0 if op is Op.Sum else 1
+        return c_literal(unit if typ.is_int else float(unit), typ)
     if typ.is_float:
-        return c_literal(float("inf") if op == "Min" else float("-inf"), typ)
-    return c_literal(typ.max_value() if op == "Min" else typ.min_value(), typ)
+        return c_literal(float("inf") if op is Op.Min else float("-inf"), typ)
+    return c_literal(typ.max_value() if op is Op.Min else typ.min_value(), typ)
 
 
 def _floordiv(emitter, text: str, size: int) -> str:
     if size == 1:
         return f"({text})"
     return f"{emitter.printer.helper('floordiv', E.Long)}({text}, INT64_C({size}))"
-
-
-def _helpers(emitter) -> None:
-    emitter.printer.helper("max", E.Long)
-    emitter.printer.helper("min", E.Long)

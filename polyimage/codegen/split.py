@@ -21,7 +21,7 @@ MAX_COEFFICIENT = 1 << 10
 MAX_BREAKPOINTS = 16
 
 
-class _Unsplittable(Exception):
+class NotLinear(Exception):
     pass
 
 
@@ -35,56 +35,56 @@ def case_breakpoints(func, v):
     try:
         for cond in conditions:
             points += _condition_breakpoints(cond, v)
-    except _Unsplittable:
+    except NotLinear:
         return None
     return points if len(points) <= MAX_BREAKPOINTS else None
 
 
-def _mentions(e, v) -> bool:
+def mentions(e, v) -> bool:
     return any(node is v for node in E.walk(e))
 
 
 def _condition_breakpoints(cond, v) -> list:
-    if not _mentions(cond, v):
+    if not mentions(cond, v):
         return []
     if isinstance(cond, E.Logic):
         return _condition_breakpoints(cond.a, v) + _condition_breakpoints(cond.b, v)
     if isinstance(cond, E.Not):
         return _condition_breakpoints(cond.a, v)
     if not isinstance(cond, E.Condition) or not (cond.lhs.typ.is_int and cond.rhs.typ.is_int):
-        raise _Unsplittable(str(cond))
-    a_left, rest_left = _linear(cond.lhs, v)
-    a_right, rest_right = _linear(cond.rhs, v)
+        raise NotLinear(str(cond))
+    a_left, rest_left = linear(cond.lhs, v)
+    a_right, rest_right = linear(cond.rhs, v)
     a = a_left - a_right
     if a == 0:
         return []
     if abs(a) > MAX_COEFFICIENT:
-        raise _Unsplittable(str(cond))
+        raise NotLinear(str(cond))
     t = as_long(rest_right) - as_long(rest_left)
     return [0 - ((0 - t) // a), t // a + 1]
 
 
-def _linear(e, v, pick=None):
+def linear(e, v, pick=None):
     """(a, rest) with e == a*v + rest, rest affine and free of v; `pick(node)` gives the
     operand an integer Min or Max moving with v stands for (codegen.clamps), if any."""
-    if not _mentions(e, v):
+    if not mentions(e, v):
         if not is_affine(e):
-            raise _Unsplittable(str(e))
+            raise NotLinear(str(e))
         return 0, e
     if e is v:
         return 1, E.Const(0, E.Long)
     if pick is not None and isinstance(e, E.BinOp) and e.op in ("min", "max"):
         operand = pick(e)
         if operand is None:
-            raise _Unsplittable(str(e))
-        return _linear(operand, v, pick)
+            raise NotLinear(str(e))
+        return linear(operand, v, pick)
     if isinstance(e, E.Neg):
-        a, rest = _linear(e.a, v, pick)
+        a, rest = linear(e.a, v, pick)
         return -a, 0 - as_long(rest)
     if isinstance(e, E.Cast) and is_affine(e):
-        return _linear(e.a, v, pick)
+        return linear(e.a, v, pick)
     if isinstance(e, E.BinOp) and e.op in ("+", "-"):
-        (a1, r1), (a2, r2) = _linear(e.a, v, pick), _linear(e.b, v, pick)
+        (a1, r1), (a2, r2) = linear(e.a, v, pick), linear(e.b, v, pick)
         return (
             (a1 + a2, as_long(r1) + as_long(r2))
             if e.op == "+"
@@ -93,6 +93,6 @@ def _linear(e, v, pick=None):
     if isinstance(e, E.BinOp) and e.op == "*":
         for const, other in ((e.a, e.b), (e.b, e.a)):
             if isinstance(const, E.Const) and isinstance(const.value, int):
-                a, rest = _linear(other, v, pick)
+                a, rest = linear(other, v, pick)
                 return a * const.value, as_long(rest) * const.value
-    raise _Unsplittable(str(e))
+    raise NotLinear(str(e))

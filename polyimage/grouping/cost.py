@@ -156,10 +156,11 @@ class CostModel:
         probe = self.measure(plan, [tuple(min(s, 32) for s in sizes)])[0]
         candidates = []
         for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
-            l2_tiles = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
-            for tiles in (l2_tiles, strip_sizes(graph, plan, sizes, cache)):
+            fitted = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
+            for tiles in (fitted, strip_sizes(graph, plan, sizes, cache)):
                 if tiles is not None and tiles not in candidates:
                     candidates.append(tiles)
+        l2_tiles = fitted  # Algorithm 2's tiles for the last budget, all of L2
         measures = self.measure(plan, candidates)
         best = None
         for tiles, measured in zip(candidates, measures):

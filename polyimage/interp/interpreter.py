@@ -103,7 +103,7 @@ def _reduce(func, evaluator, points, binding):
         red_shape.append(max(ub - lb + 1, 0))
     red_points = box_points(func.reduction_variables, red_origin, red_shape)
     total = int(np.prod(red_shape))
-    order, targets, values, ops = [], [], [], []
+    order, targets, values = [], [], []
     everywhere = np.arange(total)
     for k, case in enumerate(func.cases):
         if case.cond is None:
@@ -115,13 +115,15 @@ def _reduce(func, evaluator, points, binding):
         order.append(chosen * len(func.cases) + k)
         targets.append(np.ravel_multi_index(idx, shape) if idx else np.zeros(len(chosen), np.int64))
         values.append(evaluator.full(case.value.value, sub, len(chosen)))
-        ops.append(np.full(len(chosen), k, np.int64))
     if not order:
         return out.reshape(shape)
-    ranked = np.argsort(np.concatenate(order), kind="stable")
+    order = np.concatenate(order)
+    ranked = np.argsort(order, kind="stable")
     targets = np.concatenate(targets)[ranked]
     values = np.concatenate(values).astype(func.typ.dtype)[ranked]
-    op_names = np.array([case.value.op.name for case in func.cases])[np.concatenate(ops)[ranked]]
+    op_names = np.array([case.value.op.name for case in func.cases])[
+        order[ranked] % len(func.cases)
+    ]
     starts = np.flatnonzero(np.r_[True, op_names[1:] != op_names[:-1]]) if len(ranked) else []
     bounds = list(starts) + [len(ranked)]
     with np.errstate(all="ignore"):

@@ -17,6 +17,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..algebra.affine import linear_form
@@ -25,7 +26,8 @@ from ..dsl import expr as E
 from ..dsl.constructs import Reduction
 from .tiling import extent
 
-# fewer reduction points than this run serially: waking threads costs more
+# a loop nest (a stage, a reduction) of fewer points runs on the calling thread: waking the
+# others costs more
 PARALLEL_MIN_POINTS = 16384
 # the most chunks of a privatized reduction, and the bytes their copies may take
 MAX_CHUNKS = 32
@@ -73,9 +75,7 @@ def reduction_strategies(graph, params) -> dict:
 def reduction_strategy(func, evaluate) -> ReductionStrategy:
     """The ReductionStrategy of one Reduction, with the domain sized by `evaluate`."""
     extents = [extent(evaluate, iv) for iv in func.reduction_intervals]
-    points = 1
-    for n in extents:
-        points *= n
+    points = math.prod(extents)
     if points < PARALLEL_MIN_POINTS:
         return ReductionStrategy("serial", f"{points} reduction points, too few for threads")
     owned, blocks = [], 1
@@ -84,21 +84,17 @@ def reduction_strategy(func, evaluate) -> ReductionStrategy:
             break
         owned.append(o)
         blocks *= -(-extents[o.index] // o.size)
-    owned = tuple(owned)
-    if owned:
-        if blocks >= 2:
-            names = ", ".join(
-                f"{func.reduction_variables[o.index].name} in blocks of {o.size}" for o in owned
-            )
-            return ReductionStrategy(
-                "owner", f"{names} own distinct cells ({blocks} blocks)", owned=owned
-            )
+    if owned and blocks >= 2:
+        names = ", ".join(
+            f"{func.reduction_variables[o.index].name} in blocks of {o.size}" for o in owned
+        )
+        return ReductionStrategy(
+            "owner", f"{names} own distinct cells ({blocks} blocks)", owned=tuple(owned)
+        )
     ops = {case.value.op for case in func.cases}
     if len(ops) > 1:
         return ReductionStrategy("serial", "its Cases combine with different operators")
-    cells = 1
-    for iv in func.intervals:
-        cells *= extent(evaluate, iv)
+    cells = math.prod(extent(evaluate, iv) for iv in func.intervals)
     copy_bytes = cells * func.typ.dtype.itemsize
     if copy_bytes * 2 > PRIVATE_BUDGET_BYTES:
         return ReductionStrategy(
@@ -117,7 +113,7 @@ def reduction_strategy(func, evaluate) -> ReductionStrategy:
 
 def owned_variables(func) -> tuple:
     """The longest prefix of reduction variables that own target cells (see OwnedVariable):
-    each one indexes one target dimension the same way in every Case, and nothing else."""
+    each one indexes its own target dimension, the same way in every Case."""
     owned, used = [], set()
     targets = [case.value.target.args for case in func.cases]
     for index, var in enumerate(func.reduction_variables):
