@@ -46,7 +46,7 @@ from .grouping.auto import auto_schedule
 from .grouping.greedy import greedy_cost_schedule, greedy_schedule
 from .grouping.machine import Machine
 from .grouping.weights import resolve_weights
-from .jit.build import build
+from .jit.build import build, evict_over_cap
 from .poly.analysis import analyze
 from .poly.bounds import branch_free_stages, check_analysis
 from .profile import Profile, profile_run
@@ -155,9 +155,17 @@ class Pipeline:
         dumped.write("passes.txt", lambda: passes_text(self.pass_seconds))
         if key is not None and not self.cached:
             try:
-                save_record(self.options.cache_dir, key, {f: getattr(self, f) for f in FIELDS})
+                record = save_record(
+                    self.options.cache_dir, key, {f: getattr(self, f) for f in FIELDS}
+                )
             except OSError as exc:
                 log.warning("could not save the compile record: %s", exc)
+            else:
+                evict_over_cap(
+                    self.options.cache_dir,
+                    self.options.cache_max_bytes,
+                    keep=[record, self.kernel.info.path],
+                )
         log.info(
             "%s %s in %.3f s",
             "loaded" if self.cached else "compiled",

@@ -176,8 +176,9 @@ def load_record(root, key: str):
     return record
 
 
-def save_record(root, key: str, record: dict) -> None:
-    """Write the record atomically (a reader sees the old file, none, or the whole new one)."""
+def save_record(root, key: str, record: dict) -> Path:
+    """Write the record atomically (a reader sees the old file, none, or the whole new one);
+    returns its path."""
     path = record_path(root, key)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = pickle.dumps({"format": RECORD_FORMAT, **record}, protocol=pickle.HIGHEST_PROTOCOL)
@@ -192,3 +193,4 @@ def save_record(root, key: str, record: dict) -> None:
         except OSError:
             pass
         raise
+    return path

@@ -69,6 +69,7 @@ def pipeline_report(pipe, vectorization=False) -> str:
     lines.append(
         "passes: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in pipe.pass_seconds.items())
     )
+    lines.append("C compile: " + pipe.build_info.describe())
     if vectorization:
         from .vectorization import describe
         from .vectorization import vectorization as loops

@@ -9,11 +9,12 @@ import re
 import tempfile
 from dataclasses import dataclass
 
-from .jit.build import KERNEL_AT, build
+from .codegen.units import SOURCE_NAME
+from .jit.build import build
 
 # identical functions (two images filtered alike) stay apart, so each reports its own loops
 REPORT_FLAGS = ("-fopt-info-vec-optimized", "-fopt-info-vec-missed", "-fno-ipa-icf")
-_MESSAGE = re.compile(r"^[^:\s]+\.c:(\d+):\d+: (optimized|missed): (.*)$")
+_MESSAGE = re.compile(rf"^{re.escape(SOURCE_NAME)}:(\d+):\d+: (optimized|missed): (.*)$")
 _STAGE = re.compile(r"^\s*/\* (?:function|reduction) (\w+) \*/")
 _NEST = re.compile(r"^static PIM_NOINLINE void pim_nest(\d+)_(\d+)\(")
 
@@ -47,7 +48,7 @@ def describe(verdicts) -> str:
 
 
 def _verdicts(pipe, log):
-    first, messages = _messages(log)
+    messages = _messages(log)
     source = pipe.cmodule.source.splitlines()
     labels = _labels(pipe, source)
     for index, text in enumerate(source):
@@ -57,7 +58,7 @@ def _verdicts(pipe, log):
             continue
         line = index + 2  # the for loop after the pragma, 1-based
         end = _loop_end(source, index + 1)
-        found = [m for k in range(line, end + 1) for m in messages.get(k + first - 1, [])]
+        found = [m for k in range(line, end + 1) for m in messages.get(k, [])]
         good = [m for kind, m in found if kind == "optimized" and "vectorized" in m]
         library = [m for _, m in found if "__builtin_memcpy" in m or "__builtin_memset" in m]
         reasons = [m for kind, m in found if kind == "missed" and "couldn't vectorize" not in m]
@@ -84,16 +85,15 @@ def _loop_end(source, start: int) -> int:
     return len(source)
 
 
-def _messages(log: str):
-    """(line where kernel.c starts, {line: [(kind, message)]}) from a build log."""
-    lines = log.splitlines()
-    first = int(lines[0].split()[len(KERNEL_AT.split())]) if lines[0].startswith(KERNEL_AT) else 1
+def _messages(log: str) -> dict:
+    """{line of kernel.c: [(kind, message)]} from a build log (every unit places its code under
+    `#line` directives naming kernel.c, codegen.units)."""
     messages = {}
-    for text in lines[1:]:
+    for text in log.splitlines():
         match = _MESSAGE.match(text.strip())
         if match:
             messages.setdefault(int(match[1]), []).append((match[2], match[3]))
-    return first, messages
+    return messages
 
 
 def _labels(pipe, source) -> list:

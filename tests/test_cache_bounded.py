@@ -213,6 +213,22 @@ def test_a_build_evicts_down_to_the_cap_keeping_its_own_entry(cache_dir):
     _check_runs(again, 5.0)
 
 
+def test_compile_records_count_under_the_cap(cache_dir):
+    """The record a compile saves after its build is evicted for too: the cache never ends a
+    compile over its cap."""
+    first = polyimage.compile(_scaled(2.0), options=Options(cache_dir=cache_dir))
+    sizes = {e.kind: e.size for e in cache.entries(cache_dir)}
+    module, record = sizes[cache.MODULE], sizes["records"]
+    cap = 3 * module + 2 * record + record // 2
+    options = Options(cache_dir=cache_dir, cache_max_bytes=cap)
+    for scale in (3.0, 4.0, 5.0):
+        last = polyimage.compile(_scaled(scale), options=options)
+        assert sum(e.size for e in cache.entries(cache_dir)) <= cap
+    kept = {e.path for e in cache.entries(cache_dir)}
+    assert last.build_info.path in kept and first.build_info.path not in kept
+    _check_runs(last, 5.0)
+
+
 def test_the_cap_comes_from_the_environment(cache_dir, monkeypatch):
     monkeypatch.setenv("POLYIMAGE_CACHE_MAX", "1")
     polyimage.compile(_scaled(8.0))

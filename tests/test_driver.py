@@ -121,6 +121,19 @@ def test_long_compiles_report_each_pass_as_it_ends(caplog, tmp_path, monkeypatch
     assert not [r for r in caplog.records if r.name == "polyimage.progress"]
 
 
+def test_the_grouping_search_and_the_c_units_report_progress(caplog, tmp_path, monkeypatch):
+    monkeypatch.setattr("polyimage.grouping.auto.PROGRESS_SECONDS", 0.0)
+    monkeypatch.setattr("polyimage.codegen.units.UNIT_LINES", 10)
+    caplog.set_level(logging.INFO, logger="polyimage.progress")
+    pipe = polyimage.compile([_blur()], schedule="auto", options=Options(cache_dir=tmp_path))
+    lines = [r.getMessage() for r in caplog.records if r.name == "polyimage.progress"]
+    searched = [line for line in lines if line.startswith("grouping: ")]
+    assert searched and all("groups costed" in line and "round" in line for line in searched)
+    units = [line for line in lines if " C unit " in line]
+    assert len(units) == len(pipe.cmodule.units) > 1
+    assert any(" C unit main compiled in " in line for line in units)
+
+
 @pytest.fixture
 def pipe():
     return polyimage.compile([_blur()], estimates={"R": 64, "C": 64})

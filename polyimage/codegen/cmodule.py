@@ -1,5 +1,5 @@
-"""The translation unit: includes, helpers, the workspace, the entry function and its cffi
-declaration.
+"""A pipeline's C: includes, helpers, the workspace, the outlined loop nests, the entry function
+and its cffi declaration (cut into translation units by codegen.units).
 
 Entry: `int pipeline_<name>(void *workspace, int nthreads, <parameters by name>, <input images
 by name>, <outputs in order>)`; it returns 0, or 1 when a buffer could not be allocated. The
@@ -19,6 +19,7 @@ from .cexpr import CExprPrinter, helper_source
 from .loops import LoopEmitter, StageStorage, gathered_stages, storage_type
 from .names import PREFIX, NameRegistry
 from .tiled import TiledEmitter
+from .units import layout
 from .workspace import WORKSPACE, workspace_cdef, workspace_source
 
 _PRELUDE = """\
@@ -53,7 +54,8 @@ static inline int64_t pim_extent(int64_t lo, int64_t hi)
 
 @dataclass(frozen=True)
 class CModule:
-    """Generated C for one pipeline and what the loader needs to call it."""
+    """Generated C for one pipeline (`source`: kernel.c, one file; `units`: the same code cut
+    into translation units) and what the loader needs to call it."""
 
     source: str
     function: str
@@ -62,6 +64,7 @@ class CModule:
     inputs: tuple
     outputs: tuple
     profile: tuple = ()
+    units: tuple = ()  # translation units (codegen.units); the main one first
 
 
 def generate_module(
@@ -164,11 +167,12 @@ def generate_module(
 
     helper_text = "\n".join(helper_source(op, c) for op, c in sorted(helpers))
     workspace = workspace_source(function, len(set(slots.values())), n_scratch)
-    source = "\n".join(
-        [_PRELUDE, helper_text, "", workspace, *functions, signature, "{", *body, "}", ""]
+    source, units = layout(
+        "\n".join([_PRELUDE, helper_text, ""]), workspace, functions, [signature, "{", *body, "}"]
     )
     return CModule(
         source=source,
+        units=units,
         function=function,
         cdef=signature.replace("restrict ", "") + ";\n" + workspace_cdef(function),
         params=tuple(p.name for p in graph.parameters),

@@ -22,7 +22,8 @@ from .workspace import WORKSPACE
 
 @dataclass(frozen=True)
 class GroupCode:
-    """C lines of a tiled group: statements for the entry function, and static functions."""
+    """C lines of a tiled group: statements for the entry function, and the static functions
+    they call, each a list of lines."""
 
     body: list
     functions: list
@@ -80,7 +81,7 @@ class TiledEmitter(LoopEmitter):
         afresh, so the result depends only on the plan."""
         self.array, self.functions = self.v("rg"), []
         body = self._group()
-        return GroupCode(body, self._regions_function() + [""] + self.functions)
+        return GroupCode(body, [self._regions_function()] + self.functions)
 
     def _group(self) -> list:
         plan, rank = self.plan, len(self.plan.tile_sizes[0])
@@ -347,13 +348,9 @@ class TiledEmitter(LoopEmitter):
             params.append(f"{p.typ.c_name} {self.names[p]}")
             values.append(self.names[p])
         function = f"{self.v('nest')}_{n}"
-        self.functions += [
-            f"static PIM_NOINLINE void {function}({', '.join(params)})",
-            "{",
-            *body,
-            "}",
-            "",
-        ]
+        self.functions.append(
+            [f"static PIM_NOINLINE void {function}({', '.join(params)})", "{", *body, "}"]
+        )
         call = f"{function}({', '.join(values)});"
         if self.profile_slot is None:
             self.emit(call, depth)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import time
 from dataclasses import dataclass
 
@@ -14,6 +15,9 @@ from .machine import Machine
 INITIAL_LIMIT = 3
 STEP = 2
 MAX_STATES = 2000
+# a search running longer than this reports its progress, again after each such period
+PROGRESS_SECONDS = 1.0
+progress = logging.getLogger("polyimage.progress")
 
 
 @dataclass(frozen=True)
@@ -43,14 +47,26 @@ def auto_schedule(
     order = {s.name: k for k, s in enumerate(graph.stages)}
     costs, model = {}, CostModel(graph, params, machine, weights, multilevel=multilevel)
 
+    stats = GroupingStats()
+    start = time.perf_counter()
+    next_report = start + PROGRESS_SECONDS
+
     def cost(stages):
+        nonlocal next_report
         key = tuple(sorted(stages, key=order.get))
         if key not in costs:
             costs[key] = model(key)
+            if time.perf_counter() >= next_report:
+                next_report = time.perf_counter() + PROGRESS_SECONDS
+                progress.info(
+                    "grouping: %d groups costed, %d states explored, round %d, %.1f s",
+                    len(costs),
+                    stats.states,
+                    len(stats.rounds) + 1,
+                    time.perf_counter() - start,
+                )
         return costs[key].cost
 
-    stats = GroupingStats()
-    start = time.perf_counter()
     _, groups = incremental_grouping(
         FusionDag.from_graph(graph), cost, initial_limit, step, stats, max_states
     )

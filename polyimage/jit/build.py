@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import importlib.machinery
 import importlib.util
+import json
 import logging
+import os
 import shlex
 import shutil
 import subprocess
@@ -14,10 +16,12 @@ import sysconfig
 import tempfile
 import threading
 import time
+from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..codegen.cmodule import CModule
+from ..codegen.units import SOURCE_NAME
 from ..config import Options
 from ..dsl.types import ALL_TYPES
 from ..errors import CompileError
@@ -33,19 +37,41 @@ LINK_FLAGS = (
     else ("-fPIC", "-shared")
 )
 _LOAD_LOCK = threading.Lock()
-# the build log's first line: where kernel.c begins in the C file the compiler saw
-KERNEL_AT = "# kernel.c starts at line"
+# after our code in the main unit, cffi's wrappers: messages about them name no line of kernel.c
+_WRAPPERS_LINE = '\n#line 1 "cffi wrappers"\n'
+progress = logging.getLogger("polyimage.progress")
 _C_ARRAY = {t.dtype: f"{t.c_name}[]" for t in ALL_TYPES}
 
 
 @dataclass(frozen=True)
+class UnitTime:
+    """Seconds the C compiler took on one translation unit ("main", "nests K") or the link."""
+
+    name: str
+    seconds: float
+
+
+@dataclass(frozen=True)
 class BuildInfo:
-    """What the build step did: the cache key, where the module is, whether it was cached."""
+    """What the build step did: the cache key, where the module is, whether it was cached, and
+    the compiler's time per unit when the module was built (now or, on a hit, earlier)."""
 
     key: str
     path: Path
     cache_hit: bool
     seconds: float
+    units: tuple = ()
+
+    def describe(self) -> str:
+        """Where the module came from and the compiler's seconds per translation unit."""
+        units = ", ".join(f"{u.name} {u.seconds:.2f} s" for u in self.units)
+        if self.cache_hit:
+            return f"loaded from the cache in {self.seconds * 1e3:.1f} ms" + (
+                f"; when built: {units}" if units else ""
+            )
+        count = sum(u.name != "link" for u in self.units)
+        apart = f", {count} units in parallel" if count > 1 else ""
+        return f"built in {self.seconds:.2f} s{apart}: {units}"
 
 
 class Kernel:
@@ -106,9 +132,10 @@ def build(cmodule: CModule, options: Options) -> Kernel:
         entry = cache.lookup(root, key) if options.use_cache else None
         module = _load_entry(module_name, entry / module_file) if entry else None
         hit = module is not None
+        units = _recorded_units(entry) if hit else ()
         if not hit:
             staging = cache.staging_dir(root)
-            _compile(cmodule, module_name, staging, compiler, options.cflags)
+            units = _compile(cmodule, module_name, staging, compiler, options.cflags)
             # loaded before it is installed, so that no other process can evict it first
             try:
                 module = _load(module_name, staging / module_file)
@@ -126,15 +153,16 @@ def build(cmodule: CModule, options: Options) -> Kernel:
                     "flags": list(flags),
                     "module": module_name,
                     "seconds": round(time.perf_counter() - start, 3),
+                    "units": [[u.name, round(u.seconds, 3)] for u in units],
                 },
             )
             if options.use_cache:
-                _evict(root, options.cache_max_bytes, entry)
+                evict_over_cap(root, options.cache_max_bytes, keep=[entry])
     finally:
         if not options.use_cache:
             shutil.rmtree(root, ignore_errors=True)
     seconds = time.perf_counter() - start
-    info = BuildInfo(key=key, path=entry, cache_hit=hit, seconds=seconds)
+    info = BuildInfo(key=key, path=entry, cache_hit=hit, seconds=seconds, units=units)
     if hit:
         log.info("%s: loaded from the cache in %.3f s (%s)", cmodule.function, seconds, entry)
     else:
@@ -144,46 +172,110 @@ def build(cmodule: CModule, options: Options) -> Kernel:
 
 def _compile(
     cmodule: CModule, module_name: str, staging: Path, compiler: str, cflags: tuple
-) -> None:
-    """cffi writes the extension's C (our source plus its wrappers); the compiler builds it
-    in a child process, its output captured into build.log."""
+) -> tuple:
+    """cffi writes the main unit's extension C (our code plus its wrappers); the compiler builds
+    it and the other units in child processes, in parallel on the available cores, their
+    output captured into build.log. Returns the UnitTime of each unit, then of the link."""
     from cffi import FFI
     from cffi.recompiler import make_c_source
 
     ffi = FFI()
     ffi.cdef(cmodule.cdef)
-    (staging / "kernel.c").write_text(cmodule.source)
+    (staging / SOURCE_NAME).write_text(cmodule.source)
+    units = cmodule.units or (cmodule.source,)
     wrapper = staging / f"{module_name}.c"
-    make_c_source(ffi, module_name, cmodule.source, str(wrapper))
-    wrapped = wrapper.read_text()
-    first_line = wrapped[: wrapped.index(cmodule.source)].count("\n") + 1
-    argv = (
-        shlex.split(compiler)
-        + list(cflags)
-        + list(LINK_FLAGS)
-        + _include_flags()
-        + [wrapper.name, "-o", module_name + _suffix()]
-    )
+    make_c_source(ffi, module_name, units[0] + _WRAPPERS_LINE, str(wrapper))
+    files = [wrapper.name]
+    for k, text in enumerate(units[1:], 1):
+        files.append(f"unit{k}.c")
+        (staging / files[-1]).write_text(text)
+    base = shlex.split(compiler) + list(cflags)
+    module_file = module_name + _suffix()
+    objects = [Path(f).with_suffix(".o").name for f in files]
+    if len(files) == 1:
+        commands = [base + list(LINK_FLAGS) + _include_flags() + [files[0], "-o", module_file]]
+    else:
+        commands = [
+            base + ["-fPIC", "-c"] + _include_flags() + [f, "-o", o] for f, o in zip(files, objects)
+        ]
+    names = ["main"] + [f"nests {k}" for k in range(1, len(files))]
+    results = _run_all(commands, [u.count("\n") for u in units], staging, cmodule.function, names)
+    if len(files) > 1 and all(r.failure is None for r in results):
+        results.append(_run(base + list(LINK_FLAGS) + objects + ["-o", module_file], staging))
+        names.append("link")
+    log_path = staging / "build.log"
+    log_path.write_text("".join(r.log for r in results))
+    wrapper.unlink()
+    failed = next((r for r in results if r.failure), None)
+    if failed:
+        kept = Path(tempfile.mkdtemp(prefix="polyimage-failed-"))
+        shutil.copy(log_path, kept / "build.log")
+        shutil.copy(staging / SOURCE_NAME, kept / SOURCE_NAME)
+        shutil.rmtree(staging, ignore_errors=True)
+        raise CompileError(
+            f"the C compiler failed on {cmodule.function} ({failed.failure}); see "
+            f"{kept / 'build.log'}",
+            kept / "build.log",
+        )
+    return tuple(UnitTime(name, r.seconds) for name, r in zip(names, results))
+
+
+def _run_all(commands: list, sizes: list, cwd: Path, function: str, names: list) -> list:
+    """Run the unit compiles, the largest first, as many at once as there are cores; with
+    several units, each is reported on the progress logger as it finishes."""
+    order = sorted(range(len(commands)), key=lambda k: (-sizes[k], k))
+    results = [None] * len(commands)
+    with ThreadPoolExecutor(max_workers=min(len(commands), _available_cores())) as pool:
+        running = {pool.submit(_run, commands[k], cwd): k for k in order}
+        for finished, future in enumerate(as_completed(running), 1):
+            k = running[future]
+            results[k] = future.result()
+            if len(commands) > 1:
+                progress.info(
+                    "%s: C unit %s compiled in %.2f s (%d of %d)",
+                    function,
+                    names[k],
+                    results[k].seconds,
+                    finished,
+                    len(commands),
+                )
+    return results
+
+
+@dataclass(frozen=True)
+class _Done:
+    failure: object
+    seconds: float
+    log: str
+
+
+def _run(argv: list, cwd: Path) -> _Done:
+    """Run one compiler command; its exit status, seconds and log text (command and output)."""
+    start = time.perf_counter()
     try:
-        done = subprocess.run(argv, cwd=staging, capture_output=True, text=True, errors="replace")
+        done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, errors="replace")
         failure = None if done.returncode == 0 else f"exit status {done.returncode}"
         output = done.stdout + done.stderr
     except OSError as exc:
         failure, output = exc.__class__.__name__, str(exc)
-    log_path = staging / "build.log"
-    log_path.write_text(
-        f"{KERNEL_AT} {first_line} of {wrapper.name}\n" + shlex.join(argv) + "\n" + output
-    )
-    wrapper.unlink()
-    if failure:
-        kept = Path(tempfile.mkdtemp(prefix="polyimage-failed-"))
-        shutil.copy(log_path, kept / "build.log")
-        shutil.copy(staging / "kernel.c", kept / "kernel.c")
-        shutil.rmtree(staging, ignore_errors=True)
-        raise CompileError(
-            f"the C compiler failed on {cmodule.function} ({failure}); see {kept / 'build.log'}",
-            kept / "build.log",
-        )
+    seconds = time.perf_counter() - start
+    return _Done(failure, seconds, f"# {seconds:.2f} s\n{shlex.join(argv)}\n{output}")
+
+
+def _available_cores() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
+def _recorded_units(entry: Path) -> tuple:
+    """The UnitTimes a cache entry's build recorded (none for entries of older versions)."""
+    try:
+        recorded = json.loads((entry / "meta.json").read_text()).get("units", [])
+        return tuple(UnitTime(str(name), float(seconds)) for name, seconds in recorded)
+    except (OSError, ValueError, TypeError, AttributeError):
+        return ()
 
 
 def _include_flags() -> list:
@@ -208,9 +300,9 @@ def _load_entry(module_name: str, path: Path):
         return None
 
 
-def _evict(root: Path, max_bytes: int, entry: Path) -> None:
-    """Keep the cache under its cap, the entry just built included."""
-    removed = cache.evict(root, max_bytes, keep=[entry])
+def evict_over_cap(root: Path, max_bytes: int, keep=()) -> None:
+    """Keep the cache under its cap, the paths in `keep` (just written) included."""
+    removed = cache.evict(root, max_bytes, keep=keep)
     if removed:
         log.info(
             "removed %d least recently used entries from the cache at %s (cap %d bytes, "

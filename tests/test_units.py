@@ -1,0 +1,121 @@
+"""The C of a pipeline cut into translation units compiled in parallel (codegen.units): the
+units hold kernel.c's code exactly once, map their lines back to it, build a module that gives
+the oracle's result, and are the same in every run."""
+
+import re
+
+import numpy as np
+import pytest
+
+import polyimage
+from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
+from polyimage.codegen import units as units_module
+from polyimage.codegen.units import SOURCE_NAME, layout
+from polyimage.config import Options
+from polyimage.vectorization import vectorization
+
+_LINE = re.compile(rf'^#line (\d+) "{re.escape(SOURCE_NAME)}"$')
+
+
+def _chain(depth=6):
+    """Blurs alternating along x and y: under `auto`, tiled groups with outlined nests."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y = Variable(Int, "x"), Variable(Int, "y")
+    img = Image(Float, "img", [R + 2 * depth, C + 2 * depth])
+    stage = img
+    for k in range(depth):
+        lo = k + 1
+        dom = (
+            [x, y],
+            [Interval(Int, lo, R + 2 * depth - 1 - lo), Interval(Int, lo, C + 2 * depth - 1 - lo)],
+        )
+        f = Function(dom, Float, f"b{k}")
+        if k % 2:
+            f.defn = [(stage(x - 1, y) + 2 * stage(x, y) + stage(x + 1, y)) * 0.25]
+        else:
+            f.defn = [(stage(x, y - 1) + 2 * stage(x, y) + stage(x, y + 1)) * 0.25]
+        stage = f
+    return stage, R, C
+
+
+def _mapped_lines(unit: str, source_lines: list) -> int:
+    """Check that every line under a `#line N "kernel.c"` directive is kernel.c's line N (until
+    the next directive or the shared prologue's end); returns how many lines were checked."""
+    checked, at = 0, None
+    for text in unit.splitlines():
+        match = _LINE.match(text)
+        if match:
+            at = int(match[1])
+            continue
+        if at is None or text.startswith("#define PIM_SHARED") or text.startswith("PIM_SHARED"):
+            at = None  # the unit's own lines: PIM_SHARED and prototypes
+            continue
+        if text.startswith("#if") or text in ("#else", "#endif", '#line 1 "cffi wrappers"'):
+            continue
+        if at <= len(source_lines) and source_lines[at - 1] != text:
+            if not source_lines[at - 1].startswith("static PIM_NOINLINE"):
+                raise AssertionError(f"line {at}: {text!r} != {source_lines[at - 1]!r}")
+        checked += 1
+        at += 1
+    return checked
+
+
+def test_layout_keeps_each_function_once_and_maps_lines(monkeypatch):
+    monkeypatch.setattr(units_module, "UNIT_LINES", 4)
+    blocks = [
+        [f"static PIM_NOINLINE void f{k}(int a)", "{", *["    a++;"] * (k + 1), "}"]
+        for k in range(7)
+    ]
+    entry = ["int entry(void)", "{", "    f0(1);", "    return 0;", "}"]
+    source, units = layout("#include <x.h>\n", "typedef int w;", blocks, entry)
+    assert len(units) > 2
+    for k in range(7):
+        definitions = [u for u in units if f"PIM_SHARED void f{k}(int a)\n{{" in u]
+        assert len(definitions) == 1 and definitions[0] is not units[0]
+        assert f"PIM_SHARED void f{k}(int a);" in units[0]
+    assert "int entry(void)" in units[0] and all("int entry" not in u for u in units[1:])
+    lines = source.splitlines()
+    assert all(_mapped_lines(u, lines) > 0 for u in units)
+    assert layout("#include <x.h>\n", "typedef int w;", blocks, entry) == (source, units)
+
+
+def test_small_code_stays_one_unit():
+    blocks = [["static PIM_NOINLINE void f(void)", "{", "}"]]
+    source, units = layout("#include <x.h>\n", "typedef int w;", blocks, ["int e(void)", "{", "}"])
+    assert len(units) == 1
+    assert units[0] == f'#line 1 "{SOURCE_NAME}"\n' + source
+    assert "static PIM_NOINLINE void f(void)" in source
+
+
+@pytest.mark.parametrize("unit_lines", [10, 40])
+def test_split_build_matches_the_oracle(monkeypatch, tmp_path, unit_lines):
+    monkeypatch.setattr(units_module, "UNIT_LINES", unit_lines)
+    out, R, C = _chain()
+    options = Options(cache_dir=tmp_path / "cache")
+    pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
+    units = pipe.cmodule.units
+    assert len(units) > 1
+    names = [u.name for u in pipe.build_info.units]
+    assert names[0] == "main" and names[-1] == "link" and len(names) == len(units) + 1
+    assert all(u.seconds > 0 for u in pipe.build_info.units)
+    assert f"{len(units)} units in parallel" in pipe.report()
+    arr = np.random.default_rng(3).random((45, 38), dtype=np.float32)
+    for threads in (1, 2):
+        got = pipe(img=arr, threads=threads)
+        np.testing.assert_allclose(got, polyimage.interpret([out], img=arr), rtol=1e-5)
+    again = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
+    assert again.build_info.cache_hit and again.cmodule.units == units
+    assert [u.name for u in again.build_info.units] == names
+    assert "when built: main" in again.report()
+
+
+def test_vectorization_report_reads_every_unit(monkeypatch, tmp_path):
+    monkeypatch.setattr(units_module, "UNIT_LINES", 40)
+    out, R, C = _chain()
+    options = Options(cache_dir=tmp_path / "cache")
+    pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
+    assert len(pipe.cmodule.units) > 2
+    verdicts = vectorization(pipe)
+    nested = [v for v in verdicts if v.stages != ("(setup)",)]
+    assert {s for v in nested for s in v.stages} >= {f"b{k}" for k in range(6)}
+    assert all(v.vectorized for v in nested if len(v.stages) == 1)
