@@ -192,7 +192,7 @@ class Pipeline:
         if inline:
             with self._timed("inline"):
                 self.stage_graph, self.inlined = inline_stages(
-                    self.graph, lambda g: analyze(g, self.constraints)
+                    self.graph, lambda g, consumers: analyze(g, self.constraints, consumers)
                 )
             for producer, consumers, rule in self.inlined:
                 log.debug("inlined %s into %s (%s)", producer, ", ".join(consumers), rule)

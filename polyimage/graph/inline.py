@@ -23,8 +23,9 @@ from .dag import StageGraph, build_graph, definition_exprs, scan_dimension
 
 
 def inline_stages(graph: StageGraph, analyze) -> tuple:
-    """Inline every eligible producer, repeating until none is left. `analyze(graph)` gives the
-    polyhedral analysis used by rule (iii). Returns (new graph, [(producer, consumers, rule)])."""
+    """Inline every eligible producer, repeating until none is left. `analyze(graph, consumers)`
+    gives the polyhedral analysis (the accesses of `consumers` at least) used by rule (iii).
+    Returns (new graph, [(producer, consumers, rule)])."""
     inlined = []
     while True:
         choice = _next_candidate(graph, analyze)
@@ -37,7 +38,6 @@ def inline_stages(graph: StageGraph, analyze) -> tuple:
 
 
 def _next_candidate(graph, analyze):
-    analysis = None
     for stage in graph.stages:
         func = stage.func
         if (
@@ -63,8 +63,7 @@ def _next_candidate(graph, analyze):
             return stage.name, "pointwise producer"
         if len(stage.consumers) == 1 and is_pointwise(graph.stage(stage.consumers[0]).func):
             return stage.name, "pointwise consumer"
-        analysis = analysis or analyze(graph)
-        if _non_overlapping(analysis, stage.name):
+        if _non_overlapping(analyze(graph, stage.consumers), stage.name):
             return stage.name, "non-overlapping reads"
     return None
 

@@ -65,8 +65,9 @@ class PolyAnalysis:
         return [a for a in self.accesses if a.producer == producer and not a.writes]
 
 
-def analyze(graph: StageGraph, constraints=()) -> PolyAnalysis:
-    """Build the polyhedral representation of `graph` under the user's constraints."""
+def analyze(graph: StageGraph, constraints=(), consumers=None) -> PolyAnalysis:
+    """Build the polyhedral representation of `graph` under the user's constraints; with
+    `consumers` (stage names), the domains and accesses of those stages only."""
     ctx = isl.Context()
     params = tuple(p for p in graph.parameters if p.typ.is_int)
     context_set = parameter_context(graph, constraints, ctx, params)
@@ -75,9 +76,13 @@ def analyze(graph: StageGraph, constraints=()) -> PolyAnalysis:
         func = stage.func
         space = StageSpace(ctx, params, func.variables, func.name)
         spaces[func.name] = space
-        domains[func.name] = _box(space, func.intervals, func.name).intersect_params(context_set)
+        if consumers is None or func.name in consumers:
+            domain_set = _box(space, func.intervals, func.name)
+            domains[func.name] = domain_set.intersect_params(context_set)
     for stage in graph.stages:
         func = stage.func
+        if func.name not in domains:
+            continue
         if isinstance(func, Image):
             covered[func.name] = domains[func.name]
             continue
