@@ -2,16 +2,23 @@
 units hold kernel.c's code exactly once, map their lines back to it, build a module that gives
 the oracle's result, and are the same in every run."""
 
+import json
 import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import child_env
 
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.codegen import units as units_module
 from polyimage.codegen.units import SOURCE_NAME, layout
 from polyimage.config import Options
+from polyimage.jit import cache
 from polyimage.vectorization import vectorization
 
 _LINE = re.compile(rf'^#line (\d+) "{re.escape(SOURCE_NAME)}"$')
@@ -119,3 +126,66 @@ def test_vectorization_report_reads_every_unit(monkeypatch, tmp_path):
     nested = [v for v in verdicts if v.stages != ("(setup)",)]
     assert {s for v in nested for s in v.stages} >= {f"b{k}" for k in range(6)}
     assert all(v.vectorized for v in nested if len(v.stages) == 1)
+
+
+def test_a_failing_unit_fails_the_build_cleanly(monkeypatch, tmp_path):
+    monkeypatch.setattr(units_module, "UNIT_LINES", 10)
+    out, R, C = _chain()
+    root = tmp_path / "cache"
+    bad = Options(cache_dir=root, cflags=Options().cflags + ("-include", "no-such-header.h"))
+    with pytest.raises(polyimage.CompileError) as info:
+        polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=bad)
+    log_path = Path(info.value.log_path)
+    try:
+        log = log_path.read_text(errors="replace")
+        assert log.count("no-such-header.h: No such file") >= 2  # every unit tried
+        assert (log_path.parent / SOURCE_NAME).is_file()
+        assert [p for p in root.rglob("*") if p.name.startswith(".build-")] == []
+    finally:
+        shutil.rmtree(log_path.parent, ignore_errors=True)
+    good = polyimage.compile(
+        [out], schedule="auto", estimates={R: 512, C: 512}, options=Options(cache_dir=root)
+    )
+    assert len(good.cmodule.units) > 1 and not good.build_info.cache_hit
+
+
+CHILD = """
+import json, sys
+import numpy as np
+import polyimage
+from polyimage.codegen import units
+sys.path.insert(0, sys.argv[1])
+from test_units import _chain
+units.UNIT_LINES = 10
+out, R, C = _chain()
+pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512})
+arr = np.arange(40 * 30, dtype=np.float32).reshape(40, 30)
+same = np.allclose(pipe(img=arr), polyimage.interpret([out], img=arr), rtol=1e-5)
+found = {"units": len(pipe.cmodule.units), "same": bool(same), "key": pipe.build_info.key}
+print(json.dumps(found))
+"""
+
+
+def test_processes_build_one_split_pipeline_at_once(tmp_path):
+    root = tmp_path / "shared"
+    tests = str(Path(__file__).parent)
+    children = [
+        subprocess.Popen(
+            [sys.executable, "-c", CHILD, tests],
+            env=child_env(root),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for _ in range(3)
+    ]
+    results = []
+    for child in children:
+        stdout, stderr = child.communicate(timeout=300)
+        assert child.returncode == 0, stderr
+        results.append(json.loads(stdout.strip().splitlines()[-1]))
+    assert all(r["units"] > 1 and r["same"] for r in results)
+    assert len({r["key"] for r in results}) == 1
+    modules = [e for e in cache.entries(root) if e.kind == cache.MODULE]
+    assert len(modules) == 1
+    assert [p for p in root.rglob("*") if p.name.startswith((".build-", ".trash-"))] == []
