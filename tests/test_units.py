@@ -116,6 +116,18 @@ def test_split_build_matches_the_oracle(monkeypatch, tmp_path, unit_lines):
     assert "when built: main" in again.report()
 
 
+def test_a_split_profile_build_times_every_group(monkeypatch, tmp_path):
+    monkeypatch.setattr(units_module, "UNIT_LINES", 10)
+    out, R, C = _chain()
+    options = Options(cache_dir=tmp_path / "cache")
+    pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
+    arr = np.random.default_rng(5).random((45, 38), dtype=np.float32)
+    profile = pipe.profile(img=arr, runs=2)
+    assert len(pipe._profiled.cmodule.units) > 1
+    text = str(profile)
+    assert all(f"b{k}" in text for k in range(6))
+
+
 def test_vectorization_report_reads_every_unit(monkeypatch, tmp_path):
     monkeypatch.setattr(units_module, "UNIT_LINES", 40)
     out, R, C = _chain()
