@@ -4,7 +4,8 @@ schedule, plans, warnings and built module in milliseconds.
 
 The key hashes a canonical text of the pipeline (every stage's name, kind, type, domain and
 definition, with variables named by their place), the estimates, constraints, schedule argument,
-inlining, the weights and machine model in force, the build options and the polyimage version.
+inlining, the weights and machine model in force, the build options, the polyimage version and a
+digest of the compiler's own source (a changed compiler never reuses an older compile's record).
 Records live under <cache>/records/<key[:2]>/<key>.pickle, written atomically; one that cannot
 be read back is discarded with a CacheWarning and the compile runs again. The cache folder is
 the user's own: only its owner should be able to write there (records are pickles).
@@ -13,6 +14,7 @@ the user's own: only its owner should be able to write there (records are pickle
 from __future__ import annotations
 
 import dataclasses
+import functools
 import os
 import pickle
 import tempfile
@@ -26,6 +28,8 @@ from .jit.cache import fields_digest
 from .version import __version__
 
 RECORD_FORMAT = 1
+# folders of the package that are not the compiler: their changes keep compile records valid
+NOT_COMPILER = ("apps", "autotune", "images")
 RECORDS = "records"
 # what a compile produces beyond the graph, restored on a hit
 FIELDS = (
@@ -49,7 +53,7 @@ def compile_key(
     """SHA-256 of every input of a compile (see the module docstring)."""
     build = dataclasses.replace(options, cache_dir="", dump_dir="", cache_max_bytes=0)
     parts = [
-        f"polyimage {__version__} record {RECORD_FORMAT}",
+        f"polyimage {__version__} record {RECORD_FORMAT} compiler {compiler_digest()}",
         f"name {name}",
         graph_text(graph),
         "estimates " + repr(sorted(estimates.items())),
@@ -61,6 +65,22 @@ def compile_key(
         f"options {build!r}",
     ]
     return fields_digest(parts)
+
+
+@functools.lru_cache(maxsize=None)
+def compiler_digest() -> str:
+    """SHA-256 of the compiler's Python source (the package without its apps, tuner and photos),
+    read once per process."""
+    package = Path(__file__).resolve().parent
+    files = sorted(
+        path
+        for path in package.rglob("*.py")
+        if path.relative_to(package).parts[0] not in NOT_COMPILER
+    )
+    fields = []
+    for path in files:
+        fields += [path.relative_to(package).as_posix(), path.read_text(errors="replace")]
+    return fields_digest(fields)
 
 
 def graph_text(graph) -> str:

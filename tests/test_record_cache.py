@@ -11,7 +11,7 @@ import pytest
 from helpers import child_env
 
 import polyimage
-from polyimage import Case, Float, Function, Image, Int, Interval, Parameter, Variable
+from polyimage import Case, Float, Function, Image, Int, Interval, Parameter, Variable, record
 from polyimage.config import Options
 from polyimage.record import record_path
 
@@ -91,6 +91,39 @@ def test_options_machine_and_version_are_in_the_key(options, monkeypatch):
     assert not _compile(outputs, machine).cached
     monkeypatch.setattr("polyimage.record.__version__", "0.0.0-other")
     assert not _compile(outputs, options).cached
+
+
+def test_a_changed_compiler_source_misses(options, monkeypatch, tmp_path):
+    outputs, _ = _blur()
+    _compile(outputs, options)
+    assert _compile(outputs, options).cached
+    digest = record.compiler_digest()
+    assert len(digest) == 64 and digest == record.compiler_digest()
+    monkeypatch.setattr(record, "compiler_digest", lambda: "0" * 64)
+    assert not _compile(outputs, options).cached
+
+
+def test_the_compiler_digest_covers_the_compiler_only(monkeypatch, tmp_path):
+    """A copy of the package: editing a pass changes the digest, editing an app does not."""
+    package = tmp_path / "polyimage"
+    for name, text in (("record.py", "x = 1\n"), ("pipeline.py", "y = 2\n")):
+        package.mkdir(exist_ok=True)
+        (package / name).write_text(text)
+    (package / "apps").mkdir()
+    (package / "apps" / "app.py").write_text("z = 3\n")
+    monkeypatch.setattr(record, "__file__", str(package / "record.py"))
+    digests = []
+    for path, text in (
+        (None, None),
+        (package / "apps" / "app.py", "z = 4\n"),
+        (package / "pipeline.py", "y = 5\n"),
+    ):
+        if path is not None:
+            path.write_text(text)
+        record.compiler_digest.cache_clear()
+        digests.append(record.compiler_digest())
+    record.compiler_digest.cache_clear()
+    assert digests[0] == digests[1] != digests[2]
 
 
 def test_warnings_are_issued_again_on_a_hit(options):
