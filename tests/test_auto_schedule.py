@@ -110,3 +110,21 @@ def test_multilevel_is_an_option_and_stays_correct(monkeypatch):
     monkeypatch.setenv("POLYIMAGE_MULTILEVEL", "yes")
     with pytest.raises(ValueError, match="POLYIMAGE_MULTILEVEL must be 0 or 1"):
         polyimage.compile(outputs)
+
+
+def test_a_reweighted_model_picks_as_a_fresh_one():
+    """The tuner prices one graph under many weights through CostModel.reweighted, which
+    shares plans and tile volumes: every pick and cost equals a fresh model's."""
+    from polyimage.grouping.cost import Weights
+
+    app = load_app("interpolate")
+    outputs, _ = app.build()
+    pipe = polyimage.compile(outputs, schedule="naive", estimates=app.PAPER_SIZE)
+    graph, params = pipe.stage_graph, pipe.param_values
+    shared = CostModel(graph, params, MACHINE)
+    for weights in (Weights(), Weights(overlap=3.0), Weights(row_start=0.0, spread=2.0)):
+        reused = auto_schedule(graph, params, MACHINE, weights, model=shared)
+        fresh = auto_schedule(graph, params, MACHINE, weights)
+        assert str(reused.schedule) == str(fresh.schedule)
+        assert [c.cost for c in reused.costs] == [c.cost for c in fresh.costs]
+    assert shared.weights == Weights()  # the shared model itself is left as it was

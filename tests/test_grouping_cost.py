@@ -76,8 +76,12 @@ def test_full_width_strips_compete_and_win_on_unsharp_mask():
     c, rows, cols = strip.tile_sizes
     assert (c, cols) == (1, 4256) and 1 <= rows < 2848
     plan = CostModel(graph, params, MACHINE).plan(("blurx", "mask"))
-    c, rows, cols = strip_sizes(graph, plan, [3, 2848, 4256], MACHINE.l2_bytes)
+    one, every = strip_sizes(graph, plan, [3, 2848, 4256], MACHINE.l2_bytes)
+    c, rows, cols = one
     assert (c, cols) == (1, 4256) and rows * cols * 2 * 4 <= MACHINE.l2_bytes
+    c, rows, cols = every
+    assert (c, cols) == (3, 4256) and rows * cols * 3 * 2 * 4 <= MACHINE.l2_bytes
+    assert strip_sizes(graph, plan, [5, 2848, 4256], MACHINE.l2_bytes)[1:] == []
 
 
 def test_a_stage_calling_libm_costs_a_vector_of_operations_per_point():

@@ -40,12 +40,18 @@ def auto_schedule(
     step=STEP,
     max_states=MAX_STATES,
     multilevel=False,
+    model=None,
 ) -> AutoResult:
     """The cheapest grouping the bounded incremental DP finds, with its tile sizes (two levels
-    where the multi-level cost prefers them); `params`: the parameter values at the estimates."""
+    where the multi-level cost prefers them); `params`: the parameter values at the estimates.
+    `model`: a CostModel of this graph whose computed facts to reuse, priced under `weights`."""
     machine = machine or Machine.detect()
     order = {s.name: k for k, s in enumerate(graph.stages)}
-    costs, model = {}, CostModel(graph, params, machine, weights, multilevel=multilevel)
+    if model is None:
+        model = CostModel(graph, params, machine, weights, multilevel=multilevel)
+    else:
+        model = model.reweighted(weights)
+    costs = {}
 
     stats = GroupingStats()
     start = time.perf_counter()

@@ -22,6 +22,7 @@ cost L2_BYTE of a memory byte, so inner tiles in L1 can pay for their bookkeepin
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import math
 from dataclasses import dataclass
@@ -35,6 +36,8 @@ from ..graph.dag import definition_exprs
 from ..schedule.tiling import UntiledGroup, extent, scalar, tiling_plan
 
 DEFAULT_INNERMOST = 256
+# outer dimensions this small (colour channels) may be taken whole by a strip
+WHOLE_EXTENT = 4
 # a point of a loop the compiler cannot vectorize costs about a vector's lanes of points
 SCALAR_LOOP = 8
 L2_BYTE = 0.1
@@ -98,8 +101,9 @@ class GroupCost:
 
 
 class CostModel:
-    """Costs groups of one graph at fixed parameter values; facts about single stages (sizes,
-    operations) are computed once per model."""
+    """Costs groups of one graph at fixed parameter values; facts that do not depend on the
+    weights (stage sizes and operations, plans, tile volumes) are computed once per model and
+    shared with its `reweighted` copies."""
 
     def __init__(
         self,
@@ -113,7 +117,14 @@ class CostModel:
         self.graph, self.params, self.machine = graph, params, machine
         self.weights, self.innermost, self.multilevel = weights, innermost, multilevel
         self.evaluate = Evaluator({}, {}, params)
-        self._points, self._ops, self._plans = {}, {}, {}
+        self._points, self._ops, self._plans, self._volumes = {}, {}, {}, {}
+
+    def reweighted(self, weights) -> "CostModel":
+        """This model under other weights, sharing what it has computed (the autotuner prices
+        one graph under many weight vectors)."""
+        other = copy.copy(self)
+        other.weights = weights
+        return other
 
     def plan(self, stages):
         """The tile-size-free plan of a group (schedule.tiling.tiling_plan), made once."""
@@ -157,8 +168,8 @@ class CostModel:
         candidates = []
         for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
             fitted = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
-            for tiles in (fitted, strip_sizes(graph, plan, sizes, cache)):
-                if tiles is not None and tiles not in candidates:
+            for tiles in [fitted] + strip_sizes(graph, plan, sizes, cache):
+                if tiles not in candidates:
                     candidates.append(tiles)
         l2_tiles = fitted  # Algorithm 2's tiles for the last budget, all of L2
         measures = self.measure(plan, candidates)
@@ -203,7 +214,13 @@ class CostModel:
 
     def measure(self, plan, candidates) -> list:
         """Volumes of one tile in the middle of the anchor's domain, for each tile-size tuple
-        in `candidates` (all evaluated at once)."""
+        in `candidates` (all evaluated at once; each list once per model)."""
+        key = (tuple(plan.members), tuple(tuple(int(t) for t in c) for c in candidates))
+        if key not in self._volumes:
+            self._volumes[key] = self._measure(plan, candidates)
+        return self._volumes[key]
+
+    def _measure(self, plan, candidates) -> list:
         graph, evaluate, n_cand = self.graph, self.evaluate, len(candidates)
         anchor = graph.stage(plan.anchor).func
         bounds = [(scalar(evaluate, iv.lb), scalar(evaluate, iv.ub)) for iv in anchor.intervals]
@@ -322,14 +339,22 @@ def redundant_fraction(graph, stages, params, tiles):
     return measured["redundant"] / max(measured["computed"], 1)
 
 
-def strip_sizes(graph, plan, sizes, cache):
-    """A full-width strip: every row of the innermost dimension, as many rows of the next one
-    as fill `cache`, one along the others (None for one-dimensional groups)."""
+def strip_sizes(graph, plan, sizes, cache) -> list:
+    """Full-width strips: every row of the innermost dimension, as many rows of the next one
+    as fill `cache`, and along the others one, or (a second strip) the whole of those as small
+    as a channel dimension, so that stages without it are not recomputed per channel.
+    Empty for one-dimensional groups."""
     if len(sizes) < 2:
-        return None
+        return []
     itemsize = max(graph.stage(n).func.typ.dtype.itemsize for n in plan.members)
-    rows = cache // (len(plan.members) * itemsize * sizes[-1])
-    return (1,) * (len(sizes) - 2) + (max(1, min(sizes[-2], rows)), sizes[-1])
+    strips = []
+    for whole in (False, True):
+        outer = tuple(s if whole and s <= WHOLE_EXTENT else 1 for s in sizes[:-2])
+        rows = cache // (len(plan.members) * itemsize * sizes[-1] * math.prod(outer))
+        strip = outer + (max(1, min(sizes[-2], rows)), sizes[-1])
+        if strip not in strips:
+            strips.append(strip)
+    return strips
 
 
 def tile_sizes(graph, plan, probe, sizes, cache, cores, innermost) -> tuple:
