@@ -17,9 +17,9 @@ import random
 import numpy as np
 import pytest
 from oracle import assert_same
-from random_pipelines import TILE_SIZES, random_pipeline, random_schedule
 
 import polyimage
+from polyimage.autotune.random_pipelines import TILE_SIZES, random_pipeline, random_schedule
 from polyimage.graph import build_graph
 from polyimage.schedule.plan import tile_rank
 

@@ -8,7 +8,12 @@ import polyimage
 from polyimage.apps import unsharp_mask
 from polyimage.config import Options
 from polyimage.grouping import Weights
-from polyimage.grouping.weights import resolve_weights, weights_from
+from polyimage.grouping.weights import (
+    read_weights_file,
+    resolve_weights,
+    weights_from,
+    write_weights_file,
+)
 
 
 def test_precedence(tmp_path):
@@ -73,3 +78,20 @@ def test_only_cost_driven_schedules_read_the_weights_file(tmp_path, monkeypatch)
     assert polyimage.compile(outputs, schedule="naive").weights is None
     with pytest.raises(ValueError, match=f"weights file {path}: not JSON"):
         polyimage.compile(outputs)
+
+
+def test_the_tuners_weights_file_is_read_beside_its_metadata(tmp_path):
+    path = tmp_path / "weights.json"
+    write_weights_file(path, Weights(overlap=0.7, row_start=10.0), {"threads": 2, "size": "small"})
+    data = json.loads(path.read_text())
+    assert data["threads"] == 2 and data["weights"]["overlap"] == 0.7
+    env = {"POLYIMAGE_WEIGHTS_FILE": str(path), "POLYIMAGE_CACHE_DIR": str(tmp_path)}
+    assert resolve_weights(None, Options.from_env(env)) == (
+        Weights(overlap=0.7, row_start=10.0),
+        f"weights file {path}",
+    )
+    assert read_weights_file(path) == Weights(overlap=0.7, row_start=10.0)
+    assert [p.name for p in tmp_path.iterdir()] == ["weights.json"]  # no partial file left
+    path.write_text(json.dumps({"weights": {"overlap": -1}, "threads": 2}))
+    with pytest.raises(ValueError, match=f"weights file {path}: weight overlap must be"):
+        read_weights_file(path)

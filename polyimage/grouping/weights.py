@@ -1,16 +1,20 @@
 """Where the cost weights come from: a compile argument, else POLYIMAGE_WEIGHTS, else the weights
-file (written by the autotuner; POLYIMAGE_WEIGHTS_FILE, default
-$XDG_CONFIG_HOME/polyimage/weights.json), else the defaults of `Weights`."""
+file (written by `polyimage tune`, polyimage.autotune; POLYIMAGE_WEIGHTS_FILE, default
+$XDG_CONFIG_HOME/polyimage/weights.json), else the defaults of `Weights`. The file and its
+format live here: compile reads what the tuner writes."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import os
 from pathlib import Path
 
 from .cost import Weights
 
 NAMES = tuple(f.name for f in dataclasses.fields(Weights))
+# the key of the weights in the tuner's file; the rest of that file says how they were found
+WEIGHTS_KEY = "weights"
 
 
 def weights_from(values, source: str) -> Weights:
@@ -44,9 +48,26 @@ def resolve_weights(given, options) -> tuple:
         return weights_from(dict(options.weights), "POLYIMAGE_WEIGHTS"), "POLYIMAGE_WEIGHTS"
     path = Path(options.weights_file) if options.weights_file else None
     if path is not None and path.is_file():
-        try:
-            values = json.loads(path.read_text())
-        except ValueError as exc:
-            raise ValueError(f"weights file {path}: not JSON ({exc})") from None
-        return weights_from(values, f"weights file {path}"), f"weights file {path}"
+        return read_weights_file(path), f"weights file {path}"
     return Weights(), "defaults"
+
+
+def read_weights_file(path) -> Weights:
+    """The weights of a weights file: the tuner's ({"weights": {...}} beside what it measured)
+    or a plain {name: value} object."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except ValueError as exc:
+        raise ValueError(f"weights file {path}: not JSON ({exc})") from None
+    values = data.get(WEIGHTS_KEY) if isinstance(data, dict) and WEIGHTS_KEY in data else data
+    return weights_from(values, f"weights file {path}")
+
+
+def write_weights_file(path, weights: Weights, metadata: dict) -> None:
+    """Write `weights` with `metadata` (machine, date, measurements: anything JSON) as a weights
+    file, replacing any earlier one at once (a reader never sees half a file)."""
+    path = Path(path)
+    data = {WEIGHTS_KEY: dataclasses.asdict(weights), **metadata}
+    partial = path.with_name(f".{path.name}.partial")
+    partial.write_text(json.dumps(data, indent=1) + "\n")
+    os.replace(partial, path)

@@ -1,4 +1,5 @@
-"""Seeded random DSL pipelines and random valid schedules, for differential tests.
+"""Seeded random DSL pipelines and random valid schedules, for differential tests
+(tests/test_schedules_random.py) and as extra training pipelines of `polyimage tune --random`.
 
 `random_pipeline(seed)` builds a small pipeline (2 to 8 computed stages over Parameters R and C)
 from a `random.Random(seed)`, together with the arguments of one call: input arrays of the
@@ -938,8 +939,8 @@ def untiled_schedule(graph, rng) -> Schedule:
 
 
 if __name__ == "__main__":
-    # python tests/random_pipelines.py SEED [SCHEDULE_SEED ...]: print the pipeline of SEED
-    # and the schedules the tests draw (random.Random(SEED * 1000 + k) for the k-th one)
+    # python -m polyimage.autotune.random_pipelines SEED [SCHEDULE_SEED ...]: print the pipeline
+    # of SEED and the schedules the tests draw (random.Random(SEED * 1000 + k) for the k-th one)
     import sys
 
     import polyimage
