@@ -81,16 +81,30 @@ def run_app(
     report=print,
     schedule=None,
     profile=False,
+    chunks=None,
+    scheduler=None,
 ) -> dict:
     """Compile app `name`, run it on photos (the bundled ones by default), save the result;
     with `profile`, also report the time of each group and stage. Returns the timings in
-    seconds."""
+    seconds. An output folder runs a batch; `chunks`, a Zarr or TIFF input or a Zarr output
+    one large image block by block; both on Dask (apps/batch.py)."""
+    from . import batch
+
+    if output and batch.is_batch_output(output):
+        return batch.run_batch(name, inputs, output, params, schedule, scheduler, threads, report)
+    if batch.is_large_run(inputs, output, chunks):
+        if len(inputs) > 1 or not output:
+            raise ArgumentError("a large-image run takes one INPUT (or none) and -o OUTPUT")
+        return batch.run_large(name, inputs, output, chunks, params, schedule, scheduler, report)
     app = load_app(name)
     if output:
         check_output_path(output)
     values = parse_params(app, params)
     if inputs and len(inputs) != len(app.PHOTOS):
-        raise ArgumentError(f"{name} takes {len(app.PHOTOS)} input photo(s), got {len(inputs)}")
+        raise ArgumentError(
+            f"{name} takes {len(app.PHOTOS)} input photo(s), got {len(inputs)}; to run it on "
+            f"each photo of a batch, give an output folder: -o outdir/"
+        )
     photos = [load_input(p) for p in inputs] or [load_image(bundled(p)) for p in app.PHOTOS]
     arrays = app.prepare(photos)
     outputs, _ = app.build()

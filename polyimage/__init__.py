@@ -62,7 +62,8 @@ LAYERS = (
     ("jit",),
     ("arguments", "interp"),
     ("pipeline", "record", "report", "dump", "profile", "vectorization"),
-    ("cli", "apps"),
+    ("scale", "dask"),
+    ("cli", "apps", "autotune"),
 )
 
 # public names whose modules load isl and cffi: imported on first use (PEP 562)

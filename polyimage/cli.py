@@ -7,6 +7,8 @@ polyimage report APP | --all                                  stages, domains, i
 polyimage graph APP -o graph.svg|graph.dot [--schedule S]     draw an app's stage graph
 polyimage cache info|clear                                    the build cache: where it is, its
                                                               entries and size; empty it
+polyimage tune [APP ...] [--size S] [--budget 20m] [--resume] fit the cost weights to this
+                                                              machine (polyimage.autotune)
 polyimage --version
 """
 
@@ -94,7 +96,20 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument(
         "-o",
         "--output",
-        help="where to write the result: a .png, .jpg or .jpeg file (checked before compiling)",
+        help="where to write the result: a .png, .jpg or .jpeg file (checked before compiling); "
+        "a folder (existing, or ending in /) runs a batch of photos on Dask; a .zarr (or a "
+        ".tif, from a .zarr or .tif INPUT) streams one large image block by block",
+    )
+    run.add_argument(
+        "--chunks",
+        type=int,
+        metavar="N",
+        help="compute one large image in blocks of N x N output points on Dask",
+    )
+    run.add_argument(
+        "--scheduler",
+        metavar="ADDRESS",
+        help="the dask.distributed scheduler for a batch or a large image (default: local)",
     )
     run.add_argument(
         "--param",
@@ -184,7 +199,48 @@ def _parser() -> argparse.ArgumentParser:
         help="info: the location, number of entries and size; clear: remove every entry "
         "(safe while other processes use the cache)",
     )
+    _tune_parser(commands)
     return parser
+
+
+def _tune_parser(commands) -> None:
+    tune = commands.add_parser(
+        "tune",
+        help="fit the cost model's weights to this machine",
+        description="Measure candidate schedules of the apps, fit the cost weights so that "
+        "schedule='auto' picks the fastest, check them on each app left out, and write the "
+        "weights file compile reads. Every measurement is stored as it is made: --resume "
+        "after an interruption measures nothing twice.",
+    )
+    tune.add_argument("apps", nargs="*", default=[], metavar="APP", help="default: all apps")
+    tune.add_argument(
+        "--size",
+        choices=("small", "medium", "paper"),
+        default="medium",
+        help="image sizes: the tests' small ones, half the paper's (default), the paper's",
+    )
+    tune.add_argument("--budget", default="20m", help="time to spend: 90s, 20m, 1h (default 20m)")
+    tune.add_argument("--threads", type=int, default=None, help="default: every core")
+    tune.add_argument(
+        "--out", metavar="FILE", help="the weights file (default: where compile reads it)"
+    )
+    tune.add_argument(
+        "--store",
+        metavar="FILE",
+        help="the measurement store (default: beside the weights file, .measurements.jsonl)",
+    )
+    tune.add_argument("--resume", action="store_true", help="reuse the measurements in the store")
+    tune.add_argument(
+        "--plot", metavar="FILE.png", help="draw model cost against time (.png, .svg, .pdf)"
+    )
+    tune.add_argument("--seed", type=int, default=0, help="seed of the sampled weights")
+    tune.add_argument(
+        "--random", type=int, default=0, metavar="K", help="also tune on K random pipelines"
+    )
+    tune.add_argument("--runs", type=int, default=7, help="timed runs per schedule (default 7)")
+    tune.add_argument(
+        "--samples", type=int, default=16, help="weight vectors sampled for candidates (16)"
+    )
 
 
 def cache_command(action: str, options: Options) -> str:
@@ -239,7 +295,8 @@ def main(argv=None) -> int:
         return exc.code or 0
     level = logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(name)s: %(message)s")
-    if not args.debug and not args.verbose:  # long compiles say what they are doing
+    # long compiles say what they are doing (tune shows a progress bar of its own)
+    if not args.debug and not args.verbose and args.command != "tune":
         logging.getLogger("polyimage.progress").setLevel(logging.INFO)
     try:
         options = Options.from_env()  # a bad POLYIMAGE_* variable stops every command first
@@ -260,6 +317,8 @@ def main(argv=None) -> int:
                 args.check,
                 schedule=args.schedule,
                 profile=args.profile,
+                chunks=args.chunks,
+                scheduler=args.scheduler,
             )
         elif args.command == "bench":
             from polyimage.apps.bench import run_bench
@@ -291,6 +350,24 @@ def main(argv=None) -> int:
                 raise ValueError("report needs an app name, or --all")
         elif args.command == "cache":
             print(cache_command(args.action, options))
+        elif args.command == "tune":
+            from polyimage.autotune.tuner import tune
+
+            tune(
+                args.apps,
+                size=args.size,
+                budget=args.budget,
+                threads=args.threads,
+                out=args.out,
+                resume=args.resume,
+                plot=args.plot,
+                seed=args.seed,
+                random_count=args.random,
+                runs=args.runs,
+                samples=args.samples,
+                store=args.store,
+                report=lambda text: print(text, flush=True),
+            )
         else:
             from polyimage.apps.runner import draw_graph
 

@@ -25,7 +25,8 @@ def test_every_package_folder_is_listed():
     }
     found |= {
         "polyimage." + ".".join(p.parent.relative_to(ROOT).parts)
-        for p in (ROOT / "apps").rglob("__init__.py")
+        for folder in ("apps", "autotune")
+        for p in (ROOT / folder).rglob("__init__.py")
     }
     found.add("polyimage.images")
     assert sorted(_configured_packages()) == sorted(found)
