@@ -82,6 +82,9 @@ def test_full_width_strips_compete_and_win_on_unsharp_mask():
     c, rows, cols = every
     assert (c, cols) == (3, 4256) and rows * cols * 3 * 2 * 4 <= MACHINE.l2_bytes
     assert strip_sizes(graph, plan, [5, 2848, 4256], MACHINE.l2_bytes)[1:] == []
+    # rows by the bytes a tile touches per point: members lighter than the tile fit more rows
+    light = strip_sizes(graph, plan, [3, 2848, 4256], MACHINE.l2_bytes, bytes_per_point=2.0)
+    assert light[1][1] > one[1] and light[-1][1] > every[1]
 
 
 def test_a_stage_calling_libm_costs_a_vector_of_operations_per_point():

@@ -164,11 +164,14 @@ class CostModel:
             cost = math.inf if len(stages) > 1 else self._untiled(stages[0])
             return GroupCost(cost, (), CostTerms(untiled=plan.reason))
         sizes = [extent(self.evaluate, iv) for iv in graph.stage(plan.anchor).func.intervals]
-        probe = self.measure(plan, [tuple(min(s, 32) for s in sizes)])[0]
+        probe_tile = tuple(min(s, 32) for s in sizes)
+        probe = self.measure(plan, [probe_tile])[0]
+        touched = probe["scratch_bytes"] + probe["live_in"] + probe["live_out"]
+        per_point = touched / math.prod(probe_tile)
         candidates = []
         for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
             fitted = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
-            for tiles in [fitted] + strip_sizes(graph, plan, sizes, cache):
+            for tiles in [fitted] + strip_sizes(graph, plan, sizes, cache, per_point):
                 if tiles not in candidates:
                     candidates.append(tiles)
         l2_tiles = fitted  # Algorithm 2's tiles for the last budget, all of L2
@@ -339,21 +342,25 @@ def redundant_fraction(graph, stages, params, tiles):
     return measured["redundant"] / max(measured["computed"], 1)
 
 
-def strip_sizes(graph, plan, sizes, cache) -> list:
+def strip_sizes(graph, plan, sizes, cache, bytes_per_point=None) -> list:
     """Full-width strips: every row of the innermost dimension, as many rows of the next one
     as fill `cache`, and along the others one, or (a second strip) the whole of those as small
-    as a channel dimension, so that stages without it are not recomputed per channel.
-    Empty for one-dimensional groups."""
+    as a channel dimension, so that stages without it are not recomputed per channel. Rows
+    fill the cache as if every member were as large as the tile, and (when given) by the bytes
+    a probe tile touched per point of it: members on coarser grids or without channels take
+    less. Empty for one-dimensional groups."""
     if len(sizes) < 2:
         return []
     itemsize = max(graph.stage(n).func.typ.dtype.itemsize for n in plan.members)
+    per_point = [len(plan.members) * itemsize] + ([bytes_per_point] if bytes_per_point else [])
     strips = []
     for whole in (False, True):
         outer = tuple(s if whole and s <= WHOLE_EXTENT else 1 for s in sizes[:-2])
-        rows = cache // (len(plan.members) * itemsize * sizes[-1] * math.prod(outer))
-        strip = outer + (max(1, min(sizes[-2], rows)), sizes[-1])
-        if strip not in strips:
-            strips.append(strip)
+        for footprint in per_point:
+            rows = int(cache // (footprint * sizes[-1] * math.prod(outer)))
+            strip = outer + (max(1, min(sizes[-2], rows)), sizes[-1])
+            if strip not in strips:
+                strips.append(strip)
     return strips
 
 
