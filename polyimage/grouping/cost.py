@@ -186,6 +186,10 @@ class CostModel:
             two = self._two_levels(plan, l2_tiles, l2_measured, sizes, probe["halo"])
             if two is not None and two.cost < best.cost:
                 best = two
+        if len(stages) == 1:
+            alone = self._untiled(stages[0])
+            if alone < best.cost:
+                return GroupCost(alone, (), CostTerms(untiled="no tiling is cheaper"))
         return best
 
     def _two_levels(self, plan, l2_tiles, l2_measured, sizes, halo):
@@ -317,12 +321,17 @@ class CostModel:
         return GroupCost(cost, (tuple(int(t) for t in tiles),), terms)
 
     def _untiled(self, name) -> float:
-        """A stage run alone, untiled: its inputs read and its output written once."""
+        """A stage run alone, untiled: its inputs read and its output written once, a run of
+        its innermost loop per row."""
         weights, points = self.weights, self.points(name)
+        func = self.graph.stage(name).func
         reads = sum(self.points(p) * self.itemsize(p) for p in self.graph.stage(name).producers)
-        time = weights.live_data * (
-            reads + points * self.itemsize(name)
-        ) + weights.overlap * points * self.ops(name)
+        rows = points / max(extent(self.evaluate, func.intervals[-1]), 1) if func.ndim else 1
+        time = (
+            weights.live_data * (reads + points * self.itemsize(name))
+            + weights.overlap * points * self.ops(name)
+            + weights.row_start * rows
+        )
         return time / self.machine.cores
 
 
