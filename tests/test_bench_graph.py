@@ -85,7 +85,9 @@ def test_report_lists_stages_domains_and_inlining():
     assert "blurx[c, x, y] : " in text and "2 <= x <= 1 + R" in text
     assert "sharpen into mask (pointwise producer)" in text
     assert "estimates: R=2848, C=4256" in text and "warnings: none" in text
-    assert "build " in text.splitlines()[-1]
+    passes, compiled = text.splitlines()[-2:]
+    assert passes.startswith("passes: ") and "build " in passes
+    assert compiled.startswith("C compile: ") and "main " in compiled
 
 
 def test_report_cli(capsys):
