@@ -79,6 +79,23 @@ def test_apps_on_dask_equal_the_whole_image(apps, name, size):
         assert max(out.numblocks) > 1
 
 
+@pytest.mark.parametrize("name, size", [("local_laplacian", 300), ("interpolate", 1100)])
+def test_deep_pyramids_on_dask_equal_the_whole_image(name, size):
+    """The deepest pyramids (alignment 128 and 512) on images of several blocks per axis,
+    ragged at the end."""
+    app = load_app(name)
+    outputs, _ = app.build()
+    pipe = polyimage.compile(outputs, estimates=app.PAPER_SIZE, name=name)
+    photos = [load_image(bundled(p)) for p in app.PHOTOS]
+    arrays = app.prepare(photos, {"R": size, "C": size + 17})
+    whole = pipe(**arrays, **app.DEFAULTS)
+    split = pdask.plan(pipe, **arrays, **app.DEFAULTS)
+    alignment = {a.param: a.alignment for a in split.axes}
+    out = pdask.apply(pipe, **_chunked(arrays, min(alignment.values())), **app.DEFAULTS)
+    assert out.shape == whole.shape and min(out.numblocks[1:]) >= 2
+    np.testing.assert_array_equal(out.compute(scheduler="threads"), whole)
+
+
 def test_given_chunks_are_rounded_to_the_alignment(apps):
     """pyramid_blend's coarsest level is 1/8: blocks of 13 become 16, windows move by 8."""
     pipe, arrays, params, whole = apps("pyramid_blend")
