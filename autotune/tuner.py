@@ -219,6 +219,17 @@ class Tuner:
             return None
         return np.inf if found.seconds is None else found.seconds
 
+    def fit(self, subjects, samples, phase: str):
+        """The Fit of the weights on `subjects` from the defaults and `samples`, searched
+        while `phase` lasts."""
+        return search(
+            self.score(subjects, phase),
+            Weights(),
+            samples,
+            MAX_EVALUATIONS,
+            out_of_time=lambda: self.clock.past(phase),
+        )
+
     def score(self, subjects, phase: str):
         """score(weights): the geometric mean of the seconds of what `auto` picks under them
         (None when one cannot be measured in time)."""
@@ -333,13 +344,7 @@ def _tune(tuner, subjects, clock, seed, sample_count, size, report, with_points)
                 for k, w in enumerate(chunk)
             }
             tuner.measure(subject, picks, "samples")
-    fitted = search(
-        tuner.score(trained, "fit"),
-        Weights(),
-        samples,
-        MAX_EVALUATIONS,
-        out_of_time=lambda: clock.past("fit"),
-    )
+    fitted = tuner.fit(trained, samples, "fit")
     held_out = {}
     apps = [s for s in trained if s.is_app]
     for subject in apps if len(apps) > 1 else ():
@@ -347,13 +352,7 @@ def _tune(tuner, subjects, clock, seed, sample_count, size, report, with_points)
             report(f"note: the budget ran out before the held-out check of {subject.name}")
             break
         others = [s for s in trained if s is not subject]
-        alone = search(
-            tuner.score(others, "held out"),
-            Weights(),
-            samples,
-            MAX_EVALUATIONS,
-            out_of_time=lambda: clock.past("held out"),
-        )
+        alone = tuner.fit(others, samples, "held out")
         held_out[subject.key] = tuner.seconds(subject, alone.weights, "end", "auto, held out")
     return results(tuner, trained, fitted, held_out, size, clock.elapsed(), with_points)
 
