@@ -123,13 +123,9 @@ def schedule_cost(model: CostModel, schedule: Schedule) -> float:
     for group in schedule.groups:
         sizes = anchor_sizes(model, group.stages) if group.tile_sizes else None
         if sizes is None:
-            total += sum(model._untiled(name) for name in group.stages)
+            total += sum(model.untiled(name) for name in group.stages)
             continue
-        outer = group.tile_sizes[0]
-        if len(outer) != len(sizes):
+        if len(group.tile_sizes[0]) != len(sizes):
             return math.nan
-        plan = model.plan(tuple(group.stages))
-        levels = model.measure(plan, list(group.tile_sizes))
-        resident = levels[1]["scratch_bytes"] if len(levels) > 1 else None
-        total += model._combine(plan, levels[0], outer, sizes, resident=resident).cost
+        total += model.at_tiles(group.stages, group.tile_sizes)
     return total

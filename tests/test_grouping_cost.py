@@ -119,7 +119,7 @@ def test_a_stage_alone_runs_untiled_when_no_tiling_is_cheaper():
     model = CostModel(graph, params, MACHINE)
     for stage in graph.computed:
         cost = model((stage.name,))
-        assert cost.cost <= model._untiled(stage.name)
+        assert cost.cost <= model.untiled(stage.name)
     sliced = model(("filtered",))
     assert sliced.levels == () and sliced.terms.untiled == "no tiling is cheaper"
     pipe = polyimage.compile(bilateral_grid.build()[0], estimates=bilateral_grid.PAPER_SIZE)

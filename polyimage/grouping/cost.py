@@ -161,7 +161,7 @@ class CostModel:
         graph, machine = self.graph, self.machine
         plan = self.plan(stages)
         if isinstance(plan, UntiledGroup):
-            cost = math.inf if len(stages) > 1 else self._untiled(stages[0])
+            cost = math.inf if len(stages) > 1 else self.untiled(stages[0])
             return GroupCost(cost, (), CostTerms(untiled=plan.reason))
         sizes = [extent(self.evaluate, iv) for iv in graph.stage(plan.anchor).func.intervals]
         probe_tile = tuple(min(s, 32) for s in sizes)
@@ -187,7 +187,7 @@ class CostModel:
             if two is not None and two.cost < best.cost:
                 best = two
         if len(stages) == 1:
-            alone = self._untiled(stages[0])
+            alone = self.untiled(stages[0])
             if alone < best.cost:
                 return GroupCost(alone, (), CostTerms(untiled="no tiling is cheaper"))
         return best
@@ -320,7 +320,16 @@ class CostModel:
         )
         return GroupCost(cost, (tuple(int(t) for t in tiles),), terms)
 
-    def _untiled(self, name) -> float:
+    def at_tiles(self, stages, levels) -> float:
+        """The cost of `stages` as one tiled group at the tile sizes `levels` (the outer level,
+        then the inner one where there are two)."""
+        plan = self.plan(tuple(stages))
+        sizes = [extent(self.evaluate, iv) for iv in self.graph.stage(plan.anchor).func.intervals]
+        measured = self.measure(plan, list(levels))
+        resident = measured[1]["scratch_bytes"] if len(measured) > 1 else None
+        return self._combine(plan, measured[0], levels[0], sizes, resident=resident).cost
+
+    def untiled(self, name) -> float:
         """A stage run alone, untiled: its inputs read and its output written once, a run of
         its innermost loop per row."""
         weights, points = self.weights, self.points(name)
