@@ -179,3 +179,48 @@ def test_nan_and_far_indices_stay_inside(op_name):
     np.testing.assert_array_equal(got[2], got[0])
     np.testing.assert_array_equal(np.isnan(got[0]), np.isnan(want))
     np.testing.assert_allclose(got[0], want, rtol=1e-5)
+
+
+INNER_FORMS = [(1, 0), (1, -2), (2, 0), (3, 1), (8, 4), (4, -3)]
+
+
+@pytest.mark.parametrize("size, offset", INNER_FORMS)
+@pytest.mark.parametrize("outer", ["owner", "data", "small"])
+def test_inner_variable_owning_cells_runs_by_residues(size, offset, outer):
+    """A target indexed by the innermost reduction variable as (y + offset) // size runs as
+    residue loops of independent points (omp simd): each cell keeps the serial order of its
+    updates, so even float sums equal the interpreter bit for bit (unless privatized)."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y, a, b, c = (Variable(Int, n) for n in "xyabc")
+    bins = Image(UChar, "bins", [R, C])
+    values = Image(Float, "values", [R, C])
+    shape = (9, 13) if outer == "small" else SHAPE
+    cells = Interval(Int, offset // size, (C - 1 + offset) // size)
+    first = (x // 4,) if outer == "owner" else (Cast(Int, bins(x, y)) % 5,)
+    dims = [Interval(Int, 0, (R - 1) // 4) if outer == "owner" else Interval(Int, 0, 4)]
+    red = Reduction(
+        ([a, b, c], dims + [Interval(Int, 0, 2), cells]),
+        ([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]),
+        Float,
+        "red",
+    )
+    target = (*first, Cast(Int, bins(x, y)) % 3, (y + offset) // size)
+    red.defn = [
+        Case(bins(x, y) > 200, Reduce(red(*target), values(x, y) * 2.0, Op.Sum)),
+        Reduce(red(*target), values(x, y), Op.Sum),
+    ]
+    rng = np.random.default_rng(size * 10 + offset + len(outer))
+    args = {
+        "bins": rng.integers(0, 256, shape, dtype=np.uint8),
+        "values": (rng.random(shape) * 2 - 0.5).astype(np.float32),
+    }
+    want = polyimage.interpret([red], **args)
+    pipe = polyimage.compile([red], estimates={"R": shape[0], "C": shape[1]}, name="inner_cells")
+    assert "res_y" in pipe.cmodule.source
+    results = [pipe(threads=t, **args) for t in (1, 2, 3)]
+    for got in results[1:]:
+        np.testing.assert_array_equal(got, results[0])
+    if pipe.reductions["red"].kind == "privatized":
+        np.testing.assert_allclose(results[0], want, rtol=1e-5)
+    else:
+        np.testing.assert_array_equal(results[0], want)

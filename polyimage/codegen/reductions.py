@@ -9,8 +9,13 @@ import copy
 
 from ..dsl import expr as E
 from ..dsl.constructs import Op
-from ..schedule.reductions import MAX_CHUNKS, PARALLEL_MIN_POINTS, PRIVATE_BUDGET_BYTES
-from .cexpr import c_literal
+from ..schedule.reductions import (
+    MAX_CHUNKS,
+    PARALLEL_MIN_POINTS,
+    PRIVATE_BUDGET_BYTES,
+    independent_inner,
+)
+from .cexpr import c_literal, wide_name
 from .names import PREFIX
 
 P = PREFIX
@@ -41,14 +46,51 @@ def _serial(emitter, func, names, bounds, depth, target=None):
     """The reduction domain in order, with `bounds` ({variable index: (lo, hi)}) replacing
     some variables' bounds, updating `target` (a StageStorage) instead of the buffer."""
     loop_bounds = [bounds.get(k, (f"{P}rlo_{n}", f"{P}rhi_{n}")) for k, n in enumerate(names)]
+    inner = independent_inner(func)
+    if inner is None:
+        emitter._loops(
+            func.reduction_variables,
+            func.name,
+            depth,
+            parallel=False,
+            body=lambda d: update_cases(emitter, func, d, target),
+            bounds=loop_bounds,
+        )
+        return
     emitter._loops(
-        func.reduction_variables,
+        func.reduction_variables[:-1],
         func.name,
         depth,
         parallel=False,
-        body=lambda d: update_cases(emitter, func, d, target),
-        bounds=loop_bounds,
+        body=lambda d: _independent_loop(emitter, func, inner, loop_bounds[-1], d, target),
+        bounds=loop_bounds[:-1],
     )
+
+
+def _independent_loop(emitter, func, inner, bounds, depth, target):
+    """The innermost reduction variable v by residues r of v + offset modulo size, each an
+    `omp simd` loop over points that update distinct cells (schedule.reductions
+    .independent_inner): every cell still sees its updates in the serial order."""
+    size, offset = inner
+    var = func.reduction_variables[-1]
+    n = emitter.names[var]
+    w, lo, hi = wide_name(n), f"{P}ilo_{n}", f"{P}ihi_{n}"
+    emitter.emit(f"{{ const int64_t {lo} = {bounds[0]}, {hi} = {bounds[1]};", depth)
+    emitter.emit(f"for (int64_t {P}res_{n} = 0; {P}res_{n} < {size}; {P}res_{n}++) {{", depth + 1)
+    start = _floordiv(emitter, f"{lo} + {offset} - {P}res_{n} + {size - 1}", size)
+    end = _floordiv(emitter, f"{hi} + {offset} - {P}res_{n}", size)
+    emitter.emit(f"const int64_t {P}qlo_{n} = {start}, {P}qhi_{n} = {end};", depth + 2)
+    emitter.emit("#pragma omp simd", depth + 2)
+    emitter.emit(
+        f"for (int64_t {P}q_{n} = {P}qlo_{n}; {P}q_{n} <= {P}qhi_{n}; {P}q_{n}++) {{", depth + 2
+    )
+    emitter.emit(
+        f"const int64_t {w} = {P}q_{n} * {size} - {offset} + {P}res_{n}; {emitter._aliases([var])}",
+        depth + 3,
+    )
+    update_cases(emitter, func, depth + 3, target)
+    emitter.emit("}", depth + 2)
+    emitter.emit("}}", depth)
 
 
 def _owner(emitter, func, strategy, names):

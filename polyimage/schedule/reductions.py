@@ -132,6 +132,23 @@ def owned_variables(func) -> tuple:
     return tuple(owned)
 
 
+def independent_inner(func):
+    """(size, offset) when the innermost reduction variable v indexes one target dimension as
+    `(v + offset) // size` (or `v + offset`, size 1) in every Case: for fixed outer variables
+    and a fixed residue of v + offset modulo size, the points then update distinct cells, so a
+    loop over them carries no dependence, and running the residues one after another keeps
+    every cell's updates in the serial order. Else None."""
+    if not func.reduction_variables:
+        return None
+    var = func.reduction_variables[-1]
+    targets = [case.value.target.args for case in func.cases]
+    for dim in range(func.ndim):
+        forms = {_block_form(args[dim], var) for args in targets}
+        if len(forms) == 1 and None not in forms:
+            return forms.pop()
+    return None
+
+
 def _block_form(arg, var):
     """(size, offset) when `arg` is `var + offset` or `(var + offset) // size`, else None."""
     size = 1
