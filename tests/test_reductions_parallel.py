@@ -224,3 +224,64 @@ def test_inner_variable_owning_cells_runs_by_residues(size, offset, outer):
         np.testing.assert_allclose(results[0], want, rtol=1e-5)
     else:
         np.testing.assert_array_equal(results[0], want)
+
+
+@pytest.mark.parametrize("cases", [False, True])
+@pytest.mark.parametrize("channels", [1, 2, 3, 5])
+def test_small_channel_variables_run_innermost_unrolled(channels, cases):
+    """A reduction variable of a few constant values that indexes its own target dimension
+    (a value and a weight channel) runs innermost, one copy of the update per value; every
+    cell keeps the serial order of its updates, so float sums stay exact."""
+    from polyimage.schedule.reductions import UNROLL_POINTS, unrolled_variables
+
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    k, x, y, a, b, c = (Variable(Int, n) for n in "kxyabc")
+    bins = Image(UChar, "bins", [R, C])
+    values = Image(Float, "values", [R, C])
+    red = Reduction(
+        (
+            [a, b, c],
+            [Interval(Int, 0, channels - 1), Interval(Int, 0, 5), Interval(Int, 0, C // 16)],
+        ),
+        (
+            [k, x, y],
+            [Interval(Int, 0, channels - 1), Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)],
+        ),
+        Float,
+        "red",
+    )
+    target = red(k, Cast(Int, bins(x, y)) % 6, (y + 1) // 16)
+    value = values(x, y) * Cast(Float, k + 1)
+    if cases:
+        red.defn = [
+            Case(bins(x, y) > 90, Reduce(target, value, Op.Sum)),
+            Reduce(target, 1.0, Op.Sum),
+        ]
+    else:
+        red.defn = [Reduce(target, value, Op.Sum)]
+    assert unrolled_variables(red) == ((0,) if channels <= UNROLL_POINTS else ())
+    rng = np.random.default_rng(channels)
+    args = {
+        "bins": rng.integers(0, 256, SHAPE, dtype=np.uint8),
+        "values": (rng.random(SHAPE) * 2 - 0.5).astype(np.float32),
+    }
+    want = polyimage.interpret([red], **args)
+    pipe = polyimage.compile([red], estimates={"R": SHAPE[0], "C": SHAPE[1]}, name="unrolled")
+    results = [pipe(threads=t, **args) for t in (1, 2, 3)]
+    for got in results[1:]:
+        np.testing.assert_array_equal(got, results[0])
+    if pipe.reductions["red"].kind == "privatized":
+        np.testing.assert_allclose(results[0], want, rtol=1e-5)
+    else:
+        np.testing.assert_array_equal(results[0], want)
+
+
+def test_the_bilateral_grid_unrolls_its_channels():
+    from polyimage.apps import load_app
+    from polyimage.schedule.reductions import unrolled_variables
+
+    outs, _ = load_app("bilateral_grid").build()
+    grid = next(
+        s for s in polyimage.compile(outs, schedule="naive").graph.stages if s.name == "grid"
+    )
+    assert unrolled_variables(grid.func) == (0,)

@@ -105,11 +105,16 @@ class LoopEmitter:
         _, wrote = self.touched.get(store.buffer, (None, False))
         self.touched[store.buffer] = (store, wrote or writes)
 
-    def address(self, ref, printer, lvalue=False) -> str:
+    def offset(self, ref, printer) -> str:
+        """The element offset `ref` reads or writes in its stage's storage."""
         store = self.storage[ref.func.name]
         self.touch(store, False)
         idx = [printer.index(a, store.lb[d], store.upper(d)) for d, a in enumerate(ref.args)]
-        text = f"{store.buffer}[{store.offset(idx)}]"
+        return store.offset(idx)
+
+    def address(self, ref, printer, lvalue=False) -> str:
+        store = self.storage[ref.func.name]
+        text = f"{store.buffer}[{self.offset(ref, printer)}]"
         typ = ref.func.typ.c_name
         return text if lvalue or store.c_type == typ else f"(({typ}){text})"
 

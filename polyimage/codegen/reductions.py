@@ -6,6 +6,7 @@ the order of the Cases, at each point of the reduction domain in order (PolyMage
 from __future__ import annotations
 
 import copy
+import itertools
 
 from ..dsl import expr as E
 from ..dsl.constructs import Op
@@ -14,6 +15,7 @@ from ..schedule.reductions import (
     PARALLEL_MIN_POINTS,
     PRIVATE_BUDGET_BYTES,
     independent_inner,
+    unrolled_variables,
 )
 from .cexpr import c_literal, wide_name
 from .names import PREFIX
@@ -44,35 +46,86 @@ def reduction_update(emitter, func, strategy) -> None:
 
 def _serial(emitter, func, names, bounds, depth, target=None):
     """The reduction domain in order, with `bounds` ({variable index: (lo, hi)}) replacing
-    some variables' bounds, updating `target` (a StageStorage) instead of the buffer."""
-    loop_bounds = [bounds.get(k, (f"{P}rlo_{n}", f"{P}rhi_{n}")) for k, n in enumerate(names)]
-    inner = independent_inner(func)
+    some variables' bounds, updating `target` (a StageStorage) instead of the buffer. The
+    unrolled variables (schedule.reductions.unrolled_variables) run innermost, a copy of the
+    update per value; an innermost variable owning cells runs by residues (_independent_loop)."""
+    unrolled = unrolled_variables(func)
+    looped = [k for k in range(len(names)) if k not in unrolled]
+    variables = [func.reduction_variables[k] for k in looped]
+    loop_bounds = [bounds.get(k, (f"{P}rlo_{names[k]}", f"{P}rhi_{names[k]}")) for k in looped]
+
+    def update(d):
+        _unrolled_updates(emitter, func, unrolled, d, target)
+
+    inner = independent_inner(func, variables[-1])
     if inner is None:
-        emitter._loops(
-            func.reduction_variables,
-            func.name,
-            depth,
-            parallel=False,
-            body=lambda d: update_cases(emitter, func, d, target),
-            bounds=loop_bounds,
-        )
+        emitter._loops(variables, func.name, depth, False, update, bounds=loop_bounds)
         return
     emitter._loops(
-        func.reduction_variables[:-1],
+        variables[:-1],
         func.name,
         depth,
         parallel=False,
-        body=lambda d: _independent_loop(emitter, func, inner, loop_bounds[-1], d, target),
+        body=lambda d: _independent_loop(emitter, variables[-1], inner, loop_bounds[-1], d, update),
         bounds=loop_bounds[:-1],
     )
 
 
-def _independent_loop(emitter, func, inner, bounds, depth, target):
-    """The innermost reduction variable v by residues r of v + offset modulo size, each an
-    `omp simd` loop over points that update distinct cells (schedule.reductions
-    .independent_inner): every cell still sees its updates in the serial order."""
+def _unrolled_updates(emitter, func, unrolled, depth, target):
+    """The updates at every value of the `unrolled` variables (indices), in order. Without
+    Case conditions, every offset and value is computed before the first update (they never
+    read the target): the compiler, which cannot tell the target from the buffers read
+    (outlined OpenMP regions drop `restrict`), can then share their loads and arithmetic. A
+    conditional update computes its offset and value only where its condition holds."""
+    variables = [func.reduction_variables[k] for k in unrolled]
+    ranges = [
+        range(func.reduction_intervals[k].lb.value, func.reduction_intervals[k].ub.value + 1)
+        for k in unrolled
+    ]
+    copies = list(itertools.product(*ranges))
+    hoisted = all(case.cond is None for case in func.cases)
+    count = len(copies) * len(func.cases)
+    if hoisted:
+        typ = func.typ.c_name
+        emitter.emit(" ".join(f"int64_t {P}o{u}; {typ} {P}v{u};" for u in range(count)), depth)
+    saved = emitter.storage[func.name]
+    store = target or saved
+    emitter.storage[func.name] = store
+    try:
+        for k, values in enumerate(copies):
+            fixed = "".join(
+                f"const int64_t {wide_name(emitter.names[v])} = {value}; "
+                for v, value in zip(variables, values)
+            )
+            emitter.emit(f"{{ {fixed}{emitter._aliases(variables)}", depth)
+            for i, case in enumerate(func.cases):
+                red = case.value
+                offset = emitter.offset(red.target, emitter.printer)
+                if hoisted:
+                    u = k * len(func.cases) + i
+                    emitter.emit(f"{P}o{u} = {offset};", depth + 1)
+                    emitter.emit(f"{P}v{u} = {emitter.printer(red.value)};", depth + 1)
+                    continue
+                cell = f"{store.buffer}[{offset}]"
+                combined = combine(
+                    emitter.printer, red.op, func.typ, cell, emitter.printer(red.value)
+                )
+                test = "" if case.cond is None else f"if ({emitter.printer(case.cond)}) "
+                emitter.emit(f"{test}{{ {cell} = {combined}; }}", depth + 1)
+            emitter.emit("}", depth)
+    finally:
+        emitter.storage[func.name] = saved
+    for u in range(count) if hoisted else ():
+        cell = f"{store.buffer}[{P}o{u}]"
+        op = func.cases[u % len(func.cases)].value.op
+        emitter.emit(f"{cell} = {combine(emitter.printer, op, func.typ, cell, f'{P}v{u}')};", depth)
+
+
+def _independent_loop(emitter, var, inner, bounds, depth, body):
+    """Loop `var` by residues r of var + offset modulo size, each an `omp simd` loop over
+    points that update distinct cells (schedule.reductions.independent_inner): every cell
+    still sees its updates in the serial order."""
     size, offset = inner
-    var = func.reduction_variables[-1]
     n = emitter.names[var]
     w, lo, hi = wide_name(n), f"{P}ilo_{n}", f"{P}ihi_{n}"
     emitter.emit(f"{{ const int64_t {lo} = {bounds[0]}, {hi} = {bounds[1]};", depth)
@@ -88,7 +141,7 @@ def _independent_loop(emitter, func, inner, bounds, depth, target):
         f"const int64_t {w} = {P}q_{n} * {size} - {offset} + {P}res_{n}; {emitter._aliases([var])}",
         depth + 3,
     )
-    update_cases(emitter, func, depth + 3, target)
+    body(depth + 3)
     emitter.emit("}", depth + 2)
     emitter.emit("}}", depth)
 
@@ -181,24 +234,6 @@ def _privatized(emitter, func, strategy, names):
     emitter.emit("} else {", 2)
     _serial(emitter, func, names, {}, 3)
     emitter.emit("}", 2)
-
-
-def update_cases(emitter, func, depth, target=None) -> None:
-    """Every Case whose condition holds updates its target, in order; `target` (a
-    StageStorage) replaces the Reduction's buffer."""
-    saved = emitter.storage[func.name]
-    if target is not None:
-        emitter.storage[func.name] = target
-    try:
-        for case in func.cases:
-            red = case.value
-            address = emitter.address(red.target, emitter.printer, lvalue=True)
-            value = emitter.printer(red.value)
-            combined = combine(emitter.printer, red.op, func.typ, address, value)
-            cond = "" if case.cond is None else f"if ({emitter.printer(case.cond)}) "
-            emitter.emit(f"{cond}{{ {address} = {combined}; }}", depth)
-    finally:
-        emitter.storage[func.name] = saved
 
 
 def combine(printer, op: Op, typ, target: str, value: str) -> str:

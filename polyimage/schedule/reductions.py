@@ -34,6 +34,9 @@ MAX_CHUNKS = 32
 PRIVATE_BUDGET_BYTES = 4 << 20
 # owner reductions own blocks along the fewest leading variables that give this many blocks
 ENOUGH_BLOCKS = 256
+# reduction variables of at most this many constant values that own target cells one each run
+# innermost, unrolled (schedule.reductions.unrolled_variables)
+UNROLL_POINTS = 4
 
 
 @dataclass(frozen=True)
@@ -78,8 +81,8 @@ def reduction_strategy(func, evaluate) -> ReductionStrategy:
     points = math.prod(extents)
     if points < PARALLEL_MIN_POINTS:
         return ReductionStrategy("serial", f"{points} reduction points, too few for threads")
-    owned, blocks = [], 1
-    for o in owned_variables(func):
+    owned, blocks, unrolled = [], 1, unrolled_variables(func)
+    for o in owned_variables(func, skip=unrolled):
         if blocks >= ENOUGH_BLOCKS:
             break
         owned.append(o)
@@ -102,7 +105,8 @@ def reduction_strategy(func, evaluate) -> ReductionStrategy:
             f"no variable owns the target's cells and copies of its {copy_bytes} bytes "
             "are too large to privatize",
         )
-    chunk = max(range(len(extents)), key=lambda k: (min(extents[k], MAX_CHUNKS), -k))
+    looped = [k for k in range(len(extents)) if k not in unrolled]
+    chunk = max(looped, key=lambda k: (min(extents[k], MAX_CHUNKS), -k))
     return ReductionStrategy(
         "privatized",
         f"{cells} cells: up to {MAX_CHUNKS} chunks along "
@@ -111,12 +115,15 @@ def reduction_strategy(func, evaluate) -> ReductionStrategy:
     )
 
 
-def owned_variables(func) -> tuple:
-    """The longest prefix of reduction variables that own target cells (see OwnedVariable):
-    each one indexes its own target dimension, the same way in every Case."""
+def owned_variables(func, skip=()) -> tuple:
+    """The longest prefix of reduction variables (those at indices `skip` left out) that own
+    target cells (see OwnedVariable): each one indexes its own target dimension, the same way
+    in every Case."""
     owned, used = [], set()
     targets = [case.value.target.args for case in func.cases]
     for index, var in enumerate(func.reduction_variables):
+        if index in skip:
+            continue
         found = None
         for dim in range(func.ndim):
             if dim in used:
@@ -132,15 +139,34 @@ def owned_variables(func) -> tuple:
     return tuple(owned)
 
 
-def independent_inner(func):
-    """(size, offset) when the innermost reduction variable v indexes one target dimension as
-    `(v + offset) // size` (or `v + offset`, size 1) in every Case: for fixed outer variables
-    and a fixed residue of v + offset modulo size, the points then update distinct cells, so a
-    loop over them carries no dependence, and running the residues one after another keeps
-    every cell's updates in the serial order. Else None."""
-    if not func.reduction_variables:
-        return None
-    var = func.reduction_variables[-1]
+def unrolled_variables(func) -> tuple:
+    """Indices of the reduction variables that run innermost, unrolled (a value channel and a
+    weight channel, say): each has constant bounds, at most UNROLL_POINTS values in all, and
+    indexes its own target dimension as `r + c` in every Case. Distinct values then update
+    distinct cells, so moving them innermost keeps every cell's updates in the serial order,
+    and their copies of the update share the loads and index arithmetic."""
+    targets = [case.value.target.args for case in func.cases]
+    unrolled, points = [], 1
+    for index, (var, iv) in enumerate(zip(func.reduction_variables, func.reduction_intervals)):
+        if len(unrolled) + 1 >= len(func.reduction_variables):
+            break
+        if not (isinstance(iv.lb, E.Const) and isinstance(iv.ub, E.Const)):
+            continue
+        values = iv.ub.value - iv.lb.value + 1
+        forms = [{_block_form(args[dim], var) for args in targets} for dim in range(func.ndim)]
+        owns = any(len(f) == 1 and None not in f and min(f)[0] == 1 for f in forms)
+        if owns and 1 <= values and points * values <= UNROLL_POINTS:
+            unrolled.append(index)
+            points *= values
+    return tuple(unrolled)
+
+
+def independent_inner(func, var):
+    """(size, offset) when reduction variable `var`, run innermost, indexes one target
+    dimension as `(var + offset) // size` (or `var + offset`, size 1) in every Case: for fixed
+    outer variables and a fixed residue of var + offset modulo size, the points then update
+    distinct cells, so a loop over them carries no dependence, and running the residues one
+    after another keeps every cell's updates in the serial order. Else None."""
     targets = [case.value.target.args for case in func.cases]
     for dim in range(func.ndim):
         forms = {_block_form(args[dim], var) for args in targets}
