@@ -15,6 +15,8 @@ Every app module defines:
   reference(**inputs, **params) -> the output array(s), computed with NumPy independently of
                             polyimage.interpret
   to_photo(output)       -> a viewable HWC or HW array (float in [0, 1] or uint8) to save
+  VARIANTS    (optional) other pipelines the bench times beside the app under "auto":
+              {label: (build, inputs)}, inputs(app inputs) -> that pipeline's inputs
 apps.runner runs, times and checks any of them; nothing of that is repeated per app.
 """
 

@@ -127,6 +127,14 @@ def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
         variants[f"polyimage:{label}"] = lambda p=pipe, out=result: p(
             threads=threads, out=out, **inputs, **params
         )
+    for label, (build, derive) in getattr(app, "VARIANTS", {}).items():
+        extra_inputs = derive(inputs)
+        extra_outputs, _ = build()
+        pipe = polyimage.compile(extra_outputs, name=name, estimates=dims)
+        out = pipe(threads=threads, **extra_inputs)
+        variants[f"polyimage:auto ({label})"] = lambda p=pipe, o=out, i=extra_inputs: p(
+            threads=threads, out=o, **i
+        )
     variants["numpy"] = lambda: app.reference(**inputs, **params)
     variants.update(opencv_variants(name, inputs, params, threads))
     variants.update(halide_variants(name, inputs, params, threads, report, expected=result))
@@ -148,12 +156,12 @@ def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
 
 def format_table(results: dict, saved=None) -> str:
     """One block per app: median, min, max in ms, minor page faults per call, the ratio to the
-    best polyimage schedule and, given `saved` (the "apps" of an earlier JSON), the saved median
-    and the ratio to it."""
+    app's best polyimage schedule and, given `saved` (the "apps" of an earlier JSON), the saved
+    median and the ratio to it."""
     lines = []
     for name, res in results.items():
         timings = res["timings"]
-        best = min(t["median"] for v, t in timings.items() if v.startswith("polyimage:"))
+        best = min(t["median"] for v, t in timings.items() if _schedule_of_app(v))
         size = "x".join(str(v) for v in res["size"].values())
         old = (saved or {}).get(name, {}).get("timings", {})
         lines.append(f"{name} ({size})")
@@ -179,6 +187,12 @@ def format_table(results: dict, saved=None) -> str:
         lines.append(f"  compile: {comp['cold']:.2f} s cold, {comp['cached'] * 1e3:.0f} ms cached")
         lines.append("")
     return "\n".join(lines)
+
+
+def _schedule_of_app(variant: str) -> bool:
+    """Whether `variant` is the app under one of polyimage's schedules (not another pipeline
+    from the app's VARIANTS, labelled "polyimage:auto (label)")."""
+    return variant.startswith("polyimage:") and " (" not in variant
 
 
 def load_saved(path) -> dict:

@@ -47,14 +47,39 @@ WEIGHTS = (77, 150, 29)
 def build():
     """(outputs, parameters) of the pipeline."""
     R, C = Parameter(Int, "R"), Parameter(Int, "C")
-    c, x, y, b, v = (Variable(Int, n) for n in ("c", "x", "y", "b", "v"))
+    c, x, y = (Variable(Int, n) for n in ("c", "x", "y"))
     img = Image(UChar, "img", [3, R, C])
-    rows, cols, bins = Interval(Int, 0, R - 1), Interval(Int, 0, C - 1), Interval(Int, 0, 255)
+    rows, cols = Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)
 
     luma = Function(([x, y], [rows, cols]), UChar, "luma")
     weighted = sum(w * Cast(Int, img(k, x, y)) for k, w in enumerate(WEIGHTS))
     luma.defn = [Cast(UChar, (weighted + 128) / 256)]
+    lut = equalizing_lut(luma, R, C)
 
+    out = Function(([c, x, y], [Interval(Int, 0, 2), rows, cols]), UChar, "equalized")
+    change = Cast(Int, lut(luma(x, y))) - Cast(Int, luma(x, y))
+    out.defn = [Cast(UChar, Clamp(Cast(Int, img(c, x, y)) + change, 0, 255))]
+    return [out], {"R": R, "C": C}
+
+
+def build_grey():
+    """(outputs, parameters) of the same equalization of a grey (R, C) uint8 image, which is
+    its own luma: what OpenCV's equalizeHist computes."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y = Variable(Int, "x"), Variable(Int, "y")
+    img = Image(UChar, "img", [R, C])
+    lut = equalizing_lut(img, R, C)
+    rows, cols = Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)
+    out = Function(([x, y], [rows, cols]), UChar, "equalized")
+    out.defn = [lut(img(x, y))]
+    return [out], {"R": R, "C": C}
+
+
+def equalizing_lut(luma, R, C):
+    """The lookup table (a Function of the luma value) equalizing `luma`, an (R, C) uint8
+    Function or Image: histogram, cumulative distribution, its first used value, the map."""
+    x, y, b, v = (Variable(Int, n) for n in ("x", "y", "b", "v"))
+    rows, cols, bins = Interval(Int, 0, R - 1), Interval(Int, 0, C - 1), Interval(Int, 0, 255)
     hist = Reduction(([b], [bins]), ([x, y], [rows, cols]), Int, "hist")
     hist.defn = [Reduce(hist(luma(x, y)), 1, Op.Sum)]
 
@@ -70,11 +95,7 @@ def build():
     spread = pixels - cdf_min(0)
     scaled = ((Cast(Long, cdf(b)) - cdf_min(0)) * 255 + spread / 2) / spread
     lut.defn = [Case(spread == 0, Cast(UChar, b)), Cast(UChar, Clamp(scaled, 0, 255))]
-
-    out = Function(([c, x, y], [Interval(Int, 0, 2), rows, cols]), UChar, "equalized")
-    change = Cast(Int, lut(luma(x, y))) - Cast(Int, luma(x, y))
-    out.defn = [Cast(UChar, Clamp(Cast(Int, img(c, x, y)) + change, 0, 255))]
-    return [out], {"R": R, "C": C}
+    return lut
 
 
 def prepare(photos, size=None):
@@ -90,21 +111,38 @@ def prepare(photos, size=None):
     return {"img": np.ascontiguousarray(rgb.transpose(2, 0, 1))}
 
 
-def reference(img, **_):
-    """NumPy version written from the algorithm, independently of the interpreter."""
+def luma_of(img):
+    """The luma of a channel-first uint8 photo, as the pipeline computes it (NumPy)."""
     channels = img.astype(np.int64)
-    luma = (sum(w * channels[k] for k, w in enumerate(WEIGHTS)) + 128) // 256
+    return ((sum(w * channels[k] for k, w in enumerate(WEIGHTS)) + 128) // 256).astype(np.uint8)
+
+
+def equalizing_lut_of(luma):
+    """The equalizing lookup table of a uint8 luma array (NumPy), as int64."""
     hist = np.bincount(luma.ravel(), minlength=256)
     cdf = np.cumsum(hist)
     pixels = luma.size
     cdf_min = cdf[np.flatnonzero(hist)[0]]
     spread = pixels - cdf_min
     if spread == 0:
-        lut = np.arange(256)
-    else:
-        lut = np.clip(((cdf - cdf_min) * 255 + spread // 2) // spread, 0, 255)
-    change = lut[luma] - luma
-    return np.clip(channels + change, 0, 255).astype(np.uint8)
+        return np.arange(256)
+    return np.clip(((cdf - cdf_min) * 255 + spread // 2) // spread, 0, 255)
+
+
+def reference(img, **_):
+    """NumPy version written from the algorithm, independently of the interpreter."""
+    luma = luma_of(img).astype(np.int64)
+    change = equalizing_lut_of(luma)[luma] - luma
+    return np.clip(img.astype(np.int64) + change, 0, 255).astype(np.uint8)
+
+
+def reference_grey(img, **_):
+    """NumPy version of build_grey."""
+    return equalizing_lut_of(img)[img].astype(np.uint8)
+
+
+# other pipelines the bench times beside this one: {label: (build, inputs from the app's)}
+VARIANTS = {"luma only": (build_grey, lambda inputs: {"img": luma_of(inputs["img"])})}
 
 
 def to_photo(output):

@@ -58,3 +58,24 @@ def test_parallel_histogram_and_the_cdf_scan(outputs):
     want = app.reference(**arrays)
     for threads in (1, 2, 3):
         np.testing.assert_array_equal(pipe(threads=threads, **arrays), want)
+
+
+@pytest.mark.parametrize("shape", [(1, 1), (37, 41), (130, 131)])
+def test_the_grey_pipeline_equalizes_a_luma_as_the_colour_one_does(rng, shape):
+    """build_grey on a luma array gives the colour pipeline's equalized luma: its lookup
+    table applied to the luma, as OpenCV's equalizeHist would."""
+    grey_outputs, _ = app.build_grey()
+    img = rng.integers(0, 256, (3, *shape), dtype=np.uint8)
+    luma = app.luma_of(img)
+    want = app.reference_grey(luma)
+    np.testing.assert_array_equal(want, app.equalizing_lut_of(luma)[luma])
+    run_both(grey_outputs, reference=want, img=luma)
+
+
+def test_the_bench_times_the_grey_pipeline_beside_opencv():
+    build, derive = app.VARIANTS["luma only"]
+    img = np.zeros((3, 4, 5), np.uint8)
+    img[0] = 200
+    inputs = derive({"img": img})
+    np.testing.assert_array_equal(inputs["img"], app.luma_of(img))
+    assert build()[0][0].name == "equalized"

@@ -40,9 +40,12 @@ def _harris(cv2, img, **_):
 
 def _histogram_equalize(cv2, img, **_):
     """OpenCV's colour recipe on the photo in its own layout (HWC, made before timing): to
-    YCrCb, equalizeHist of the luma, back to RGB; and equalizeHist alone on that luma."""
+    YCrCb, equalizeHist of the luma, back to RGB; and equalizeHist alone on the luma that the
+    app's "luma only" variant equalizes."""
+    from ..histogram_equalize import luma_of
+
     rgb = np.ascontiguousarray(img.transpose(1, 2, 0))
-    luma = np.ascontiguousarray(cv2.cvtColor(rgb, cv2.COLOR_RGB2YCrCb)[:, :, 0])
+    luma = luma_of(img)
 
     def colour():
         ycrcb = cv2.cvtColor(rgb, cv2.COLOR_RGB2YCrCb)

@@ -18,6 +18,8 @@ from ..dsl.types import ScalarType
 from .names import PREFIX
 
 _NARROW = {"int8_t", "uint8_t", "int16_t", "uint16_t"}
+# data-dependent indices of these types compute a gather's offset in int32 (narrow_gather)
+_INT32_INDEX = _NARROW | {"int32_t"}
 _FLOAT_FN = {"sqrt", "exp", "log", "sin", "cos", "floor", "pow"}
 _SUFFIX = {
     "int8_t": "i8",
@@ -72,6 +74,7 @@ class CExprPrinter:
         self.helpers = helpers
         self.eager = False
         self.chosen = {}
+        self.narrow = False
 
     def __call__(self, e: E.Expr) -> str:
         return getattr(self, "_" + type(e).__name__)(e)
@@ -154,6 +157,13 @@ class CExprPrinter:
         self.helpers.add(("clamp", "int64_t"))
         return f"{PREFIX}clamp_i64({text}, {lb}, {ub})"
 
+    def narrow_index(self, arg: E.Expr, lb: str, ub: str) -> str:
+        """The index as int32 where the buffer's bounds fit it (see narrow_gather)."""
+        if is_affine(arg):
+            return f"(int32_t)({self.wide(arg)})"
+        self.helpers.add(("clamp", "int32_t"))
+        return f"{PREFIX}clamp_i32((int32_t)({self(arg)}), (int32_t){lb}, (int32_t){ub})"
+
     def wide(self, e: E.Expr) -> str:
         """An affine index in int64 arithmetic over the loops' 64-bit iterators, so that the
         vectorizer sees unit strides (narrow arithmetic wraps under -fwrapv and hides them)."""
@@ -177,6 +187,15 @@ class CExprPrinter:
             return shift
         op = {"//": "floordiv", "%": "mod"}.get(e.op, e.op)
         return f"{self.helper(op, E.Long)}({a}, {b})"
+
+
+def narrow_gather(ref) -> bool:
+    """Whether Reference `ref` is a gather (an index not affine) whose data-dependent indices
+    are integers of at most 32 signed bits: where its buffer holds fewer than 2^31 elements
+    within int32 bounds, its offset is then exact in int32, which halves the vector lanes'
+    index width (a gather of 16 floats, not 8)."""
+    gathered = [a for a in ref.args if not is_affine(a)]
+    return bool(gathered) and all(a.typ.c_name in _INT32_INDEX for a in gathered)
 
 
 def _by_power_of_two(e, a: str):

@@ -21,7 +21,7 @@ from ..dsl import expr as E
 from ..dsl.constructs import Image, Reduction
 from ..graph.dag import StageGraph, definition_exprs, scan_dimension
 from ..schedule.reductions import PARALLEL_MIN_POINTS
-from .cexpr import CExprPrinter, wide_name
+from .cexpr import CExprPrinter, narrow_gather, wide_name
 from .clamps import interior, merged
 from .names import PREFIX
 from .reductions import reduction_update
@@ -67,12 +67,20 @@ class StageStorage:
         self.lb = [f"{PREFIX}lb_{buffer}_{d}" for d in range(ndim)]
         self.n = [f"{PREFIX}n_{buffer}_{d}" for d in range(ndim)]
 
-    def offset(self, indices) -> str:
-        """Row-major element offset of the given (int64) index texts."""
-        text = f"({indices[0]} - {self.lb[0]})"
+    def offset(self, indices, narrow=False) -> str:
+        """Row-major element offset of the given index texts (int64, or int32 if `narrow`)."""
+        cast = "(int32_t)" if narrow else ""
+        text = f"({indices[0]} - {cast}{self.lb[0]})"
         for d in range(1, len(indices)):
-            text = f"({text} * {self.n[d]} + ({indices[d]} - {self.lb[d]}))"
+            text = f"({text} * {cast}{self.n[d]} + ({indices[d]} - {cast}{self.lb[d]}))"
         return text
+
+    def fits_int32(self) -> str:
+        """C condition: fewer than 2^31 elements and every index within int32."""
+        bounds = " && ".join(
+            f"{lb} >= INT32_MIN && {lb} + {n} - 1 <= INT32_MAX" for lb, n in zip(self.lb, self.n)
+        )
+        return f"({bounds} && {' * '.join(self.n)} <= INT32_MAX)"
 
     def upper(self, d: int) -> str:
         return f"({self.lb[d]} + {self.n[d]} - 1)"
@@ -99,6 +107,7 @@ class LoopEmitter:
         self.printer = CExprPrinter(names, self.address, helpers)
         self.lines = []
         self.touched = {}
+        self.narrowed = {}
 
     def touch(self, store, writes: bool):
         """Record a buffer the code emitted since `touched` was reset reads or writes."""
@@ -106,11 +115,16 @@ class LoopEmitter:
         self.touched[store.buffer] = (store, wrote or writes)
 
     def offset(self, ref, printer) -> str:
-        """The element offset `ref` reads or writes in its stage's storage."""
+        """The element offset `ref` reads or writes in its stage's storage (int32 for a
+        narrow gather in the narrow copy of a loop, see _narrow_or_wide)."""
         store = self.storage[ref.func.name]
         self.touch(store, False)
-        idx = [printer.index(a, store.lb[d], store.upper(d)) for d, a in enumerate(ref.args)]
-        return store.offset(idx)
+        narrow = printer.narrow and narrow_gather(ref)
+        index = printer.narrow_index if narrow else printer.index
+        if narrow:
+            self.narrowed[store.buffer] = store
+        idx = [index(a, store.lb[d], store.upper(d)) for d, a in enumerate(ref.args)]
+        return store.offset(idx, narrow)
 
     def address(self, ref, printer, lvalue=False) -> str:
         store = self.storage[ref.func.name]
@@ -282,7 +296,13 @@ class LoopEmitter:
             self.emit(
                 f"{{ const int64_t {PREFIX}lo_{it} = {lo}, {PREFIX}hi_{it} = {hi};", depth + d
             )
-        loops = ndim - 1 if split or residues or clamps else ndim
+        plain = (
+            not (split or residues or clamps)
+            and ndim > 0
+            and first != ndim - 1
+            and scan != ndim - 1
+        )
+        loops = ndim - 1 if split or residues or clamps or plain else ndim
         points = " * ".join(
             f"{PREFIX}extent({PREFIX}lo_{self.names[v]}, {PREFIX}hi_{self.names[v]})"
             for v in variables
@@ -313,23 +333,57 @@ class LoopEmitter:
         inner = depth + ndim + loops + 1
         self.emit("{", inner - 1)
         self.emit(self._aliases(variables[:loops]), inner)
-        if residues:
-            self._residue_loops(variables[-1], residues, body, inner)
-        elif split:
-            self._segments(variables[-1], split, inner)
-        elif clamps:
-            var = variables[-1]
-            it = self.names[var]
 
-            def loop(start, end, d, simd=True):
-                self._innermost(var, start, end, body, d, simd)
+        def innermost(d):
+            if residues:
+                self._residue_loops(variables[-1], residues, body, d)
+            elif split:
+                self._segments(variables[-1], split, d)
+            elif clamps:
+                var = variables[-1]
+                it = self.names[var]
 
-            self._interior_loops(it, f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}", clamps, loop, inner)
-        else:
-            self.emit(self._aliases(variables[loops:]), inner)
-            body(inner)
+                def loop(start, end, d, simd=True):
+                    self._innermost(var, start, end, body, d, simd)
+
+                self._interior_loops(it, f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}", clamps, loop, d)
+            elif plain:
+                it = self.names[variables[-1]]
+                lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
+                self._innermost(variables[-1], lo, hi, body, d, simd=parallel or simd)
+            else:
+                self.emit(self._aliases(variables[loops:]), d)
+                body(d)
+
+        self._narrow_or_wide(innermost, inner)
         self.emit("}", inner - 1)
         self.emit("}" * ndim, depth)
+
+    def _narrow_or_wide(self, emit, depth):
+        """`emit(depth)` the innermost loop; when it gathers from buffers with 32-bit indices
+        (cexpr.narrow_gather), twice: with int32 offsets where those buffers fit int32, else
+        with int64 offsets."""
+        if self.printer.narrow:
+            emit(depth)
+            return
+        outer_lines, outer_narrowed = self.lines, self.narrowed
+        self.lines, self.narrowed = [], {}
+        self.printer.narrow = True
+        try:
+            emit(depth + 1)
+        finally:
+            self.printer.narrow = False
+        narrow_lines, stores = self.lines, self.narrowed
+        self.lines, self.narrowed = outer_lines, outer_narrowed
+        if not stores:
+            emit(depth)
+            return
+        fits = " && ".join(stores[name].fits_int32() for name in sorted(stores))
+        self.emit(f"if ({fits}) {{", depth)
+        self.lines += narrow_lines
+        self.emit("} else {", depth)
+        emit(depth + 1)
+        self.emit("}", depth)
 
     def _residue_loops(self, var, residues, body, depth):
         """The innermost loop as a loop over q computing residues 0..M-1 of v = M*q + r, each
