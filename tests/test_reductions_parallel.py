@@ -214,9 +214,15 @@ def test_inner_variable_owning_cells_runs_by_residues(size, offset, outer):
         "bins": rng.integers(0, 256, shape, dtype=np.uint8),
         "values": (rng.random(shape) * 2 - 0.5).astype(np.float32),
     }
-    want = polyimage.interpret([red], **args)
-    pipe = polyimage.compile([red], estimates={"R": shape[0], "C": shape[1]}, name="inner_cells")
+    pipe = _check_float_sums(red, shape, args, "inner_cells")
     assert "res_y" in pipe.cmodule.source
+
+
+def _check_float_sums(red, shape, args, name):
+    """Compile `red` (float Sums): the same bits on 1, 2 and 3 threads, and the interpreter's
+    bits unless privatized (reassociated by chunk). Returns the Pipeline."""
+    want = polyimage.interpret([red], **args)
+    pipe = polyimage.compile([red], estimates={"R": shape[0], "C": shape[1]}, name=name)
     results = [pipe(threads=t, **args) for t in (1, 2, 3)]
     for got in results[1:]:
         np.testing.assert_array_equal(got, results[0])
@@ -224,6 +230,7 @@ def test_inner_variable_owning_cells_runs_by_residues(size, offset, outer):
         np.testing.assert_allclose(results[0], want, rtol=1e-5)
     else:
         np.testing.assert_array_equal(results[0], want)
+    return pipe
 
 
 @pytest.mark.parametrize("cases", [False, True])
@@ -265,15 +272,7 @@ def test_small_channel_variables_run_innermost_unrolled(channels, cases):
         "bins": rng.integers(0, 256, SHAPE, dtype=np.uint8),
         "values": (rng.random(SHAPE) * 2 - 0.5).astype(np.float32),
     }
-    want = polyimage.interpret([red], **args)
-    pipe = polyimage.compile([red], estimates={"R": SHAPE[0], "C": SHAPE[1]}, name="unrolled")
-    results = [pipe(threads=t, **args) for t in (1, 2, 3)]
-    for got in results[1:]:
-        np.testing.assert_array_equal(got, results[0])
-    if pipe.reductions["red"].kind == "privatized":
-        np.testing.assert_allclose(results[0], want, rtol=1e-5)
-    else:
-        np.testing.assert_array_equal(results[0], want)
+    _check_float_sums(red, SHAPE, args, "unrolled")
 
 
 def test_the_bilateral_grid_unrolls_its_channels():
