@@ -9,6 +9,7 @@ import re
 import tempfile
 from dataclasses import dataclass
 
+from .codegen.loops import WIDE_COPY
 from .codegen.units import SOURCE_NAME
 from .jit.build import build
 
@@ -43,6 +44,7 @@ def describe(verdicts) -> str:
     lines = []
     for v in verdicts:
         mark = "vectorized" if v.vectorized else "NOT vectorized"
+        mark = "unused" if v.detail == UNUSED_WIDE_COPY else mark
         lines.append(f"  {', '.join(v.stages)} (line {v.line}): {mark}: {v.detail}")
     return "\n".join(lines) or "  (no innermost loops)"
 
@@ -66,9 +68,24 @@ def _verdicts(pipe, log):
             yield LoopVerdict(labels[line - 1], line, True, good[0])
         elif library:
             yield LoopVerdict(labels[line - 1], line, True, "became a memcpy/memset call")
+        elif not found and _in_wide_copy(source, index):
+            yield LoopVerdict(labels[line - 1], line, True, UNUSED_WIDE_COPY)
         else:
             detail = reasons[0] if reasons else "the compiler said nothing about this loop"
             yield LoopVerdict(labels[line - 1], line, False, detail)
+
+
+UNUSED_WIDE_COPY = "the int64 copy, removed: its table always fits the 32-bit copy"
+
+
+def _in_wide_copy(source, index: int) -> bool:
+    """Whether the loop at 0-based line `index` is in the int64 copy of a loop whose gathers
+    also have a 32-bit copy (codegen.loops.WIDE_COPY): the block that encloses it opens there."""
+    indent = len(source[index]) - len(source[index].lstrip())
+    for text in reversed(source[:index]):
+        if text.strip() and len(text) - len(text.lstrip()) < indent:
+            return WIDE_COPY in text
+    return False
 
 
 def _loop_end(source, start: int) -> int:

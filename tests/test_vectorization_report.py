@@ -45,3 +45,26 @@ def test_messages_and_loop_spans():
     }
     source = ["for (;;)", "{", "  a;", "  { b; }", "}", "after"]
     assert _loop_end(source, 0) == 5
+
+
+def test_a_gather_from_a_fixed_table_reports_its_int64_copy_unused():
+    """A lookup in a table of constant bounds gets a 32-bit and an int64 copy of its loop
+    (codegen.loops.WIDE_COPY); gcc removes the int64 one, which the report says is unused
+    rather than not vectorized."""
+    from polyimage import UChar
+    from polyimage.vectorization import UNUSED_WIDE_COPY, describe
+
+    N = Parameter(Int, "N")
+    i, j, b = Variable(Int, "i"), Variable(Int, "j"), Variable(Int, "b")
+    keys = Image(UChar, "keys", [N, N])
+    lut = Function(([b], [Interval(Int, 0, 255)]), Float, "lut")
+    lut.defn = [b * 0.5]
+    rows = Interval(Int, 0, N - 1)
+    out = Function(([i, j], [rows, rows]), Float, "out")
+    out.defn = [lut(keys(i, j)) + 1.0]
+    pipe = polyimage.compile([out], schedule="naive", inline=False, estimates={"N": 1000})
+    verdicts = [v for v in vectorization(pipe) if v.stages == ("out",)]
+    assert len(verdicts) == 2
+    assert verdicts[0].vectorized and "vectorized using" in verdicts[0].detail
+    assert verdicts[1].detail == UNUSED_WIDE_COPY
+    assert "unused: the int64 copy" in describe(verdicts)

@@ -58,6 +58,10 @@ def storage_type(graph: StageGraph, func, gathered: frozenset) -> str:
     return typ.c_name
 
 
+# marks the int64 copy of an innermost loop (LoopEmitter._narrow_or_wide)
+WIDE_COPY = "/* int64 offsets */"
+
+
 class StageStorage:
     """C names describing a stage's buffer: element type, origin and extent of every
     dimension."""
@@ -381,7 +385,7 @@ class LoopEmitter:
         fits = " && ".join(stores[name].fits_int32() for name in sorted(stores))
         self.emit(f"if ({fits}) {{", depth)
         self.lines += narrow_lines
-        self.emit("} else {", depth)
+        self.emit(f"}} else {{ {WIDE_COPY}", depth)
         emit(depth + 1)
         self.emit("}", depth)
 
