@@ -44,11 +44,11 @@ def bind_arguments(graph: StageGraph, kwargs: dict, constraints=(), memo=None) -
             f"{_names(images)} and parameters {_names(params)}"
         )
     arrays = {name: _check_image(img, kwargs.get(name)) for name, img in images.items()}
-    values = {name: _check_param(p, kwargs[name]) for name, p in params.items() if name in kwargs}
+    values = {name: check_param(p, kwargs[name]) for name, p in params.items() if name in kwargs}
     key = (tuple(a.shape for a in arrays.values()), tuple(values.items()))
     derived = memo.get(key) if memo is not None else None
     if derived is None:
-        derived = _derive(graph, params, arrays, values, constraints)
+        derived = derive_values(graph, params, arrays, values, constraints)
         if memo is not None:
             if len(memo) >= MEMO_SIZE:
                 memo.pop(next(iter(memo)), None)
@@ -59,8 +59,9 @@ def bind_arguments(graph: StageGraph, kwargs: dict, constraints=(), memo=None) -
 MEMO_SIZE = 64
 
 
-def _derive(graph, params, arrays, values, constraints) -> tuple:
-    """(every parameter's value, origins, shapes) from the checked arrays and given values."""
+def derive_values(graph, params, arrays, values, constraints) -> tuple:
+    """(every parameter's value, origins, shapes) from the checked arrays and given values
+    (each checked by check_param); the image shapes and constraints checked against them."""
     values = dict(values)
     _infer_params(graph, arrays, values)
     missing = [n for n in params if n not in values]
@@ -159,7 +160,8 @@ def _layout_hint(img, shape) -> str:
     return ""
 
 
-def _check_param(p: E.Parameter, value):
+def check_param(p: E.Parameter, value):
+    """`value` as parameter `p` takes it (an int or float of its type), or a clear error."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise ArgumentTypeError(f"parameter {p.name} must be a number, got {value!r}")
     if p.typ.is_int:
@@ -186,7 +188,7 @@ def _infer_params(graph, arrays, values):
                     f"which no integer {param.name} makes {size} (shape "
                     f"{arrays[img.name].shape})" + _layout_hint(img, arrays[img.name].shape)
                 )
-            values[param.name] = _check_param(param, (size - const) // coeff)
+            values[param.name] = check_param(param, (size - const) // coeff)
 
 
 def _check_shape(img, array, values):

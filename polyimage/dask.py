@@ -28,7 +28,7 @@ except ImportError as exc:  # the core works without them; this module does not
         f"pip install polyimage[dask]"
     ) from exc
 
-from .arguments import _check_param, _derive
+from .arguments import check_param, derive_values
 from .errors import ArgumentError, ArgumentTypeError
 from .scale.halo import SplitError, split_plan
 from .scale.windows import block_slices, block_window, stage_range, window_slices
@@ -188,8 +188,8 @@ def _bind(pipe, arguments) -> tuple:
             )
         images[img.name] = array
     params = {p.name: p for p in graph.parameters}
-    given = {n: _check_param(params[n], v) for n, v in arguments.items() if n in params}
-    values, _, _ = _derive(graph, params, images, given, pipe.constraints)
+    given = {n: check_param(params[n], v) for n, v in arguments.items() if n in params}
+    values, _, _ = derive_values(graph, params, images, given, pipe.constraints)
     return images, values
 
 
