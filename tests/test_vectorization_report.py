@@ -47,12 +47,10 @@ def test_messages_and_loop_spans():
     assert _loop_end(source, 0) == 5
 
 
-def test_a_gather_from_a_fixed_table_reports_its_int64_copy_unused():
-    """A lookup in a table of constant bounds gets a 32-bit and an int64 copy of its loop
-    (codegen.loops.WIDE_COPY); gcc removes the int64 one, which the report says is unused
-    rather than not vectorized."""
+def test_a_lookup_table_of_fixed_bounds_gets_only_the_32_bit_loop():
+    """A lookup in a table of constant bounds computes its offsets in int32 with no run-time
+    guard and no int64 copy (codegen.loops._narrow_or_wide): one loop, vectorized."""
     from polyimage import UChar
-    from polyimage.vectorization import UNUSED_WIDE_COPY, describe
 
     N = Parameter(Int, "N")
     i, j, b = Variable(Int, "i"), Variable(Int, "j"), Variable(Int, "b")
@@ -63,8 +61,28 @@ def test_a_gather_from_a_fixed_table_reports_its_int64_copy_unused():
     out = Function(([i, j], [rows, rows]), Float, "out")
     out.defn = [lut(keys(i, j)) + 1.0]
     pipe = polyimage.compile([out], schedule="naive", inline=False, estimates={"N": 1000})
+    assert "clamp_i32" in pipe.cmodule.source and "INT32_MAX" not in pipe.cmodule.source
     verdicts = [v for v in vectorization(pipe) if v.stages == ("out",)]
-    assert len(verdicts) == 2
-    assert verdicts[0].vectorized and "vectorized using" in verdicts[0].detail
-    assert verdicts[1].detail == UNUSED_WIDE_COPY
-    assert "unused: the int64 copy" in describe(verdicts)
+    assert len(verdicts) == 1 and verdicts[0].vectorized
+
+
+def test_an_int64_copy_the_compiler_removed_is_reported_unused():
+    """Where gcc proves a guard true and drops the int64 copy, that copy's loop is reported
+    unused, not as a loop that failed to vectorize."""
+    from polyimage.codegen.loops import WIDE_COPY
+    from polyimage.vectorization import UNUSED_WIDE_COPY, LoopVerdict, _in_wide_copy, describe
+
+    source = [
+        "    if (guard) {",
+        "        #pragma omp simd",
+        "        for (;;) {}",
+        f"    }} else {{ {WIDE_COPY}",
+        "        const int64_t a = 0;",
+        "        #pragma omp simd",
+        "        for (;;) {}",
+        "    }",
+    ]
+    assert not _in_wide_copy(source, 1)
+    assert _in_wide_copy(source, 5)
+    text = describe([LoopVerdict(("out",), 7, True, UNUSED_WIDE_COPY)])
+    assert "out (line 7): unused: the int64 copy" in text

@@ -62,6 +62,21 @@ def storage_type(graph: StageGraph, func, gathered: frozenset) -> str:
 WIDE_COPY = "/* int64 offsets */"
 
 
+def _fixed_int32(func) -> bool:
+    """Whether the full buffer of stage `func` has constant bounds within int32 and fewer
+    than 2^31 elements (its domain's box: a lookup table, a histogram)."""
+    if isinstance(func, Image):
+        return False
+    elements = 1
+    for iv in func.intervals:
+        if not (isinstance(iv.lb, E.Const) and isinstance(iv.ub, E.Const)):
+            return False
+        if iv.lb.value < -(2**31) or iv.ub.value > 2**31 - 1:
+            return False
+        elements *= max(iv.ub.value - iv.lb.value + 1, 0)
+    return elements <= 2**31 - 1
+
+
 class StageStorage:
     """C names describing a stage's buffer: element type, origin and extent of every
     dimension."""
@@ -126,7 +141,7 @@ class LoopEmitter:
         narrow = printer.narrow and narrow_gather(ref)
         index = printer.narrow_index if narrow else printer.index
         if narrow:
-            self.narrowed[store.buffer] = store
+            self.narrowed[store.buffer] = (store, ref.func)
         idx = [index(a, store.lb[d], store.upper(d)) for d, a in enumerate(ref.args)]
         return store.offset(idx, narrow)
 
@@ -365,8 +380,9 @@ class LoopEmitter:
 
     def _narrow_or_wide(self, emit, depth):
         """`emit(depth)` the innermost loop; when it gathers from buffers with 32-bit indices
-        (cexpr.narrow_gather), twice: with int32 offsets where those buffers fit int32, else
-        with int64 offsets."""
+        (cexpr.narrow_gather), with int32 offsets: alone when those buffers' bounds are
+        constants that fit int32 (lookup tables), else twice, the int32 copy where they fit
+        at run time and an int64 copy otherwise."""
         if self.printer.narrow:
             emit(depth)
             return
@@ -382,7 +398,13 @@ class LoopEmitter:
         if not stores:
             emit(depth)
             return
-        fits = " && ".join(stores[name].fits_int32() for name in sorted(stores))
+        guarded = sorted(name for name, (_, func) in stores.items() if not _fixed_int32(func))
+        if not guarded:
+            self.emit("{", depth)
+            self.lines += narrow_lines
+            self.emit("}", depth)
+            return
+        fits = " && ".join(stores[name][0].fits_int32() for name in guarded)
         self.emit(f"if ({fits}) {{", depth)
         self.lines += narrow_lines
         self.emit(f"}} else {{ {WIDE_COPY}", depth)
