@@ -382,7 +382,8 @@ class LoopEmitter:
         """`emit(depth)` the innermost loop; when it gathers from buffers with 32-bit indices
         (cexpr.narrow_gather), with int32 offsets: alone when those buffers' bounds are
         constants that fit int32 (lookup tables), else twice, the int32 copy where they fit
-        at run time and an int64 copy otherwise."""
+        at run time and an int64 copy otherwise. Without such gathers both copies would be
+        the same text, so the one emitted is kept."""
         if self.printer.narrow:
             emit(depth)
             return
@@ -390,23 +391,18 @@ class LoopEmitter:
         self.lines, self.narrowed = [], {}
         self.printer.narrow = True
         try:
-            emit(depth + 1)
+            emit(depth)
         finally:
             self.printer.narrow = False
         narrow_lines, stores = self.lines, self.narrowed
         self.lines, self.narrowed = outer_lines, outer_narrowed
-        if not stores:
-            emit(depth)
-            return
         guarded = sorted(name for name, (_, func) in stores.items() if not _fixed_int32(func))
         if not guarded:
-            self.emit("{", depth)
             self.lines += narrow_lines
-            self.emit("}", depth)
             return
         fits = " && ".join(stores[name][0].fits_int32() for name in guarded)
         self.emit(f"if ({fits}) {{", depth)
-        self.lines += narrow_lines
+        self.lines += ["    " + line for line in narrow_lines]
         self.emit(f"}} else {{ {WIDE_COPY}", depth)
         emit(depth + 1)
         self.emit("}", depth)

@@ -120,22 +120,15 @@ def owned_variables(func, skip=()) -> tuple:
     target cells (see OwnedVariable): each one indexes its own target dimension, the same way
     in every Case."""
     owned, used = [], set()
-    targets = [case.value.target.args for case in func.cases]
     for index, var in enumerate(func.reduction_variables):
         if index in skip:
             continue
-        found = None
-        for dim in range(func.ndim):
-            if dim in used:
-                continue
-            forms = {_block_form(args[dim], var) for args in targets}
-            if len(forms) == 1 and None not in forms:
-                found = OwnedVariable(index, *forms.pop(), dim)
-                break
-        if found is None:
+        forms = _owned_forms(func, var)
+        dim = next((d for d, f in enumerate(forms) if f is not None and d not in used), None)
+        if dim is None:
             break
-        owned.append(found)
-        used.add(found.dim)
+        owned.append(OwnedVariable(index, *forms[dim], dim))
+        used.add(dim)
     return tuple(owned)
 
 
@@ -145,7 +138,6 @@ def unrolled_variables(func) -> tuple:
     indexes its own target dimension as `r + c` in every Case. Distinct values then update
     distinct cells, so moving them innermost keeps every cell's updates in the serial order,
     and their copies of the update share the loads and index arithmetic."""
-    targets = [case.value.target.args for case in func.cases]
     unrolled, points = [], 1
     for index, (var, iv) in enumerate(zip(func.reduction_variables, func.reduction_intervals)):
         if len(unrolled) + 1 >= len(func.reduction_variables):
@@ -153,8 +145,7 @@ def unrolled_variables(func) -> tuple:
         if not (isinstance(iv.lb, E.Const) and isinstance(iv.ub, E.Const)):
             continue
         values = iv.ub.value - iv.lb.value + 1
-        forms = [{_block_form(args[dim], var) for args in targets} for dim in range(func.ndim)]
-        owns = any(len(f) == 1 and None not in f and min(f)[0] == 1 for f in forms)
+        owns = any(f is not None and f[0] == 1 for f in _owned_forms(func, var))
         if owns and 1 <= values and points * values <= UNROLL_POINTS:
             unrolled.append(index)
             points *= values
@@ -167,12 +158,18 @@ def independent_inner(func, var):
     outer variables and a fixed residue of var + offset modulo size, the points then update
     distinct cells, so a loop over them carries no dependence, and running the residues one
     after another keeps every cell's updates in the serial order. Else None."""
+    return next((f for f in _owned_forms(func, var) if f is not None), None)
+
+
+def _owned_forms(func, var) -> list:
+    """Per target dimension, the (size, offset) of `_block_form` that `var` takes there in
+    every Case alike, or None."""
     targets = [case.value.target.args for case in func.cases]
+    forms = []
     for dim in range(func.ndim):
-        forms = {_block_form(args[dim], var) for args in targets}
-        if len(forms) == 1 and None not in forms:
-            return forms.pop()
-    return None
+        found = {_block_form(args[dim], var) for args in targets}
+        forms.append(found.pop() if len(found) == 1 and None not in found else None)
+    return forms
 
 
 def _block_form(arg, var):
