@@ -123,18 +123,10 @@ def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
     result = None
     for label, schedule in app_schedules(app).items():
         pipe = polyimage.compile(outputs, name=name, schedule=schedule, estimates=dims)
-        result = pipe(threads=threads, **inputs, **params)
-        variants[f"polyimage:{label}"] = lambda p=pipe, out=result: p(
-            threads=threads, out=out, **inputs, **params
-        )
+        result, variants[f"polyimage:{label}"] = _preallocated(pipe, threads, {**inputs, **params})
     for label, (build, derive) in getattr(app, "VARIANTS", {}).items():
-        extra_inputs = derive(inputs)
-        extra_outputs, _ = build()
-        pipe = polyimage.compile(extra_outputs, name=name, estimates=dims)
-        out = pipe(threads=threads, **extra_inputs)
-        variants[f"polyimage:auto ({label})"] = lambda p=pipe, o=out, i=extra_inputs: p(
-            threads=threads, out=o, **i
-        )
+        pipe = polyimage.compile(build()[0], name=name, estimates=dims)
+        _, variants[f"polyimage:auto ({label})"] = _preallocated(pipe, threads, derive(inputs))
     variants["numpy"] = lambda: app.reference(**inputs, **params)
     variants.update(opencv_variants(name, inputs, params, threads))
     variants.update(halide_variants(name, inputs, params, threads, report, expected=result))
@@ -152,6 +144,13 @@ def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
             outputs, name, app_schedules(app)[default_schedule(app)], estimates=dims
         ),
     }
+
+
+def _preallocated(pipe, threads, arguments: dict) -> tuple:
+    """(the result of one call, a callable that calls again into that result), so that the
+    timed calls, like Halide's, write into outputs allocated beforehand."""
+    result = pipe(threads=threads, **arguments)
+    return result, lambda: pipe(threads=threads, out=result, **arguments)
 
 
 def format_table(results: dict, saved=None) -> str:
