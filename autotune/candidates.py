@@ -9,11 +9,12 @@ from __future__ import annotations
 
 import math
 
+from polyimage.algebra.evaluate import extent
 from polyimage.grouping.auto import INITIAL_LIMIT, auto_schedule
 from polyimage.grouping.cost import CostModel, Weights
 from polyimage.grouping.greedy import greedy_cost_schedule, greedy_schedule
 from polyimage.schedule.plan import GroupSchedule, Schedule, ScheduleError
-from polyimage.schedule.tiling import UntiledGroup, extent
+from polyimage.schedule.tiling import UntiledGroup
 
 # the DP's first group limit (3 by default); 6 takes a minute on camera_pipe
 GROUP_LIMITS = (2, 4)

@@ -54,7 +54,7 @@ from .record import FIELDS, compile_key, load_record, save_record
 from .schedule.memory import MemoryEstimate, memory_estimate
 from .schedule.plan import Schedule, ScheduleError
 from .schedule.reductions import reduction_strategies
-from .schedule.tiling import plan_groups
+from .schedule.tiling import TiledGroup, plan_groups
 
 log = logging.getLogger("polyimage")
 # compiles that take longer than this report each pass as it ends (the command line shows them)
@@ -213,7 +213,13 @@ class Pipeline:
                 else plan_groups(self.stage_graph, self.schedule, self.param_values)
             )
         with self._timed("plan_reductions"):
-            self.reductions = reduction_strategies(self.stage_graph, self.param_values)
+            tiled = {
+                name: i
+                for i, plan in enumerate(self.group_plans)
+                if isinstance(plan, TiledGroup)
+                for name in plan.members
+            }
+            self.reductions = reduction_strategies(self.stage_graph, self.param_values, tiled)
         dumped.write("05-plans.txt", lambda: plans_text(self.group_plans))
         with self._timed("generate_c"):
             self.cmodule = generate_module(

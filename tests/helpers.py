@@ -26,6 +26,7 @@ from polyimage import (
     ULong,
     UShort,
     Variable,
+    interpret,
 )
 from polyimage.algebra.evaluate import Evaluator, subset
 from polyimage.dsl import expr as E
@@ -235,3 +236,12 @@ def isl_points(isl_map, point):
         )
     )
     return found
+
+
+def assert_exact_on_threads(pipe, outputs, arguments, threads=(1, 2, 3)):
+    """`pipe` gives the interpreter's result for `outputs`, bit for bit, on every thread
+    count in `threads`."""
+    want = interpret(outputs, **arguments)
+    for count in threads:
+        got = pipe(threads=count, **arguments)
+        np.testing.assert_array_equal(got, want, err_msg=f"{count} threads")

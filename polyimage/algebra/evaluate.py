@@ -59,6 +59,16 @@ def evaluate_scalar(e: E.Expr, params: dict):
     return Evaluator({}, {}, params)(e, {}, 1).item()
 
 
+def scalar(evaluate, e) -> int:
+    """The integer value of an expression of the parameters only."""
+    return int(np.asarray(evaluate(e, {}, 1)).reshape(-1)[0])
+
+
+def extent(evaluate, iv) -> int:
+    """Points of Interval `iv` at the evaluator's parameters (at least 1)."""
+    return max(scalar(evaluate, iv.ub) - scalar(evaluate, iv.lb) + 1, 1)
+
+
 class Evaluator:
     """Evaluates expressions given stage arrays, their domain origins and parameter values."""
 

@@ -249,8 +249,22 @@ class LoopEmitter:
 
     def nest(self, funcs, bounds, depth: int):
         """One serial loop nest over `bounds` ((lo, hi) C texts) computing every stage of
-        `funcs` (siblings of equal rank) at each point, the innermost loop `omp simd`."""
+        `funcs` (siblings of equal rank) at each point, the innermost loop `omp simd`. A
+        Reduction (alone in its nest) takes its default over the box, then the updates of the
+        reduction points that own its cells (schedule.reductions.tile_owned)."""
         head = funcs[0]
+        if isinstance(head, Reduction):
+            self._loops(
+                head.variables,
+                head.name,
+                depth,
+                parallel=False,
+                body=lambda d: self._store(head, self.printer(head.default), d),
+                bounds=bounds,
+                simd=True,
+            )
+            reduction_update(self, head, None, cells=bounds, depth=depth)
+            return
 
         def body(d):
             for func in funcs:

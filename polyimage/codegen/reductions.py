@@ -15,6 +15,7 @@ from ..schedule.reductions import (
     PARALLEL_MIN_POINTS,
     PRIVATE_BUDGET_BYTES,
     independent_inner,
+    tile_owned,
     unrolled_variables,
 )
 from .cexpr import c_literal, wide_name
@@ -23,25 +24,51 @@ from .names import PREFIX
 P = PREFIX
 
 
-def reduction_update(emitter, func, strategy) -> None:
-    """Emit the updates of Reduction `func` (its target already holds the default)."""
-    emitter.emit("{", 1)
+def reduction_update(emitter, func, strategy, cells=None, depth=1) -> None:
+    """Emit the updates of Reduction `func` (its target already holds the default). With
+    `cells` ((lo, hi) C texts per dimension: a tile's box), only those of the reduction points
+    that own the box's cells, in order on the calling thread."""
+    emitter.emit("{", depth)
     variables = func.reduction_variables
     names = [emitter.names[v] for v in variables]
     for name, iv in zip(names, func.reduction_intervals):
         lo, hi = emitter.printer(iv.lb), emitter.printer(iv.ub)
         emitter.emit(
-            f"const int64_t {P}rlo_{name} = (int64_t)({lo}), {P}rhi_{name} = (int64_t)({hi});", 2
+            f"const int64_t {P}rlo_{name} = (int64_t)({lo}), {P}rhi_{name} = (int64_t)({hi});",
+            depth + 1,
         )
     points = " * ".join(f"{P}extent({P}rlo_{n}, {P}rhi_{n})" for n in names) or "1"
-    emitter.emit(f"const int64_t {P}rpoints = {points};", 2)
-    if strategy is not None and strategy.kind == "owner":
+    emitter.emit(f"const int64_t {P}rpoints = {points};", depth + 1)
+    if cells is not None:
+        _owned_cells(emitter, func, names, cells, depth + 1)
+    elif strategy is not None and strategy.kind == "owner":
         _owner(emitter, func, strategy, names)
     elif strategy is not None and strategy.kind == "privatized":
         _privatized(emitter, func, strategy, names)
     else:
         _serial(emitter, func, names, {}, 2)
-    emitter.emit("}", 1)
+    emitter.emit("}", depth)
+
+
+def _owned_cells(emitter, func, names, cells, depth):
+    """The updates into the box `cells`: each owning variable runs over the points whose
+    cells lie in the box (the other dimensions span the domain, schedule.regions), and
+    nothing runs when the box is empty (a later inner tile found it computed)."""
+    bounds = {}
+    bigger, smaller = emitter.printer.helper("max", E.Long), emitter.printer.helper("min", E.Long)
+    for o in tile_owned(func):
+        n = names[o.index]
+        lo, hi = cells[o.dim]
+        emitter.emit(
+            f"const int64_t {P}ba_{n} = {bigger}({P}rlo_{n}, ({lo}) * {o.size} - {o.offset}), "
+            f"{P}bb_{n} = {smaller}({P}rhi_{n}, ({hi}) * {o.size} + {o.size - 1 - o.offset});",
+            depth,
+        )
+        bounds[o.index] = (f"{P}ba_{n}", f"{P}bb_{n}")
+    nonempty = " && ".join(f"({lo}) <= ({hi})" for lo, hi in cells) or "1"
+    emitter.emit(f"if ({nonempty}) {{", depth)
+    _serial(emitter, func, names, bounds, depth + 1)
+    emitter.emit("}", depth)
 
 
 def _serial(emitter, func, names, bounds, depth, target=None):

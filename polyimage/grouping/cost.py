@@ -29,11 +29,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..algebra.evaluate import Evaluator
+from ..algebra.evaluate import Evaluator, extent, scalar
 from ..dsl import expr as E
 from ..dsl import libm
+from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs
-from ..schedule.tiling import UntiledGroup, extent, scalar, tiling_plan
+from ..schedule.tiling import UntiledGroup, tiling_plan
 
 DEFAULT_INNERMOST = 256
 # outer dimensions this small (colour channels) may be taken whole by a strip
@@ -143,15 +144,32 @@ class CostModel:
     def ops(self, name) -> int:
         """Operations per point: the arithmetic nodes of the definition (at least one), times
         SCALAR_LOOP for a stage whose loop cannot vectorize (it calls the C library's exp,
-        log, sin, cos or pow, which the vectorizer leaves as scalar calls)."""
+        log, sin, cos or pow, which the vectorizer leaves as scalar calls), times a
+        Reduction's updates per cell."""
         if name not in self._ops:
             nodes = [n for e in definition_exprs(self.graph.stage(name).func) for n in E.walk(e)]
             count = sum(
                 1 for n in nodes if isinstance(n, (E.BinOp, E.Call, E.Select, E.Cast, E.Condition))
             )
             scalar = any(isinstance(n, E.Call) and libm.is_libm(n.fn) for n in nodes)
-            self._ops[name] = max(1, count) * (SCALAR_LOOP if scalar else 1)
+            self._ops[name] = (
+                max(1, count) * (SCALAR_LOOP if scalar else 1) * self.updates_per_point(name)
+            )
         return self._ops[name]
+
+    def updates_per_point(self, name) -> float:
+        """Updates per cell: a Reduction's points over its cells (at least 1), else 1."""
+        func = self.graph.stage(name).func
+        if not isinstance(func, Reduction):
+            return 1
+        points = math.prod(extent(self.evaluate, iv) for iv in func.reduction_intervals)
+        return max(points / self.points(name), 1.0)
+
+    def anchor_bounds(self, plan) -> tuple:
+        """(lb, ub) of every dimension of the group's anchor, the tile space's extent."""
+        evaluate = self.evaluate
+        intervals = self.graph.stage(plan.anchor).func.intervals
+        return tuple((scalar(evaluate, iv.lb), scalar(evaluate, iv.ub)) for iv in intervals)
 
     def itemsize(self, name) -> int:
         return self.graph.stage(name).func.typ.dtype.itemsize
@@ -168,17 +186,19 @@ class CostModel:
         probe = self.measure(plan, [probe_tile])[0]
         touched = probe["scratch_bytes"] + probe["live_in"] + probe["live_out"]
         per_point = touched / math.prod(probe_tile)
-        candidates = []
+        candidates, bounds = [], self.anchor_bounds(plan)
         for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
             fitted = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
+            fitted = one_tile_when_whole(bounds, fitted)
             for tiles in [fitted] + strip_sizes(graph, plan, sizes, cache, per_point):
+                tiles = one_tile_when_whole(bounds, tiles)
                 if tiles not in candidates:
                     candidates.append(tiles)
         l2_tiles = fitted  # Algorithm 2's tiles for the last budget, all of L2
         measures = self.measure(plan, candidates)
         best = None
         for tiles, measured in zip(candidates, measures):
-            result = self._combine(plan, measured, tiles, sizes)
+            result = self._combine(plan, measured, tiles)
             if best is None or result.cost < best.cost:
                 best = result
         if self.multilevel and len(sizes) > 1:
@@ -211,7 +231,7 @@ class CostModel:
         inner = tuple(rows if d == dim else t for d, t in enumerate(l2_tiles))
         inner_measured = self.measure(plan, [inner])[0]
         result = self._combine(
-            plan, l2_measured, l2_tiles, sizes, resident=inner_measured["scratch_bytes"]
+            plan, l2_measured, l2_tiles, resident=inner_measured["scratch_bytes"]
         )
         return GroupCost(
             result.cost,
@@ -286,11 +306,11 @@ class CostModel:
             )
         return results
 
-    def _combine(self, plan, measured, tiles, sizes, resident=None) -> GroupCost:
+    def _combine(self, plan, measured, tiles, resident=None) -> GroupCost:
         """The cost at `tiles`; `resident`: the scratch bytes in cache at a time (default: all
         of the tile's), which spill to memory beyond L2."""
         machine, weights = self.machine, self.weights
-        n_tiles = math.prod(math.ceil(s / t) for s, t in zip(sizes, tiles))
+        n_tiles = tile_count(self.anchor_bounds(plan), tiles)
         cores = machine.cores
         ops = sum(measured["volumes"][n] * self.ops(n) for n in plan.members)
         traffic = measured["live_in"] + measured["live_out"]
@@ -324,10 +344,9 @@ class CostModel:
         """The cost of `stages` as one tiled group at the tile sizes `levels` (the outer level,
         then the inner one where there are two)."""
         plan = self.plan(tuple(stages))
-        sizes = [extent(self.evaluate, iv) for iv in self.graph.stage(plan.anchor).func.intervals]
         measured = self.measure(plan, list(levels))
         resident = measured[1]["scratch_bytes"] if len(measured) > 1 else None
-        return self._combine(plan, measured[0], levels[0], sizes, resident=resident).cost
+        return self._combine(plan, measured[0], levels[0], resident=resident).cost
 
     def untiled(self, name) -> float:
         """A stage run alone, untiled: its inputs read and its output written once, a run of
@@ -342,6 +361,22 @@ class CostModel:
             + weights.row_start * rows
         )
         return time / self.machine.cores
+
+
+def tile_count(bounds, tiles) -> int:
+    """Tiles of sizes `tiles` that cover the box `bounds` ((lb, ub) per dimension): tiles start
+    at multiples of their size (schedule.tiling.tile_span), so a box not starting at one
+    takes a tile more than its extent over the size."""
+    return math.prod(ub // t - lb // t + 1 for (lb, ub), t in zip(bounds, tiles))
+
+
+def one_tile_when_whole(bounds, tiles) -> tuple:
+    """`tiles` with every size that spans its dimension's extent grown to hold the whole
+    dimension in one tile (a box starting past 0 would straddle two tiles of its extent)."""
+    return tuple(
+        ub + 1 if t >= ub - lb + 1 and 0 < lb and t <= ub else t
+        for (lb, ub), t in zip(bounds, tiles)
+    )
 
 
 def group_cost(

@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..algebra.evaluate import Evaluator
-from .tiling import UntiledGroup, scalar, tile_span
+from ..algebra.evaluate import Evaluator, scalar
+from .tiling import UntiledGroup, tile_span
 
 MAX_TILES_EVALUATED = 20000
 

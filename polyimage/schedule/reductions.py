@@ -21,10 +21,9 @@ import math
 from dataclasses import dataclass
 
 from ..algebra.affine import linear_form
-from ..algebra.evaluate import Evaluator
+from ..algebra.evaluate import Evaluator, extent
 from ..dsl import expr as E
 from ..dsl.constructs import Reduction
-from .tiling import extent
 
 # a loop nest (a stage, a reduction) of fewer points runs on the calling thread: waking the
 # others costs more
@@ -64,15 +63,36 @@ class ReductionStrategy:
         return f"{self.kind}: {self.reason}"
 
 
-def reduction_strategies(graph, params) -> dict:
+def reduction_strategies(graph, params, tiled=None) -> dict:
     """{Reduction name: ReductionStrategy} for every Reduction of `graph`, decided at the
-    parameter values `params` (the estimates)."""
+    parameter values `params` (the estimates); one in `tiled` ({stage: index of its tiled
+    group}) is computed per tile."""
     evaluate = Evaluator({}, {}, params)
-    return {
-        s.name: reduction_strategy(s.func, evaluate)
-        for s in graph.stages
-        if isinstance(s.func, Reduction)
-    }
+    tiled = tiled or {}
+    strategies = {}
+    for stage in graph.stages:
+        func = stage.func
+        if not isinstance(func, Reduction):
+            continue
+        if stage.name in tiled:
+            strategies[stage.name] = _tiled_strategy(func, tiled[stage.name])
+        else:
+            strategies[stage.name] = reduction_strategy(func, evaluate)
+    return strategies
+
+
+def _tiled_strategy(func, group: int) -> ReductionStrategy:
+    owners = ", ".join(
+        f"{func.reduction_variables[o.index].name} owns {func.variables[o.dim].name}"
+        + (f" in blocks of {o.size}" if o.size > 1 else "")
+        for o in tile_owned(func)
+    )
+    return ReductionStrategy(
+        "tiled",
+        f"computed per tile of group {group}, over the cells its consumers read ({owners}); "
+        "tiles run in parallel, each in the reduction domain's order",
+        owned=tile_owned(func),
+    )
 
 
 def reduction_strategy(func, evaluate) -> ReductionStrategy:
@@ -130,6 +150,14 @@ def owned_variables(func, skip=()) -> tuple:
         owned.append(OwnedVariable(index, *forms[dim], dim))
         used.add(dim)
     return tuple(owned)
+
+
+def tile_owned(func) -> tuple:
+    """The OwnedVariables that bound Reduction `func` computed per tile (in a tiled group):
+    the tile computes a box of cells, and only the points whose owned dimensions fall in it.
+    Every other dimension of the box is the whole domain (schedule.regions), so no update
+    falls outside it."""
+    return owned_variables(func, skip=unrolled_variables(func))
 
 
 def unrolled_variables(func) -> tuple:

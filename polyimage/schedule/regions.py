@@ -25,6 +25,7 @@ from ..algebra.simplify import expr_key, simplify
 from ..dsl import expr as E
 from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs
+from .reductions import tile_owned
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
         if name not in pending:
             continue
         func = graph.stage(name).func
-        region = _clip(name, _union(pending.pop(name)), func)
+        region = _clip(name, _reduction_cells(func, _union(pending.pop(name))), func)
         key = tuple(expr_key(e) for bound in region.bounds for e in bound)
         region = regions[name] = Region(region.bounds, same.setdefault(key, region.symbols))
         for ref, env in _reads(func, region):
@@ -115,6 +116,15 @@ def _reads(func, region):
             id(v): (as_long(iv.lb), as_long(iv.ub))
             for v, iv in zip(func.reduction_variables, func.reduction_intervals)
         }
+        for owned in tile_owned(func):
+            var = func.reduction_variables[owned.index]
+            lb, ub = red_env[id(var)]
+            lo, hi = region.symbols[owned.dim]
+            first = lo * owned.size - owned.offset
+            red_env[id(var)] = (
+                E.Max(lb, first),
+                E.Min(ub, hi * owned.size - owned.offset + (owned.size - 1)),
+            )
         for case in func.cases:
             for e in ([case.cond] if case.cond is not None else []) + [
                 case.value.value,
@@ -128,6 +138,19 @@ def _reads(func, region):
     for e in definition_exprs(func):
         for ref in E.references(e):
             yield ref, env
+
+
+def _reduction_cells(func, bounds) -> tuple:
+    """A Reduction computed in a tile covers the whole domain along the dimensions that no
+    reduction variable owns (schedule.reductions.tile_owned): its data-dependent updates may
+    land anywhere there."""
+    if not isinstance(func, Reduction):
+        return bounds
+    owned = {o.dim for o in tile_owned(func)}
+    return tuple(
+        box if d in owned else (as_long(iv.lb), as_long(iv.ub))
+        for d, (box, iv) in enumerate(zip(bounds, func.intervals))
+    )
 
 
 def _union(boxes) -> tuple:

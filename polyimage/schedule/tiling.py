@@ -15,10 +15,8 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..algebra.affine import data_dependent
-from ..algebra.evaluate import Evaluator
+from ..algebra.evaluate import Evaluator, extent
 from ..algebra.intervals import as_long
 from ..algebra.simplify import expr_key, simplify
 from ..dsl import expr as E
@@ -26,6 +24,7 @@ from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs, scan_dimension
 from .plan import liveouts as group_liveouts
 from .plan import tile_rank
+from .reductions import tile_owned
 from .regions import Regions, infer_group_regions
 
 MAX_SCALE_LOG2 = 8
@@ -164,15 +163,18 @@ def tiling_plan(graph, stages, params):
 
 
 def untileable_reason(graph, members):
-    """Why the group cannot be tiled (a Reduction, a scan, a data-dependent read of a member),
-    or None. A scan reads its earlier points along the whole scan dimension, which no tile
-    holds, so it runs alone, untiled (the cost model gives such groups of several stages an
-    infinite cost)."""
+    """Why the group cannot be tiled (a Reduction that cannot be computed per tile, a scan, a
+    data-dependent read of a member), or None. A scan reads its earlier points along the
+    whole scan dimension, which no tile holds, so it runs alone, untiled (the cost model gives
+    such groups of several stages an infinite cost)."""
     inside = set(members)
     for name in members:
         func = graph.stage(name).func
         if isinstance(func, Reduction):
-            return f"{name} is a Reduction"
+            reason = _reduction_reason(graph, name, inside)
+            if reason:
+                return reason
+            continue
         scan = scan_dimension(func)
         if scan is not None:
             along = func.variables[scan].name
@@ -184,14 +186,19 @@ def untileable_reason(graph, members):
     return None
 
 
-def scalar(evaluate, e) -> int:
-    """The integer value of an expression of the parameters only."""
-    return int(np.asarray(evaluate(e, {}, 1)).reshape(-1)[0])
-
-
-def extent(evaluate, iv) -> int:
-    """Points of Interval `iv` at the evaluator's parameters (at least 1)."""
-    return max(scalar(evaluate, iv.ub) - scalar(evaluate, iv.lb) + 1, 1)
+def _reduction_reason(graph, name, inside):
+    """Why Reduction `name` cannot be computed per tile of the group `inside`, or None: each
+    tile computes the cells its consumers read, from the reduction points that own them
+    (schedule.reductions.tile_owned), so its values must stay in the group, its inputs come
+    from outside it, and some reduction variable must own cells."""
+    stage = graph.stage(name)
+    if name in graph.outputs or any(c not in inside for c in stage.consumers):
+        return f"{name} is a Reduction whose values leave the group"
+    if any(p in inside for p in stage.producers):
+        return f"{name} is a Reduction that reads a member of its group"
+    if not tile_owned(stage.func):
+        return f"{name} is a Reduction none of whose variables owns cells of it"
+    return None
 
 
 def tile_span(graph, plan, d: int, size: int) -> tuple:
@@ -282,7 +289,8 @@ def _nests(graph, members, scratch, regions, owned) -> tuple:
             last = nests[-1]
             head = graph.stage(last["stages"][0])
             if (
-                last["bounds"] == bounds
+                not any(isinstance(graph.stage(n).func, Reduction) for n in (head.name, name))
+                and last["bounds"] == bounds
                 and last["scratch"] == (name in scratch)
                 and [v.typ for v in head.func.variables] == [v.typ for v in stage.func.variables]
                 and not set(stage.producers) & set(last["stages"])
