@@ -148,8 +148,8 @@ def _reduction_cells(func, bounds) -> tuple:
         return bounds
     owned = {o.dim for o in tile_owned(func)}
     return tuple(
-        box if d in owned else (as_long(iv.lb), as_long(iv.ub))
-        for d, (box, iv) in enumerate(zip(bounds, func.intervals))
+        pair if d in owned else (as_long(iv.lb), as_long(iv.ub))
+        for d, (pair, iv) in enumerate(zip(bounds, func.intervals))
     )
 
 
