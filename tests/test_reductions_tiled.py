@@ -5,9 +5,12 @@ still takes its updates in the serial order, so even float sums equal the interp
 bit, under one and two tiling levels (sliding along owned and unowned dimensions), on 1, 2 and
 3 threads, with Cases, channels and far or NaN keys."""
 
+import random
+
 import numpy as np
 import pytest
 from helpers import MACHINE, assert_exact_on_threads
+from oracle import assert_same
 
 import polyimage
 from polyimage import (
@@ -26,8 +29,11 @@ from polyimage import (
     UChar,
     Variable,
 )
+from polyimage.autotune.random_pipelines import TILE_SIZES, random_pipeline, random_tile_sizes
+from polyimage.graph import build_graph
 from polyimage.grouping.cost import CostModel, one_tile_when_whole, tile_count
-from polyimage.schedule.tiling import TiledGroup, UntiledGroup, tiling_plan
+from polyimage.schedule.plan import GroupSchedule, Schedule, ScheduleError, tile_rank
+from polyimage.schedule.tiling import TiledGroup, UntiledGroup, tiling_plan, untileable_reason
 
 BINS = 6
 
@@ -192,3 +198,57 @@ def test_the_bilateral_grid_joins_its_z_blur_under_auto():
     assert f"grid: tiled: computed per tile of group {group}" in pipe.report()
     img = np.random.default_rng(5).random((53, 75), dtype=np.float32)
     assert_exact_on_threads(pipe, outs, {"img": img, **app.DEFAULTS})
+
+
+def _joined_schedule(graph, rng):
+    """A schedule of `graph` with one Reduction that can be computed per tile grouped with
+    its consumers (random tile sizes, at least one level), every other stage alone; None when
+    no Reduction can."""
+    order = [s.name for s in graph.computed]
+    for stage in graph.computed:
+        members = (stage.name, *stage.consumers)
+        if not isinstance(stage.func, Reduction) or untileable_reason(graph, members):
+            continue
+        at = max(order.index(n) for n in members)
+        groups = [(n,) for n in order[:at] if n not in members] + [members]
+        groups += [(n,) for n in order[at + 1 :]]
+        rank = tile_rank(graph, members)
+        one_level = (tuple(rng.choice(TILE_SIZES) for _ in range(rank)),)
+        sizes = random_tile_sizes(rank, rng) or one_level
+        schedule = Schedule(tuple(GroupSchedule(g, sizes if g == members else ()) for g in groups))
+        try:
+            return schedule.validate(graph)
+        except ScheduleError:
+            continue
+    return None
+
+
+@pytest.mark.filterwarnings("ignore::polyimage.UncoveredReadWarning")
+def test_random_pipelines_with_a_tiled_reduction_match_the_interpreter():
+    """Random pipelines (autotune.random_pipelines) whose Reduction joins its consumers'
+    tiled group, at random tile sizes, on 1 and 2 threads."""
+    checked = 0
+    for seed in range(200):
+        if checked == 8:
+            break
+        rp = random_pipeline(seed)
+        if not any(isinstance(s.func, Reduction) for s in build_graph(rp.outputs).computed):
+            continue
+        graph = polyimage.compile(rp.outputs, schedule="naive", inline=rp.inline).stage_graph
+        schedule = _joined_schedule(graph, random.Random(seed))
+        if schedule is None:
+            continue
+        pipe = polyimage.compile(rp.outputs, schedule=schedule, inline=rp.inline)
+        assert any(
+            isinstance(p, TiledGroup) and any(m in pipe.reductions for m in p.members)
+            for p in pipe.group_plans
+        )
+        expected = polyimage.interpret(rp.outputs, **rp.arguments)
+        expected = expected if isinstance(expected, tuple) else (expected,)
+        for threads in (1, 2):
+            got = pipe(threads=threads, **rp.arguments)
+            got = got if isinstance(got, tuple) else (got,)
+            for g, e in zip(got, expected):
+                assert_same(g, e, f"seed {seed}, {threads} threads, schedule:\n{schedule}")
+        checked += 1
+    assert checked == 8

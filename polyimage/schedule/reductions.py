@@ -135,10 +135,10 @@ def reduction_strategy(func, evaluate) -> ReductionStrategy:
     )
 
 
-def owned_variables(func, skip=()) -> tuple:
+def owned_variables(func, skip=(), prefix=True) -> tuple:
     """The longest prefix of reduction variables (those at indices `skip` left out) that own
-    target cells (see OwnedVariable): each one indexes its own target dimension, the same way
-    in every Case."""
+    target cells (see OwnedVariable), or all of them with `prefix` false: each one indexes
+    its own target dimension, the same way in every Case."""
     owned, used = [], set()
     for index, var in enumerate(func.reduction_variables):
         if index in skip:
@@ -146,7 +146,9 @@ def owned_variables(func, skip=()) -> tuple:
         forms = _owned_forms(func, var)
         dim = next((d for d, f in enumerate(forms) if f is not None and d not in used), None)
         if dim is None:
-            break
+            if prefix:
+                break
+            continue
         owned.append(OwnedVariable(index, *forms[dim], dim))
         used.add(dim)
     return tuple(owned)
@@ -156,8 +158,9 @@ def tile_owned(func) -> tuple:
     """The OwnedVariables that bound Reduction `func` computed per tile (in a tiled group):
     the tile computes a box of cells, and only the points whose owned dimensions fall in it.
     Every other dimension of the box is the whole domain (schedule.regions), so no update
-    falls outside it."""
-    return owned_variables(func, skip=unrolled_variables(func))
+    falls outside it. The loops keep the reduction domain's order, so any variable may own
+    (not only a prefix, as the owner strategy's parallel blocks need)."""
+    return owned_variables(func, skip=unrolled_variables(func), prefix=False)
 
 
 def unrolled_variables(func) -> tuple:
