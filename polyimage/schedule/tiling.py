@@ -5,8 +5,9 @@ topological order). Every live-out dimension is aligned to an anchor dimension b
 and scaled by a power of two (from the domain extents at the estimates), and a tile `[a, b]` of
 the tile space owns the points whose scaled coordinate lies in it, so each live-out value is
 written by exactly one tile, whatever the alignment. Members are computed over their regions
-(poly/regions.py) into per-thread scratchpads; live-outs read by no other member are computed
-straight into their full buffers over the owned box.
+(schedule/regions.py) into per-thread scratchpads; live-outs read by no other member are
+computed straight into their full buffers over the owned box. A Reduction member computes its
+region from the reduction points that own its cells (schedule.reductions.tile_owned).
 """
 
 from __future__ import annotations
