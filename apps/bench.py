@@ -164,14 +164,15 @@ def format_table(results: dict, saved=None) -> str:
         size = "x".join(str(v) for v in res["size"].values())
         old = (saved or {}).get(name, {}).get("timings", {})
         lines.append(f"{name} ({size})")
+        width = max([28] + [len(v) + 2 for v in timings])
         header = (
-            f"  {'variant':<28}{'median ms':>11}{'min ms':>10}{'max ms':>10}{'faults':>9}"
+            f"  {'variant':<{width}}{'median ms':>11}{'min ms':>10}{'max ms':>10}{'faults':>9}"
             f"{'vs best polyimage':>19}"
         )
         lines.append(header + (f"{'saved ms':>11}{'vs saved':>10}" if saved is not None else ""))
         for variant, t in sorted(timings.items(), key=lambda kv: kv[1]["median"]):
             line = (
-                f"  {variant:<28}{t['median'] * 1e3:>11.2f}{t['min'] * 1e3:>10.2f}"
+                f"  {variant:<{width}}{t['median'] * 1e3:>11.2f}{t['min'] * 1e3:>10.2f}"
                 f"{t['max'] * 1e3:>10.2f}{t.get('faults', 0):>9.0f}{t['median'] / best:>18.2f}x"
             )
             if saved is not None:

@@ -44,6 +44,25 @@ def test_format_table_ratios():
     assert table.index("polyimage:naive") < table.index("numpy"), "sorted fastest first"
 
 
+def test_format_table_keeps_columns_aligned_past_long_labels():
+    long = "opencv equalizeHist (luma only)"
+    fake = {
+        "app": {
+            "size": {"R": 4, "C": 5},
+            "compile": {"cold": 1.0, "cached": 0.01},
+            "timings": {
+                "polyimage:naive": {"median": 0.002, "min": 0.001, "max": 0.003},
+                long: {"median": 0.004, "min": 0.004, "max": 0.005},
+            },
+        }
+    }
+    rows = format_table(fake).splitlines()[1:4]
+    ends = [rows[0].index("median ms") + len("median ms")]
+    ends += [row.index(value) + len(value) for row, value in zip(rows[1:], ("2.00", "4.00"))]
+    assert len(set(ends)) == 1, rows
+    assert long + " " in rows[2]
+
+
 def test_measure_counts_runs():
     calls = []
     timing = measure(lambda: calls.append(1), runs=4)
