@@ -168,14 +168,7 @@ class LoopEmitter:
         self.lines = []
         self.emit(f"/* {func.kind} {func.name} */", 1)
         if isinstance(func, Reduction):
-            self._loops(
-                func.variables,
-                func.name,
-                1,
-                parallel=True,
-                body=lambda d: self._store(func, self.printer(func.default), d),
-            )
-            reduction_update(self, func, self.reductions.get(func.name))
+            self._reduction(func, 1)
         else:
             self._loops(
                 func.variables,
@@ -189,6 +182,22 @@ class LoopEmitter:
                 scan=scan_dimension(func),
             )
         return self.lines
+
+    def _reduction(self, func, depth: int, cells=None):
+        """Reduction `func`: its default, then its updates. Over its whole buffer, in parallel
+        and by its strategy; or, given `cells` ((lo, hi) C texts: a tile's box), serially over
+        the box from the reduction points that own its cells."""
+        self._loops(
+            func.variables,
+            func.name,
+            depth,
+            parallel=cells is None,
+            body=lambda d: self._store(func, self.printer(func.default), d),
+            bounds=cells,
+            simd=cells is not None,
+        )
+        strategy = self.reductions.get(func.name) if cells is None else None
+        reduction_update(self, func, strategy, cells=cells, depth=depth)
 
     def _clamps(self, funcs):
         """The Interior (codegen.clamps) of the innermost loop computing `funcs` (siblings whose
@@ -254,16 +263,7 @@ class LoopEmitter:
         reduction points that own its cells (schedule.reductions.tile_owned)."""
         head = funcs[0]
         if isinstance(head, Reduction):
-            self._loops(
-                head.variables,
-                head.name,
-                depth,
-                parallel=False,
-                body=lambda d: self._store(head, self.printer(head.default), d),
-                bounds=bounds,
-                simd=True,
-            )
-            reduction_update(self, head, None, cells=bounds, depth=depth)
+            self._reduction(head, depth, cells=bounds)
             return
 
         def body(d):

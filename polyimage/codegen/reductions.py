@@ -54,17 +54,7 @@ def _owned_cells(emitter, func, names, cells, depth):
     """The updates into the box `cells`: each owning variable runs over the points whose
     cells lie in the box (the other dimensions span the domain, schedule.regions), and
     nothing runs when the box is empty (a later inner tile found it computed)."""
-    bounds = {}
-    bigger, smaller = emitter.printer.helper("max", E.Long), emitter.printer.helper("min", E.Long)
-    for o in tile_owned(func):
-        n = names[o.index]
-        lo, hi = cells[o.dim]
-        emitter.emit(
-            f"const int64_t {P}ba_{n} = {bigger}({P}rlo_{n}, ({lo}) * {o.size} - {o.offset}), "
-            f"{P}bb_{n} = {smaller}({P}rhi_{n}, ({hi}) * {o.size} + {o.size - 1 - o.offset});",
-            depth,
-        )
-        bounds[o.index] = (f"{P}ba_{n}", f"{P}bb_{n}")
+    bounds = _owned_ranges(emitter, tile_owned(func), names, cells, depth)
     nonempty = " && ".join(f"({lo}) <= ({hi})" for lo, hi in cells) or "1"
     emitter.emit(f"if ({nonempty}) {{", depth)
     _serial(emitter, func, names, bounds, depth + 1)
@@ -195,19 +185,28 @@ def _owner(emitter, func, strategy, names):
         )
     depth = 2 + len(owned)
     emitter.emit("{", depth)
-    bounds = {}
-    bigger, smaller = emitter.printer.helper("max", E.Long), emitter.printer.helper("min", E.Long)
-    for o in owned:
-        n = names[o.index]
-        start = f"{P}k_{n} * {o.size} - {o.offset}"
-        emitter.emit(
-            f"const int64_t {P}ba_{n} = {bigger}({P}rlo_{n}, {start}), {P}bb_{n} = "
-            f"{smaller}({P}rhi_{n}, {start} + {o.size - 1});",
-            depth + 1,
-        )
-        bounds[o.index] = (f"{P}ba_{n}", f"{P}bb_{n}")
+    blocks = {o.dim: (f"{P}k_{names[o.index]}",) * 2 for o in owned}
+    bounds = _owned_ranges(emitter, owned, names, blocks, depth + 1)
     _serial(emitter, func, names, bounds, depth + 1)
     emitter.emit("}", depth)
+
+
+def _owned_ranges(emitter, owned, names, cells, depth) -> dict:
+    """{variable index: (first, last) C names} for each of the OwnedVariables `owned`: its
+    points, within the reduction domain, whose cells lie in `cells[dim]` ((lo, hi) C texts
+    along the dimension it owns)."""
+    bigger, smaller = emitter.printer.helper("max", E.Long), emitter.printer.helper("min", E.Long)
+    bounds = {}
+    for o in owned:
+        n = names[o.index]
+        lo, hi = cells[o.dim]
+        emitter.emit(
+            f"const int64_t {P}ba_{n} = {bigger}({P}rlo_{n}, ({lo}) * {o.size} - {o.offset}), "
+            f"{P}bb_{n} = {smaller}({P}rhi_{n}, ({hi}) * {o.size} + {o.size - 1 - o.offset});",
+            depth,
+        )
+        bounds[o.index] = (f"{P}ba_{n}", f"{P}bb_{n}")
+    return bounds
 
 
 def _privatized(emitter, func, strategy, names):
