@@ -119,6 +119,7 @@ class CostModel:
         self.weights, self.innermost, self.multilevel = weights, innermost, multilevel
         self.evaluate = Evaluator({}, {}, params)
         self._points, self._ops, self._plans, self._volumes = {}, {}, {}, {}
+        self._bounds = {}
 
     def reweighted(self, weights) -> "CostModel":
         """This model under other weights, sharing what it has computed (the autotuner prices
@@ -166,10 +167,15 @@ class CostModel:
         return max(points / self.points(name), 1.0)
 
     def anchor_bounds(self, plan) -> tuple:
-        """(lb, ub) of every dimension of the group's anchor, the tile space's extent."""
-        evaluate = self.evaluate
-        intervals = self.graph.stage(plan.anchor).func.intervals
-        return tuple((scalar(evaluate, iv.lb), scalar(evaluate, iv.ub)) for iv in intervals)
+        """(lb, ub) of every dimension of the group's anchor, the tile space's extent (once
+        per anchor)."""
+        if plan.anchor not in self._bounds:
+            evaluate = self.evaluate
+            intervals = self.graph.stage(plan.anchor).func.intervals
+            self._bounds[plan.anchor] = tuple(
+                (scalar(evaluate, iv.lb), scalar(evaluate, iv.ub)) for iv in intervals
+            )
+        return self._bounds[plan.anchor]
 
     def itemsize(self, name) -> int:
         return self.graph.stage(name).func.typ.dtype.itemsize
@@ -181,17 +187,18 @@ class CostModel:
         if isinstance(plan, UntiledGroup):
             cost = math.inf if len(stages) > 1 else self.untiled(stages[0])
             return GroupCost(cost, (), CostTerms(untiled=plan.reason))
-        sizes = [extent(self.evaluate, iv) for iv in graph.stage(plan.anchor).func.intervals]
+        bounds = self.anchor_bounds(plan)
+        sizes = [max(ub - lb + 1, 1) for lb, ub in bounds]
         probe_tile = tuple(min(s, 32) for s in sizes)
         probe = self.measure(plan, [probe_tile])[0]
         touched = probe["scratch_bytes"] + probe["live_in"] + probe["live_out"]
         per_point = touched / math.prod(probe_tile)
-        candidates, bounds = [], self.anchor_bounds(plan)
+        candidates = []
         for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
             fitted = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
-            fitted = one_tile_when_whole(bounds, fitted)
-            for tiles in [fitted] + strip_sizes(graph, plan, sizes, cache, per_point):
-                tiles = one_tile_when_whole(bounds, tiles)
+            strips = strip_sizes(graph, plan, sizes, cache, per_point)
+            fitted, *strips = (one_tile_when_whole(bounds, t) for t in [fitted] + strips)
+            for tiles in [fitted] + strips:
                 if tiles not in candidates:
                     candidates.append(tiles)
         l2_tiles = fitted  # Algorithm 2's tiles for the last budget, all of L2

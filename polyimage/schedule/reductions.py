@@ -82,16 +82,17 @@ def reduction_strategies(graph, params, tiled=None) -> dict:
 
 
 def _tiled_strategy(func, group: int) -> ReductionStrategy:
+    owned = tile_owned(func)
     owners = ", ".join(
         f"{func.reduction_variables[o.index].name} owns {func.variables[o.dim].name}"
         + (f" in blocks of {o.size}" if o.size > 1 else "")
-        for o in tile_owned(func)
+        for o in owned
     )
     return ReductionStrategy(
         "tiled",
         f"computed per tile of group {group}, over the cells its consumers read ({owners}); "
         "tiles run in parallel, each in the reduction domain's order",
-        owned=tile_owned(func),
+        owned=owned,
     )
 
 
