@@ -27,17 +27,22 @@ def test_bench_small_writes_table_and_json(tmp_path):
     assert "polyimage:naive" in table and "1.00x" in table and "compile:" in table
 
 
-def test_format_table_ratios():
-    fake = {
+def _fake_results(other: str, other_timing: dict) -> dict:
+    """Results of one 4x5 app: polyimage:naive at 2 ms and `other` at `other_timing` (s)."""
+    return {
         "app": {
             "size": {"R": 4, "C": 5},
             "compile": {"cold": 1.0, "cached": 0.01},
             "timings": {
                 "polyimage:naive": {"median": 0.002, "min": 0.001, "max": 0.003},
-                "numpy": {"median": 0.008, "min": 0.008, "max": 0.009},
+                other: other_timing,
             },
         }
     }
+
+
+def test_format_table_ratios():
+    fake = _fake_results("numpy", {"median": 0.008, "min": 0.008, "max": 0.009})
     table = format_table(fake)
     assert "app (4x5)" in table
     assert "4.00x" in table and "1.00x" in table
@@ -46,16 +51,7 @@ def test_format_table_ratios():
 
 def test_format_table_keeps_columns_aligned_past_long_labels():
     long = "opencv equalizeHist (luma only)"
-    fake = {
-        "app": {
-            "size": {"R": 4, "C": 5},
-            "compile": {"cold": 1.0, "cached": 0.01},
-            "timings": {
-                "polyimage:naive": {"median": 0.002, "min": 0.001, "max": 0.003},
-                long: {"median": 0.004, "min": 0.004, "max": 0.005},
-            },
-        }
-    }
+    fake = _fake_results(long, {"median": 0.004, "min": 0.004, "max": 0.005})
     rows = format_table(fake).splitlines()[1:4]
     ends = [rows[0].index("median ms") + len("median ms")]
     ends += [row.index(value) + len(value) for row, value in zip(rows[1:], ("2.00", "4.00"))]

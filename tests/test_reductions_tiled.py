@@ -118,7 +118,7 @@ def test_a_reduction_tiled_with_its_consumer_matches_the_interpreter(variant):
 
 
 def _plan(blur, stages):
-    graph = polyimage.compile([blur], schedule="naive", name="tiled_reduction").stage_graph
+    graph = build_graph([blur])
     return graph, tiling_plan(graph, stages, {"R": 40, "C": 30})
 
 
@@ -126,7 +126,7 @@ def test_when_a_reduction_cannot_join_a_tiled_group():
     blur = _pipeline(2, 1, 2, False)
     graph, plan = _plan(blur, ("red", "blur"))
     assert isinstance(plan, TiledGroup)
-    _, alone = _plan(blur, ("red",))
+    alone = tiling_plan(graph, ("red",), {"R": 40, "C": 30})
     assert isinstance(alone, UntiledGroup)
     assert alone.reason == "red is a Reduction whose values leave the group"
 
@@ -145,7 +145,7 @@ def test_when_a_reduction_cannot_join_a_tiled_group():
     hist.default = 0
     smooth = Function(([x], [Interval(Int, 1, 510)]), Int, "smooth")
     smooth.defn = [hist(x - 1) + hist(x + 1)]
-    graph = polyimage.compile([smooth], schedule="naive", inline=False).stage_graph
+    graph = build_graph([smooth])
     params = {"R": 40, "C": 30}
     reasons = {
         ("double", "hist", "smooth"): "hist is a Reduction that reads a member of its group",
