@@ -100,17 +100,21 @@ def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
         region = _clip(name, _reduction_cells(func, _union(pending.pop(name))), func)
         key = tuple(expr_key(e) for bound in region.bounds for e in bound)
         region = regions[name] = Region(region.bounds, same.setdefault(key, region.symbols))
-        for ref, env in _reads(func, region):
-            box = [index_interval(a, env, ref.func.intervals[d]) for d, a in enumerate(ref.args)]
-            pending.setdefault(ref.func.name, []).append(box)
+        for ref, env, empty in _reads(func, region):
+            intervals = ref.func.intervals
+            box = [index_interval(a, env, intervals[d]) for d, a in enumerate(ref.args)]
+            pending.setdefault(ref.func.name, []).append(_unless_empty(box, empty, intervals))
     for name in sorted(pending, key=order.index):
         regions[name] = _clip(name, _union(pending[name]), graph.stage(name).func)
     return Regions(tuple(tile_vars), regions)
 
 
 def _reads(func, region):
-    """(reference, variable intervals) for every read of `func` over `region`."""
+    """(reference, variable intervals, emptiness) for every read of `func` over `region`:
+    emptiness is a condition that holds when one of the intervals is empty (then the read
+    reads nothing), or None when none can be."""
     env = {id(v): symbols for v, symbols in zip(func.variables, region.symbols)}
+    region_empty = _any_empty(region.symbols)
     if isinstance(func, Reduction):
         red_env = {
             id(v): (as_long(iv.lb), as_long(iv.ub))
@@ -125,19 +129,51 @@ def _reads(func, region):
                 E.Max(lb, first),
                 E.Min(ub, hi * owned.size - owned.offset + (owned.size - 1)),
             )
+        red_empty = _or(region_empty, _any_empty(red_env.values()))
         for case in func.cases:
             for e in ([case.cond] if case.cond is not None else []) + [
                 case.value.value,
                 *case.value.target.args,
             ]:
                 for ref in E.references(e):
-                    yield ref, red_env
+                    yield ref, red_env, red_empty
         for ref in E.references(func.default):
-            yield ref, env
+            yield ref, env, region_empty
         return
     for e in definition_exprs(func):
         for ref in E.references(e):
-            yield ref, env
+            yield ref, env, region_empty
+
+
+def _any_empty(pairs):
+    """The condition that some (low, high) pair is empty, or None if none can be."""
+    result = None
+    for lo, hi in pairs:
+        if isinstance(lo, E.Const) and isinstance(hi, E.Const) and lo.value <= hi.value:
+            continue
+        result = _or(result, E.Condition(lo, ">", hi))
+    return result
+
+
+def _or(a, b):
+    return b if a is None else a | b
+
+
+def _unless_empty(box, empty, intervals) -> list:
+    """`box` of a read, or when `empty` holds the producer's empty box [ub + 1, lb - 1], which
+    leaves any union it joins unchanged once clipped. An empty consumer box mapped through an
+    index is not empty in general (2 * y - 2 of y in [47, 1] gives [92, 0]), so the read's own
+    emptiness decides: regions then grow with their tile, and an inner tile's regions lie
+    inside its outer tile's (the scratchpads are sized and placed by the outer tile)."""
+    if empty is None:
+        return box
+    return [
+        (
+            E.Select(empty, as_long(iv.ub) + 1, lo),
+            E.Select(empty, as_long(iv.lb) - 1, hi),
+        )
+        for (lo, hi), iv in zip(box, intervals)
+    ]
 
 
 def _reduction_cells(func, bounds) -> tuple:
