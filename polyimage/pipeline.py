@@ -48,7 +48,7 @@ from .grouping.machine import Machine
 from .grouping.weights import resolve_weights
 from .jit.build import build, evict_over_cap
 from .poly.analysis import analyze
-from .poly.bounds import branch_free_stages, check_analysis
+from .poly.bounds import branch_free_stages, check_analysis, check_inlined
 from .profile import Profile, profile_run
 from .record import FIELDS, compile_key, load_record, save_record
 from .schedule.memory import MemoryEstimate, memory_estimate
@@ -199,6 +199,9 @@ class Pipeline:
             if self.inlined:
                 with self._timed("analyze_inlined"):
                     analysis = analyze(self.stage_graph, self.constraints)
+                    check_inlined(
+                        analysis, {c for _, consumers, _ in self.inlined for c in consumers}
+                    )
         dumped.write("02-inlined.txt", lambda: inlined_text(self))
         dumped.write("03-analysis.txt", lambda: analysis_text(analysis, self.warnings))
         self.branch_free = branch_free_stages(analysis)

@@ -4,6 +4,7 @@ residues)."""
 from __future__ import annotations
 
 from ..dsl import expr as E
+from .affine import is_affine
 
 
 def substitute(e: E.Expr, refs: dict, variables: dict) -> E.Expr:
@@ -15,6 +16,8 @@ def substitute(e: E.Expr, refs: dict, variables: dict) -> E.Expr:
     if not children:
         return e
     new = [substitute(c, refs, variables) for c in children]
+    if isinstance(e, E.Reference):
+        new = clamped_indices(e.func, children, new)
     if isinstance(e, E.Reference) and id(e.func) in refs:
         return refs[id(e.func)](new)
     if all(n is c for n, c in zip(new, children)):
@@ -22,6 +25,20 @@ def substitute(e: E.Expr, refs: dict, variables: dict) -> E.Expr:
     if isinstance(e, E.Reference):
         return E.Reference(e.func, new)
     return rebuild(e, new)
+
+
+def clamped_indices(func, old, new) -> list:
+    """The indices `new` of a read of `func` that replace `old`, with an explicit clamp to
+    `func`'s domain around each that was not affine and now is: a non-affine index is clamped
+    to the domain (codegen clamps it at run time), an affine one is proven in bounds instead,
+    so an index that a substitution makes affine (`Cast(Int, s2(i, j)) // 3` once `s2` is `j`)
+    keeps its clamp, which then proves it in bounds."""
+    result = list(new)
+    for d, (a, b) in enumerate(zip(old, new)):
+        if b is not a and not is_affine(a) and is_affine(b):
+            interval = func.intervals[d]
+            result[d] = E.Clamp(b, interval.lb, interval.ub)
+    return result
 
 
 def rebuild(e, new):

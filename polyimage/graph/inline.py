@@ -16,7 +16,7 @@ import copy
 import itertools
 
 from ..algebra.affine import data_dependent, linear_form
-from ..algebra.substitute import substitute
+from ..algebra.substitute import clamped_indices, substitute
 from ..dsl import expr as E
 from ..dsl.constructs import Case, Image, Reduce, Reduction
 from .dag import StageGraph, build_graph, definition_exprs, scan_dimension
@@ -158,7 +158,8 @@ def _rewrite(func, refs):
         cond = None if case.cond is None else sub(case.cond)
         if isinstance(case.value, Reduce):
             red = case.value
-            target = E.Reference(clone, [sub(a) for a in red.target.args])
+            args = red.target.args
+            target = E.Reference(clone, clamped_indices(func, args, [sub(a) for a in args]))
             value = Reduce(target, sub(red.value), red.op)
         else:
             value = sub(case.value)

@@ -35,6 +35,23 @@ def check_analysis(analysis: PolyAnalysis) -> list:
     return messages
 
 
+def check_inlined(analysis: PolyAnalysis, consumers) -> None:
+    """Prove the affine indices of `consumers` in bounds again after inlining changed them:
+    code generation clamps exactly the indices that are not affine, so every affine one must
+    be proven here, on the expression that is compiled. A failure is a compiler bug; the
+    message says so and how to work around it."""
+    for access in analysis.accesses:
+        if access.consumer not in consumers:
+            continue
+        try:
+            _check_access(analysis, access)
+        except BoundsError as exc:
+            raise BoundsError(
+                f"internal error, please report it: after inlining, {exc} (compile with "
+                "inline=False to work around it)"
+            ) from None
+
+
 def _check_access(analysis, access: Access):
     space = access.space
     producer = access.ref.func
