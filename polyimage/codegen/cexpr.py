@@ -290,6 +290,9 @@ def _float_divmod_source(op: str, c: str) -> str:
 
 
 def _cast_source(src_suffix: str, c: str) -> str:
+    """A saturating float-to-integer cast. The value is truncated and added to +0 before the
+    conversion: gcc (12 at least) rewrites `(float)(int)v` as `truncf(v)` under
+    -fno-trapping-math, which keeps the sign of -0.3's zero; the sum's zero is +0."""
     src = {v: k for k, v in _SUFFIX.items()}[src_suffix]
     bits = int("".join(ch for ch in c if ch.isdigit()))
     f = "f" if src == "float" else ""
@@ -303,5 +306,5 @@ def _cast_source(src_suffix: str, c: str) -> str:
     return (
         f"static inline {c} {PREFIX}cast_{src_suffix}_{_SUFFIX[c]}({src} v) {{ "
         f"return v != v ? 0 : (v >= {high} ? {max_value} : "
-        f"(v {cmp_low} {low} ? {low_value} : ({c})v)); }}"
+        f"(v {cmp_low} {low} ? {low_value} : ({c})(trunc{f}(v) + 0.0{f}))); }}"
     )
