@@ -12,6 +12,7 @@ POLYIMAGE_WEIGHTS    cost weights, `live_data=1,overlap=0.3` (grouping.weights)
 POLYIMAGE_WEIGHTS_FILE  the autotuner's weights file (default:
                      $XDG_CONFIG_HOME/polyimage/weights.json, else ~/.config/polyimage/...)
 POLYIMAGE_MULTILEVEL 1: schedule="auto" also weighs two-level tiles (Algorithm 4); default 0
+POLYIMAGE_CHECK      1: the checked build, every buffer index checked at run time (codegen.checked)
 POLYIMAGE_DUMP       a folder: every compile writes what each pass produced there (dump.py)
 CC                   the C compiler (as for any Python extension build)
 """
@@ -72,6 +73,7 @@ class Options:
     weights_file: str = ""
     multilevel: bool = False
     dump_dir: str = ""
+    check: bool = False
 
     @classmethod
     def from_env(cls, environ=None) -> "Options":
@@ -105,6 +107,7 @@ class Options:
             weights_file=weights_file,
             multilevel=_flag("POLYIMAGE_MULTILEVEL", env.get("POLYIMAGE_MULTILEVEL", "")),
             dump_dir=env.get("POLYIMAGE_DUMP", ""),
+            check=_flag("POLYIMAGE_CHECK", env.get("POLYIMAGE_CHECK", "")),
         )
 
 

@@ -30,6 +30,11 @@ class CompileError(PolyimageError, RuntimeError):
         self.log_path = log_path
 
 
+class CheckError(PolyimageError, RuntimeError):
+    """The checked build (POLYIMAGE_CHECK=1) found an index outside its buffer: a compiler
+    bug; the message names the buffer, the index, the group and the tile."""
+
+
 class UncoveredReadWarning(UserWarning):
     """A stage reads producer points that no Case of the producer defines (they hold 0)."""
 

@@ -11,6 +11,7 @@ from, after inlining.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import html
 import logging
 import os
@@ -76,6 +77,7 @@ def compile(
     options=None,
     weights=None,
     dump=None,
+    check=None,
 ) -> "Pipeline":
     """Compile the pipeline computing `outputs` to a callable `Pipeline`.
 
@@ -92,7 +94,11 @@ def compile(
         its fields); default: POLYIMAGE_WEIGHTS, else the weights file, else Weights(). Only
         those schedules read them.
     dump: a folder to write what each pass produced into (default: POLYIMAGE_DUMP; see dump.py).
+    check: the checked build, every buffer index checked at run time, a failure raising
+        CheckError (default: POLYIMAGE_CHECK; slow, for debugging: see codegen.checked).
     """
+    if check is not None:
+        options = dataclasses.replace(options or Options.from_env(), check=bool(check))
     return Pipeline(outputs, estimates, constraints, name, schedule, inline, options, weights, dump)
 
 
@@ -231,6 +237,7 @@ class Pipeline:
                 self.group_plans,
                 self.branch_free,
                 reductions=self.reductions,
+                check=self.options.check,
             )
         dumped.write("06-kernel.c", self.cmodule.source)
 
@@ -390,6 +397,7 @@ class Pipeline:
                 self.branch_free,
                 profile=True,
                 reductions=self.reductions,
+                check=self.options.check,
             )
             self._profiled = build(cmodule, self.options)
         return profile_run(self, self._profiled, runs, threads, images, arguments)

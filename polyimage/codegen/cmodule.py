@@ -15,6 +15,7 @@ from ..dsl.constructs import Image
 from ..graph.dag import StageGraph
 from ..schedule.memory import buffer_lifetimes, buffer_slots
 from ..schedule.tiling import UntiledGroup
+from . import checked
 from .cexpr import CExprPrinter, helper_source
 from .loops import LoopEmitter, StageStorage, gathered_stages, storage_type
 from .names import PREFIX, NameRegistry
@@ -65,17 +66,25 @@ class CModule:
     outputs: tuple
     profile: tuple = ()
     units: tuple = ()  # translation units (codegen.units); the main one first
+    checked: bool = False  # the checked build (codegen.checked)
 
 
 def generate_module(
-    graph: StageGraph, name: str, plans, branch_free=frozenset(), profile=False, reductions=None
+    graph: StageGraph,
+    name: str,
+    plans,
+    branch_free=frozenset(),
+    profile=False,
+    reductions=None,
+    check=False,
 ) -> CModule:
     """C source of `graph` run as the group `plans` (schedule.tiling); stages in `branch_free`
     evaluate their Cases eagerly (see poly.bounds.branch_free_stages); Reductions run by their
     `reductions` strategies (schedule.reductions; serial when absent). With `profile`, the
     entry takes an array of timers after the thread count (`double *prof`), one per
     `CModule.profile` entry (kind, group, stages): "stage" and "group" hold wall seconds,
-    "nest" the seconds a tiled group's loop nest took summed over its threads."""
+    "nest" the seconds a tiled group's loop nest took summed over its threads. With `check`,
+    every index is checked at run time (codegen.checked)."""
     names = NameRegistry()
     function = "pipeline_" + re.sub(r"\W", "_", name, flags=re.ASCII)
     for p in graph.parameters:
@@ -98,7 +107,8 @@ def generate_module(
     args += [f"{by_name[n].typ.c_name} *restrict {names[by_name[n]]}" for n in graph.outputs]
     signature = f"int {function}({', '.join(args)})"
 
-    body = [
+    body = checked.entry_start() if check else []
+    body += [
         f"    if ({PREFIX}nthreads <= 0) {PREFIX}nthreads = omp_get_max_threads();",
         f"    if ({PREFIX}nthreads > omp_get_thread_limit()) {PREFIX}nthreads = "
         f"omp_get_thread_limit();",
@@ -116,7 +126,10 @@ def generate_module(
     gathered = gathered_stages(graph)
     for s in graph.stages:
         func, buf = s.func, names[s.func]
-        store = storage[s.name] = StageStorage(buf, func.ndim, storage_type(graph, func, gathered))
+        label = f"image {s.name}" if isinstance(func, Image) else f"{s.name} buffer"
+        store = storage[s.name] = StageStorage(
+            buf, func.ndim, storage_type(graph, func, gathered), label
+        )
         for d, iv in enumerate(func.intervals):
             lb = "0" if isinstance(func, Image) else f"(int64_t)({printer(iv.lb)})"
             ub = f"(int64_t)({printer(iv.ub)})"
@@ -146,6 +159,7 @@ def generate_module(
                 )
                 body.append(f"    if (!{buf}) goto {PREFIX}fail;")
         if isinstance(plan, UntiledGroup):
+            untiled.check_group = i if check else None
             for stage_name in plan.members:
                 timed = _timed(profile, timers, ("stage", i, (stage_name,)))
                 body += timed[0] + untiled.stage(by_name[stage_name]) + timed[1]
@@ -154,7 +168,7 @@ def generate_module(
             first_nest = len(timers) if profile else None
             timers += [("nest", i, nest.stages) for nest in plan.nests] if profile else []
             code = TiledEmitter(
-                graph, names, helpers, storage, plan, i, n_scratch, branch_free, first_nest
+                graph, names, helpers, storage, plan, i, n_scratch, branch_free, first_nest, check
             ).code()
             body += timed[0] + code.body + timed[1]
             functions += code.functions
@@ -162,23 +176,31 @@ def generate_module(
         f"    {PREFIX}status = 0;",
         f"{PREFIX}fail:",
         f"    if ({WORKSPACE} == &{PREFIX}local) {PREFIX}clear(&{PREFIX}local);",
+        *(checked.entry_end() if check else []),
         f"    return {PREFIX}status;",
     ]
 
     helper_text = "\n".join(helper_source(op, c) for op, c in sorted(helpers))
     workspace = workspace_source(function, len(set(slots.values())), n_scratch)
+    prelude = [_PRELUDE] + ([checked.HEADER] if check else [])
+    if check:
+        workspace += "\n" + checked.state_source(function)
     source, units = layout(
-        "\n".join([_PRELUDE, helper_text, ""]), workspace, functions, [signature, "{", *body, "}"]
+        "\n".join(prelude + [helper_text, ""]), workspace, functions, [signature, "{", *body, "}"]
     )
     return CModule(
         source=source,
         units=units,
         function=function,
-        cdef=signature.replace("restrict ", "") + ";\n" + workspace_cdef(function),
+        cdef=signature.replace("restrict ", "")
+        + ";\n"
+        + workspace_cdef(function)
+        + (checked.cdef(function) if check else ""),
         params=tuple(p.name for p in graph.parameters),
         inputs=inputs,
         outputs=graph.outputs,
         profile=tuple(timers),
+        checked=check,
     )
 
 

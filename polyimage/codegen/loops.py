@@ -22,6 +22,7 @@ from ..dsl.constructs import Image, Reduction
 from ..graph.dag import StageGraph, definition_exprs, scan_dimension
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from .cexpr import CExprPrinter, narrow_gather, wide_name
+from .checked import checked_index
 from .clamps import interior, merged
 from .names import PREFIX
 from .reductions import reduction_update
@@ -81,17 +82,26 @@ class StageStorage:
     """C names describing a stage's buffer: element type, origin and extent of every
     dimension."""
 
-    def __init__(self, buffer: str, ndim: int, c_type: str):
-        self.buffer, self.c_type = buffer, c_type
+    def __init__(self, buffer: str, ndim: int, c_type: str, label: str = ""):
+        """`label` names the buffer in the checked build's messages."""
+        self.buffer, self.c_type, self.label = buffer, c_type, label or buffer
         self.lb = [f"{PREFIX}lb_{buffer}_{d}" for d in range(ndim)]
         self.n = [f"{PREFIX}n_{buffer}_{d}" for d in range(ndim)]
 
-    def offset(self, indices, narrow=False) -> str:
-        """Row-major element offset of the given index texts (int64, or int32 if `narrow`)."""
+    def offset(self, indices, narrow=False, check=None) -> str:
+        """Row-major element offset of the given index texts (int64, or int32 if `narrow`);
+        with `check` (the number of the group computing), each index is checked at run time
+        (codegen.checked)."""
         cast = "(int32_t)" if narrow else ""
-        text = f"({indices[0]} - {cast}{self.lb[0]})"
+
+        def term(d):
+            if check is None:
+                return f"({indices[d]} - {cast}{self.lb[d]})"
+            return checked_index(indices[d], self.lb[d], self.n[d], self.label, d, check)
+
+        text = term(0)
         for d in range(1, len(indices)):
-            text = f"({text} * {cast}{self.n[d]} + ({indices[d]} - {cast}{self.lb[d]}))"
+            text = f"({text} * {cast}{self.n[d]} + {term(d)})"
         return text
 
     def fits_int32(self) -> str:
@@ -107,7 +117,8 @@ class StageStorage:
 
 class LoopEmitter:
     """Emits loop nests of stages; `storage` says where each stage's values live (full buffers;
-    tiled groups substitute scratchpads)."""
+    tiled groups substitute scratchpads). `check_group`, set in the checked build, is the
+    number of the group being emitted: every index is then checked (codegen.checked)."""
 
     def __init__(
         self,
@@ -127,6 +138,7 @@ class LoopEmitter:
         self.lines = []
         self.touched = {}
         self.narrowed = {}
+        self.check_group = None
 
     def touch(self, store, writes: bool):
         """Record a buffer the code emitted since `touched` was reset reads or writes."""
@@ -143,7 +155,7 @@ class LoopEmitter:
         if narrow:
             self.narrowed[store.buffer] = (store, ref.func)
         idx = [index(a, store.lb[d], store.upper(d)) for d, a in enumerate(ref.args)]
-        return store.offset(idx, narrow)
+        return store.offset(idx, narrow, self.check_group)
 
     def address(self, ref, printer, lvalue=False) -> str:
         store = self.storage[ref.func.name]
@@ -576,7 +588,9 @@ class LoopEmitter:
     def _store(self, func, value: str, depth: int):
         store = self.storage[func.name]
         self.touch(store, True)
-        own = store.offset([wide_name(self.names[v]) for v in func.variables])
+        own = store.offset(
+            [wide_name(self.names[v]) for v in func.variables], False, self.check_group
+        )
         self.emit(f"{store.buffer}[{own}] = {value};", depth)
 
     def _cases(self, func, depth):

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..schedule.tiling import tile_span
 from .cexpr import wide_name
+from .checked import tile_note
 from .loops import LoopEmitter, StageStorage
 from .names import PREFIX
 from .workspace import WORKSPACE
@@ -43,9 +44,11 @@ class TiledEmitter(LoopEmitter):
         scratch_stride: int,
         branch_free=frozenset(),
         profile_slot=None,
+        check=False,
     ):
         """`scratch_stride`: scratchpad slots per thread in the workspace (the most any group
-        has); `profile_slot`: with a profile, the index of the first of the nests' timers."""
+        has); `profile_slot`: with a profile, the index of the first of the nests' timers;
+        `check`: the checked build (codegen.checked)."""
         self.profile_slot = profile_slot
         for v in plan.tile_lo + plan.tile_hi + plan.first:
             names.name(v, v.name)
@@ -59,12 +62,15 @@ class TiledEmitter(LoopEmitter):
         self.scratch = {}
         for name in plan.scratch:
             func = graph.stage(name).func
-            store = StageStorage(f"{PREFIX}sp{index}_{names[func]}", func.ndim, func.typ.c_name)
+            store = StageStorage(
+                f"{PREFIX}sp{index}_{names[func]}", func.ndim, func.typ.c_name, f"{name} scratchpad"
+            )
             store.lb = [f"{PREFIX}org{index}_{names[func]}_{d}" for d in range(func.ndim)]
             store.n = [f"{PREFIX}ext{index}_{names[func]}_{d}" for d in range(func.ndim)]
             local[name] = self.scratch[name] = store
         self.array, self.functions = self.v("rg"), []
         super().__init__(graph, _SymbolNames(self, names), helpers, local, branch_free)
+        self.check_group = index if check else None
 
     def symbol(self, sym) -> str:
         """The C name of a region bound (copied from the region function's array), or None
@@ -134,6 +140,7 @@ class TiledEmitter(LoopEmitter):
             [f"{self.v('o')}_{d} * {outer[d]}" for d in range(rank)],
             [f"{self.v('o')}_{d} * {outer[d]} + {outer[d] - 1}" for d in range(rank)],
             depth + 1,
+            level=1,
         )
         self._regions(depth + 1)
         for name, store in self.scratch.items():
@@ -164,13 +171,19 @@ class TiledEmitter(LoopEmitter):
                 depth + d,
             )
 
-    def _tile_interval(self, lows, highs, depth: int):
+    def _tile_interval(self, lows, highs, depth: int, level=None):
+        """The tile's bounds; with `level` (1 outer, 2 inner) in the checked build, noted as
+        the tile the thread computes."""
         for d, (lo, hi) in enumerate(zip(lows, highs)):
             self.emit(
                 f"const int64_t {self.names[self.plan.tile_lo[d]]} = {lo}, "
                 f"{self.names[self.plan.tile_hi[d]]} = {hi};",
                 depth,
             )
+        if level is not None and self.check_group is not None:
+            lows = [self.names[v] for v in self.plan.tile_lo]
+            highs = [self.names[v] for v in self.plan.tile_hi]
+            self.emit(tile_note(self.index, level, lows, highs), depth)
 
     def _regions(self, depth: int):
         """Bounds of every member's region, by a call of the group's region function into the
@@ -295,6 +308,7 @@ class TiledEmitter(LoopEmitter):
                 for d in range(rank)
             ],
             body,
+            level=2,
         )
         self.array = self.v("rgi")
         self._regions(body)
@@ -398,7 +412,9 @@ class TiledEmitter(LoopEmitter):
 
         def body(d):
             self.emit(
-                f"{full.buffer}[{full.offset(idx)}] = {scratch.buffer}[{scratch.offset(idx)}];", d
+                f"{full.buffer}[{full.offset(idx, check=self.check_group)}] = "
+                f"{scratch.buffer}[{scratch.offset(idx, check=self.check_group)}];",
+                d,
             )
 
         self._loops(

@@ -20,11 +20,12 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..codegen.checked import CHECK_FAILED
 from ..codegen.cmodule import CModule
 from ..codegen.units import SOURCE_NAME
 from ..config import Options
 from ..dsl.types import ALL_TYPES
-from ..errors import CompileError
+from ..errors import CheckError, CompileError
 from . import cache
 from .toolchain import compiler_command, compiler_fingerprint
 
@@ -110,6 +111,11 @@ class Kernel:
         status = self.function(workspace, nthreads, *extra, *params, *buffers)
         if status == 1:
             raise MemoryError(f"{self.cmodule.function}: could not allocate its buffers")
+        if status == CHECK_FAILED and self.cmodule.checked:
+            message = getattr(self.lib, self.cmodule.function + "_check_message")()
+            raise CheckError(
+                f"{self.cmodule.function}: checked build: {ffi.string(message).decode()}"
+            )
         if status != 0:
             raise RuntimeError(f"{self.cmodule.function} returned status {status}")
 
