@@ -248,6 +248,18 @@ class _Builder:
             return value % LUT_BINS
         return Clamp(value, 0, LUT_BINS - 1)
 
+    def raw_index(self, value):
+        """An index computed from data and left unclamped (the compiled code clamps it to the
+        domain it reads, as the interpreter does): a cast, then `//`, `%` or a shift."""
+        rng = self.rng
+        index = Cast(Int, value * float(LUT_BINS)) if value.typ.is_float else Cast(Int, value)
+        r = rng.random()
+        if r < 0.4:
+            return index // rng.choice((2, 3, 5))
+        if r < 0.8:
+            return index % rng.choice((5, LUT_BINS, 20))
+        return index - rng.choice((1, 3))
+
     def unary(self, e):
         """A cheap pointwise touch on `e` (or `e` itself)."""
         r = self.rng.random()
@@ -456,9 +468,11 @@ class _Builder:
         f.defn = defn
         return self.add(f, dims)
 
-    def op_downsample(self):
+    def op_downsample(self, p=None, channel=None):
+        """`p` (or a picked stage) at half resolution along x, y or both; from a 3-D `p`,
+        sometimes (always with `channel`) one channel of it only."""
         rng = self.rng
-        p = self.pick(
+        p = p or self.pick(
             lambda n: (
                 n.spatial
                 and all(d.extent >= 4 for d in n.dims if d.axis in "xy")
@@ -468,11 +482,26 @@ class _Builder:
         if p is None:
             return None
         along = rng.choice(("x", "y", "xy"))
+        # one channel of a 3-D producer: a 2-D stage at another resolution in a 3-D group,
+        # owned by the tiles of the first channel tile only
+        if channel is None and p.axes == "cxy" and rng.random() < 0.3:
+            channel = rng.randint(0, 2)
+        # ... whose domain may stop short of the producer's half, read with an offset
+        shrink, shift = (
+            (rng.randint(0, 2), rng.choice((-2, 0, 1))) if channel is not None else (0, 0)
+        )
         dims = tuple(
-            Dim(d.axis, (d.lo + 1) // 2, (d.ub - 1) // 2, (d.ub_val - 1) // 2, d.level + 1)
+            Dim(
+                d.axis,
+                (d.lo + 1) // 2,
+                (d.ub - 1) // 2 - shrink,
+                (d.ub_val - 1) // 2 - shrink,
+                d.level + 1,
+            )
             if d.axis in along
             else d
             for d in p.dims
+            if d.axis != "c" or channel is None
         )
         f = self.make_func(dims)
         terms = []
@@ -481,7 +510,11 @@ class _Builder:
             parities = [dict(t, **{a: s}) for t in parities for s in (0, 1)]
         for par in parities:
             args = [
-                (2 * self.var(d.axis) + par[d.axis] if par[d.axis] else 2 * self.var(d.axis))
+                channel
+                if d.axis == "c" and channel is not None
+                else Clamp(2 * self.var(d.axis) + (par[d.axis] + shift), d.lo, d.ub)
+                if d.axis in along and shift
+                else (2 * self.var(d.axis) + par[d.axis] if par[d.axis] else 2 * self.var(d.axis))
                 if d.axis in along
                 else self.var(d.axis)
                 for d in p.dims
@@ -664,7 +697,8 @@ class _Builder:
         dims = p.dims
         f = self.make_func(dims)
         a = self.source(self.read(p, dims), p)
-        looked = table.func(self.data_index(a))
+        index = self.data_index(a) if rng.random() < 0.7 else self.raw_index(a)
+        looked = table.func(index)
         f.defn = [looked + a * self.const() if rng.random() < 0.5 else looked]
         return self.add(f, dims)
 
@@ -743,6 +777,43 @@ class _Builder:
         ]
         return self.add(f, qdims)
 
+    def op_scatter(self):
+        """A histogram whose bin is a stage's value through a cast, `//` or `%`, unclamped:
+        often a stage of coordinates (`y`, `x + y`) that inlining makes an affine index, which
+        must stay clamped. A stage may read it back."""
+        rng = self.rng
+        p = self.pick(lambda n: n.spatial)
+        pd = {d.axis: d for d in p.dims}
+        rvars = ([self.k] if "c" in pd else []) + [self.i, self.j]
+        if rng.random() < 0.6:
+            coords = self.make_func(p.dims, name=self.new_name("coords"), typ=Int)
+            x, y = self.x, self.y
+            forms = [y, x, x + y, y - x * 2] + ([self.c + y] if "c" in pd else [])
+            coords.defn = [rng.choice(forms)]
+            self.op = "coords"
+            source = self.add(coords, p.dims, dtype=Int)
+            self.op = "scatter"
+        else:
+            source = p
+        index = self.raw_index(source.func(*rvars))
+        dims = (Dim("b", 0, LUT_BINS - 1, LUT_BINS - 1),)
+        red = Reduction(
+            ([self.b], [dims[0].interval()]),
+            (rvars, [d.interval() for d in p.dims]),
+            self.dtype,
+            self.new_name("r"),
+        )
+        amount = self.source(p.func(*rvars), p) if rng.random() < 0.4 else 1
+        red.defn = [Reduce(red(index), amount, Op.Sum)]
+        node = self.add(red, dims, "reduction")
+        if rng.random() < 0.5:
+            return node
+        q = self.pick(lambda n: n.spatial)
+        f = self.make_func(q.dims)
+        here = self.source(self.read(q, q.dims), q)
+        f.defn = [here + node.func(self.raw_index(here))]
+        return self.add(f, q.dims)
+
     # -- the pipeline --------------------------------------------------------------------
 
     OPS = (
@@ -758,8 +829,31 @@ class _Builder:
         ("shuffle", 0.8),
         ("lookup", 1),
         ("reduction", 1),
+        ("scatter", 0.8),
         ("convert", 0.7),
     )
+
+    def build_mixed(self) -> RandomPipeline:
+        """A 3-D stage, one channel of it at half resolution (2-D, stopping short and read
+        with an offset) and a 3-D stage reading the first (and maybe the second): a group of
+        them tiles 3-D while one live-out lacks the channel dimension."""
+        rng = self.rng
+        self.add_input("cxy")
+        self.op = "stencil"
+        p = self.op_stencil()
+        self.op = "downsample"
+        half = self.op_downsample(p, channel=rng.randint(0, 2))
+        self.op = "binary"
+        top = self.make_func(p.dims)
+        a = self.source(self.read(p, p.dims), p)
+        if rng.random() < 0.5:  # the 2-D stage is read in the group, else only outside
+            b = self.source(self.read(half, p.dims, mode="clamp"), half)
+            top.defn = [a - b * self.const() if rng.random() < 0.5 else Max(a, b)]
+        else:
+            top.defn = [self.unary(a)]
+        self.add(top, p.dims)
+        outputs = [half.func, top] + ([p.func] if rng.random() < 0.3 else [])
+        return self._finish(outputs, rng.random() < 0.5)
 
     def build(self) -> RandomPipeline:
         rng = self.rng
@@ -779,9 +873,12 @@ class _Builder:
             if len(graph.computed) >= 2 or n_stages >= 3 * MAX_STAGES:
                 break
             n_stages += 1
+        return self._finish(outputs, rng.random() < 0.65)
+
+    def _finish(self, outputs, inline) -> RandomPipeline:
+        graph = build_graph(outputs)
         used = {s.name for s in graph.stages} | {p.name for p in graph.parameters}
         arguments = {k: v for k, v in self.arguments.items() if k in used}
-        inline = rng.random() < 0.65
         text = describe(self.seed, outputs, arguments, self.is_float)
         features = {n.op for n in self.nodes if n.func.name in used}
         features.add("Float" if self.is_float else "Int")
@@ -869,6 +966,12 @@ def random_pipeline(seed: int) -> RandomPipeline:
     return _Builder(seed).build()
 
 
+def random_mixed_pipeline(seed: int) -> RandomPipeline:
+    """A pipeline of `seed` whose one group of all stages tiles 3-D with a 2-D live-out at
+    half resolution (_Builder.build_mixed)."""
+    return _Builder(seed).build_mixed()
+
+
 # -- schedules -----------------------------------------------------------------------------
 
 
@@ -887,8 +990,9 @@ def _random_topological_order(graph, rng) -> list:
 
 
 def random_tile_sizes(rank, rng, tiled=True) -> tuple:
-    """(), one level or two levels of `rank` sizes drawn from TILE_SIZES; the inner level may
-    be smaller than, equal to or larger than the outer one."""
+    """(), one level or two levels of `rank` sizes; outer sizes from TILE_SIZES, and each inner
+    size (INNER_SHAPES) equal to its outer one, a proper divisor of it, smaller without
+    dividing it, or larger; sometimes the whole inner level equals the outer one."""
     if not tiled:
         return ()
     levels = rng.choice((0, 1, 1, 2, 2))
@@ -897,14 +1001,25 @@ def random_tile_sizes(rank, rng, tiled=True) -> tuple:
     outer = tuple(rng.choice(TILE_SIZES) for _ in range(rank))
     if levels == 1:
         return (outer,)
-    shape = rng.random()
-    if shape < 0.2:
-        inner = outer
-    elif shape < 0.6:
-        inner = tuple(rng.choice([t for t in TILE_SIZES if t <= o]) for o in outer)
-    else:
-        inner = tuple(rng.choice(TILE_SIZES) for _ in range(rank))
-    return (outer, inner)
+    if rng.random() < 0.2:
+        return (outer, outer)
+    return (outer, tuple(inner_tile_size(o, rng)[1] for o in outer))
+
+
+INNER_SHAPES = ("equal", "dividing", "non-dividing", "larger")
+
+
+def inner_tile_size(outer: int, rng) -> tuple:
+    """(shape, size): an inner tile size for `outer` of a random shape among INNER_SHAPES
+    that `outer` admits (1 has no smaller sizes, 2 no smaller non-divisor)."""
+    sizes = {
+        "equal": [outer],
+        "dividing": [d for d in range(1, outer) if outer % d == 0],
+        "non-dividing": [t for t in range(2, outer) if outer % t],
+        "larger": [t for t in TILE_SIZES if t > outer] or [outer + 1],
+    }
+    shape = rng.choice([s for s in INNER_SHAPES if sizes[s]])
+    return shape, rng.choice(sizes[shape])
 
 
 def random_schedule(graph, rng, tiled=True) -> Schedule:

@@ -7,6 +7,12 @@ import pytest
 
 def pytest_addoption(parser):
     parser.addoption("--soak", action="store_true", help="run long randomized tests")
+    parser.addoption(
+        "--sanitize-seconds",
+        type=float,
+        default=150.0,
+        help="budget of the random pipelines run under the sanitizers (tests/test_sanitizers.py)",
+    )
 
 
 def pytest_collection_modifyitems(config, items):

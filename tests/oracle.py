@@ -9,7 +9,8 @@ FLOAT_TOLERANCE = {np.dtype(np.float32): (1e-5, 1e-6), np.dtype(np.float64): (1e
 
 
 def assert_same(actual, expected, what="result"):
-    """Bit-exact for integers; within FLOAT_TOLERANCE (NaNs matching) for floating point."""
+    """Bit-exact for integers; within FLOAT_TOLERANCE (NaNs matching) for floating point, and
+    zeros of the same sign (an integer's zero converted to float is +0, -x * 0 is -0)."""
     actual, expected = np.asarray(actual), np.asarray(expected)
     assert actual.shape == expected.shape, f"{what}: shape {actual.shape} != {expected.shape}"
     assert actual.dtype == expected.dtype, f"{what}: dtype {actual.dtype} != {expected.dtype}"
@@ -17,6 +18,13 @@ def assert_same(actual, expected, what="result"):
         rtol, atol = FLOAT_TOLERANCE[actual.dtype]
         np.testing.assert_allclose(
             actual, expected, rtol=rtol, atol=atol, equal_nan=True, err_msg=what
+        )
+        zeros = (actual == 0) & (expected == 0)
+        flipped = zeros & (np.signbit(actual) != np.signbit(expected))
+        assert not flipped.any(), (
+            f"{what}: {int(flipped.sum())} zeros of the other sign, first at "
+            f"{tuple(int(i) for i in np.argwhere(flipped)[0])} "
+            f"({actual[flipped][0]} != {expected[flipped][0]})"
         )
     else:
         np.testing.assert_array_equal(actual, expected, err_msg=what)

@@ -19,7 +19,12 @@ import pytest
 from oracle import assert_same
 
 import polyimage
-from polyimage.autotune.random_pipelines import TILE_SIZES, random_pipeline, random_schedule
+from polyimage.autotune.random_pipelines import (
+    INNER_SHAPES,
+    TILE_SIZES,
+    random_pipeline,
+    random_schedule,
+)
 from polyimage.graph import build_graph
 from polyimage.schedule.plan import tile_rank
 
@@ -190,6 +195,16 @@ def test_random_schedules_are_valid_and_varied():
                     sizes.update(level)
                 if len(group.tile_sizes) == 2:
                     outer, inner = group.tile_sizes
+                    for o, i in zip(outer, inner):
+                        seen.add(
+                            "equal"
+                            if i == o
+                            else "dividing"
+                            if i < o and o % i == 0
+                            else "non-dividing"
+                            if i < o
+                            else "larger"
+                        )
                     seen.add(
                         "inner == outer"
                         if inner == outer
@@ -207,5 +222,6 @@ def test_random_schedules_are_valid_and_varied():
         "inner < outer",
         "inner == outer",
         "inner > outer",
+        *INNER_SHAPES,
     } <= seen
-    assert sizes == set(TILE_SIZES)
+    assert set(TILE_SIZES) <= sizes

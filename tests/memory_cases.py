@@ -1,0 +1,264 @@
+"""Pipelines that once corrupted memory or lost a zero's sign (found by random testing), with
+their schedules and arguments: the regression tests run them plainly, in the checked build
+and under the sanitizers (tests/sanitized_run.py)."""
+
+import dataclasses
+from dataclasses import dataclass
+
+import numpy as np
+
+import polyimage
+from polyimage import (
+    Case,
+    Cast,
+    Char,
+    Clamp,
+    Condition,
+    Float,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Max,
+    Min,
+    Op,
+    Parameter,
+    Reduce,
+    Reduction,
+    Schedule,
+    Select,
+    Short,
+    Sqrt,
+    UChar,
+    Variable,
+)
+from polyimage.codegen.cmodule import generate_module
+from polyimage.jit.build import build
+from polyimage.schedule.regions import Region, Regions
+
+
+@dataclass
+class MemoryCase:
+    name: str
+    outputs: list
+    schedules: tuple
+    arguments: dict
+
+
+# inner tiles equal to the outer ones in x, smaller in c and y: an inner tile whose c range
+# misses the first c tile used to read a 2-D live-out's empty box mapped through 2y - 2, whose
+# low end fell below the outer tile's region (a write 4 bytes before a scratchpad); the others
+# give inner sizes of every shape (dividing, not dividing, larger)
+TWO_LEVEL_TILES = (
+    "4x4x12 then 1x4x3",
+    "1024x4x12 then 256x4x3",
+    "3x5x7 then 1x5x2",
+    "2x8x5 then 4x3x5",
+)
+
+
+def two_level_group() -> MemoryCase:
+    R, C, K = Parameter(Int, "R"), Parameter(Int, "C"), Parameter(Int, "K")
+    x, y, c = Variable(Int, "x"), Variable(Int, "y"), Variable(Int, "c")
+    img = Image(Short, "img", [R, C])
+    img3 = Image(UChar, "img3", [K, R, C])
+    half_r, half_c = (R - 1) // 2, (C - 1) // 2
+    s0 = Function(
+        ([c, x, y], [Interval(Int, 0, K - 1), Interval(Int, 1, R - 1), Interval(Int, 2, C - 1)]),
+        Int,
+        "s0",
+    )
+    s0.defn = [
+        Case(
+            x < 4,
+            Max(
+                Cast(Float, Clamp(img3(c, x, y), 2, 32)) * 0.5,
+                (
+                    img3(c, x, Min(Max(y + 2, 0), C - 1))
+                    - img3(K - 1 - c, x - 1, Clamp(y + 1, 0, C - 1))
+                )
+                + Cast(UChar, 3),
+            ),
+        ),
+        y * -1,
+    ]
+    s1 = Function(
+        ([c, x, y], [Interval(Int, 0, K - 1), Interval(Int, 2, R - 1), Interval(Int, 0, C - 1)]),
+        Float,
+        "s1",
+    )
+    s1.defn = [
+        Case(
+            y % 2 == 0,
+            Min(
+                s0(Clamp(c + 1, 0, K - 1), x, Min(Max(y + 1, 2), C - 1)),
+                s0(c, Min(Max(x - 2, 1), R - 1), Min(Max(y - 2, 2), C - 1)) + 1,
+            ),
+        ),
+        Case((y >= 2) & (y <= C - 1), Clamp(s0(K - 1 - c, x, y), 0, 0)),
+        Select(
+            (y - 2 >= 2) & (y - 2 <= C - 1),
+            s0(Clamp(c + 1, 0, K - 1), Clamp(x + 2, 1, R - 1), y - 2),
+            3,
+        )
+        + (
+            (Cast(Short, 3) % Cast(UChar, x))
+            % Select(
+                Condition(x + y, ">=", -100),
+                x * 3 - y,
+                s0(Clamp(c + 1, 0, K - 1), x, Clamp(y - 1, 2, C - 1)),
+            )
+        ),
+    ]
+    s2 = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 2)]), UChar, "s2")
+    s2.defn = [
+        Cast(
+            UChar,
+            Select((y - 1 >= 0) & (y - 1 <= C - 1), img(Min(Max(x + 1, 0), R - 1), y - 1), 1)
+            * img(Min(Max(x - 1, 0), R - 1), y + 1)
+            * (x + y + Select((x >= 2) & (x <= R - 1), s1(K // 2, x, y), 1)),
+        )
+    ]
+    s3 = Function(
+        (
+            [c, x, y],
+            [Interval(Int, 0, K - 1), Interval(Int, 1, half_r), Interval(Int, 0, half_c - 1)],
+        ),
+        Short,
+        "s3",
+    )
+    s3.defn = [
+        Select((2 * x + 1 >= 0) & (2 * x + 1 <= R - 1), s2(2 * x + 1, Clamp(2 * y, 0, C - 2)), 1)
+    ]
+    s4 = Function(
+        (
+            [c, x, y],
+            [Interval(Int, 0, K - 1), Interval(Int, 0, half_r - 1), Interval(Int, 1, half_c - 2)],
+        ),
+        Short,
+        "s4",
+    )
+    s4.defn = [img(Clamp(2 * x - 2, 0, R - 1), Clamp(2 * y - 1, 0, C - 1))]
+    s5 = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 2, half_c - 2)]), Int, "s5")
+    s5.defn = [
+        Case(
+            (x + y < 4) | (y > half_c - 3),
+            -Select(
+                (2 * y - 2 >= 2) & (2 * y - 2 <= C - 1), s0(0, Clamp(x + 1, 1, R - 1), 2 * y - 2), 1
+            ),
+        ),
+        Case(
+            Condition(s4(K - 1, Clamp(x // 2 - 2, 0, half_r - 1), y - 1), "!=", 0)
+            & (x + 2 >= 1)
+            & (x + 2 <= R - 1),
+            Sqrt(Cast(Float, s0(K - 1, x + 2, Clamp(2 * y + 2, 2, C - 1)))),
+        ),
+        s0(K - 1, Clamp(x, 1, R - 1), Clamp(2 * y, 2, C - 1)),
+    ]
+    s6 = Function(
+        (
+            [c, x, y],
+            [Interval(Int, 0, K - 1), Interval(Int, 2, half_r), Interval(Int, 0, half_c - 1)],
+        ),
+        Float,
+        "s6",
+    )
+    s6.defn = [
+        Case(y > half_c - 2, y),
+        Case(
+            (x + y < 9) & (2 * x >= 0) & (2 * x <= R - 1) & (y >= 2) & (y <= half_c - 2),
+            Select(
+                Condition(s5(2 * x, Clamp(y, 2, half_c - 2)) - s3(c, x, y), "<", 2),
+                Clamp(Cast(UChar, x), 7, 7),
+                s3(c, Clamp(x + 1, 1, half_r), Min(Max(y - 2, 0), half_c - 1)) % s5(2 * x, y),
+            ),
+        ),
+        s3(c, x, Clamp(y + 1, 0, half_c - 1))
+        - Select(
+            Condition(s3(c, x, y), "==", -7),
+            y,
+            s2(Min(Max(2 * x + 2, 0), R - 1), Clamp(2 * y, 0, C - 2)),
+        )
+        // 2,
+    ]
+    schedules = tuple(
+        Schedule.parse(f"group 0: s0, s1, s4, s5, s2, s3 [{tiles}]\ngroup 1: s6 [64x64x64]")
+        for tiles in TWO_LEVEL_TILES
+    )
+    rng = np.random.default_rng(0)
+    arguments = dict(
+        img=rng.integers(-300, 300, (64, 97)).astype(np.int16),
+        img3=rng.integers(0, 255, (3, 64, 97)).astype(np.uint8),
+    )
+    return MemoryCase("two-level group", [s0, s1, s6], schedules, arguments)
+
+
+def reduce_target_through_a_cast() -> MemoryCase:
+    """A Reduce target that is data (a cast of another stage's value) until inlining makes it
+    `Cast(Int, j) // 3`: it must stay clamped to [0, 0] (the interpreter's 38, not 2)."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y, i, j = (Variable(Int, n) for n in "xyij")
+    img = Image(Short, "img", [R, C])
+    s2 = Function(([x, y], [Interval(Int, 0, R - 3), Interval(Int, 1, C - 2)]), Int, "s2")
+    s2.defn = [y]
+    s4 = Reduction(
+        ([x], [Interval(Int, 0, 0)]),
+        ([i, j], [Interval(Int, 0, R - 3), Interval(Int, 1, C - 2)]),
+        Float,
+        "s4",
+    )
+    s4.defn = [Reduce(s4(Cast(Int, s2(i, j)) // 3), 1, Op.Sum)]
+    out = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), Float, "out")
+    out.defn = [img(x, y) + s4(0)]
+    arguments = dict(img=np.zeros((3, 40), np.int16))
+    return MemoryCase("Reduce target through a cast", [s4, out], ("naive", "auto"), arguments)
+
+
+def negative_zero_casts() -> MemoryCase:
+    """Float -> integer -> float casts: an integer zero has no sign, so -0.3 gives +0.0, and a
+    division by it +inf (gcc folds (float)(int)v into truncf(v), which keeps -0.0)."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y = Variable(Int, "x"), Variable(Int, "y")
+    A, B = Image(Float, "A", [R, C]), Image(Float, "B", [R, C])
+    dom = ([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)])
+    as_float = Function(dom, Float, "as_float")
+    as_float.defn = [Cast(Float, Cast(Char, B(x, y)))]
+    through_int = Function(dom, Float, "through_int")
+    through_int.defn = [Cast(Float, Cast(Int, B(x, y)))]
+    quotient = Function(dom, Float, "quotient")
+    quotient.defn = [A(x, y) / Cast(Char, B(x, y))]
+    arguments = dict(
+        A=np.ones((1, 4), np.float32), B=np.array([[-0.3, -0.0, 0.3, -0.9]], np.float32)
+    )
+    outputs = [as_float, through_int, quotient]
+    return MemoryCase("negative zero", outputs, ("naive", "auto"), arguments)
+
+
+CASES = (two_level_group, reduce_target_through_a_cast, negative_zero_casts)
+
+
+def short_scratchpad(check=False):
+    """(pipeline, arguments) of a blur pair tiled as one group whose producer's scratchpad
+    region is one column short at its high end: a compiler bug made on purpose, which the
+    checked build and AddressSanitizer must each report (its consumer reads that column)."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y = Variable(Int, "x"), Variable(Int, "y")
+    img = Image(Float, "img", [R, C])
+    bx = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), Float, "bx")
+    bx.defn = [img(x, y) * 2.0]
+    by = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 1, C - 2)]), Float, "by")
+    by.defn = [bx(x, y - 1) + bx(x, y) + bx(x, y + 1)]
+    schedule = Schedule.parse("group 0: bx, by [4x8]")
+    pipe = polyimage.compile([by], schedule=schedule, inline=False, check=check)
+    plan = pipe.group_plans[0]
+    region = plan.regions["bx"]
+    (lo0, hi0), (lo1, hi1) = region.bounds
+    shorter = Region(((lo0, hi0), (lo1, hi1 - 1)), region.symbols)
+    regions = Regions(plan.regions.tile_vars, {**plan.regions.by_stage, "bx": shorter})
+    plan = dataclasses.replace(plan, regions=regions)
+    pipe.cmodule = generate_module(
+        pipe.stage_graph, "short_scratchpad", [plan], pipe.branch_free, check=check
+    )
+    pipe.kernel = build(pipe.cmodule, pipe.options)
+    arguments = dict(img=np.arange(12 * 19, dtype=np.float32).reshape(12, 19))
+    return pipe, arguments

@@ -1,0 +1,124 @@
+"""Differential runs for the sanitizers: the pipelines of tests/memory_cases.py, then random
+pipelines under random schedules and random mixed-dimension groups under random two-level
+tiles, each compiled (with the flags in POLYIMAGE_CFLAGS: AddressSanitizer and
+UndefinedBehaviorSanitizer) and called with 1 and 2 threads, every result compared with the
+interpreter's. `--self-test` instead calls a pipeline made to overflow a scratchpad, to show
+that the sanitizers see our generated code.
+
+tests/test_sanitizers.py runs this file as a child process, the sanitizers' runtime loaded
+first; by hand: `python tests/sanitized_run.py --seconds 600 --first-seed 1000`. A sanitizer
+report ends the process with a nonzero status; so does a mismatch, named by its seed. The
+last line counts what was covered: `covered {"pipelines": ..., ...}`.
+"""
+
+import argparse
+import json
+import random
+import sys
+import time
+import warnings
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from memory_cases import CASES, short_scratchpad  # noqa: E402
+from oracle import assert_same  # noqa: E402
+
+import polyimage  # noqa: E402
+from polyimage.autotune.random_pipelines import (  # noqa: E402
+    random_mixed_pipeline,
+    random_pipeline,
+    random_schedule,
+    random_tile_sizes,
+)
+from polyimage.schedule import GroupSchedule, Schedule  # noqa: E402
+from polyimage.schedule.plan import tile_rank  # noqa: E402
+
+SCHEDULES_PER_PIPELINE = 3
+
+
+def _as_tuple(result):
+    return result if isinstance(result, tuple) else (result,)
+
+
+def run(outputs, arguments, schedule, inline, what, covered):
+    """Compile `outputs` with `schedule`, call it with 1 and 2 threads, compare."""
+    expected = _as_tuple(polyimage.interpret(outputs, **arguments))
+    pipe = polyimage.compile(outputs, schedule=schedule, inline=inline)
+    for threads in (1, 2):
+        got = _as_tuple(pipe(threads=threads, **arguments))
+        for name, g, e in zip(pipe.graph.outputs, got, expected):
+            assert_same(g, e, f"{what}, output {name}, {threads} threads")
+        covered["calls"] += 1
+    covered["schedules"] += 1
+    for group in getattr(schedule, "groups", ()):
+        if len(group.tile_sizes) == 2:
+            covered["two-level groups"] += 1
+            for o, i in zip(*group.tile_sizes):
+                shape = "equal" if i == o else "larger" if i > o else "dividing"
+                shape = "non-dividing" if i < o and o % i else shape
+                covered[f"inner {shape}"] += 1
+    return pipe
+
+
+def random_schedules(seed, covered):
+    rp = random_pipeline(seed)
+    naive = run(rp.outputs, rp.arguments, "naive", rp.inline, f"seed {seed}, naive", covered)
+    for k in range(SCHEDULES_PER_PIPELINE):
+        schedule = random_schedule(naive.stage_graph, random.Random(seed * 1000 + k))
+        what = f"seed {seed}, random.Random({seed * 1000 + k}):\n{schedule}"
+        run(rp.outputs, rp.arguments, schedule, rp.inline, what, covered)
+    covered["pipelines"] += 1
+
+
+def mixed_groups(seed, covered):
+    rp = random_mixed_pipeline(seed)
+    graph = polyimage.compile(rp.outputs, schedule="naive", inline=rp.inline).stage_graph
+    stages = tuple(s.name for s in graph.computed)
+    rng = random.Random(seed)
+    for _ in range(SCHEDULES_PER_PIPELINE):
+        tiles = ()
+        while len(tiles) != 2:
+            tiles = random_tile_sizes(tile_rank(graph, stages), rng)
+        schedule = Schedule((GroupSchedule(stages, tiles),))
+        what = f"mixed seed {seed}:\n{schedule}"
+        run(rp.outputs, rp.arguments, schedule, rp.inline, what, covered)
+    covered["mixed pipelines"] += 1
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seconds", type=float, default=120.0, help="time budget")
+    parser.add_argument("--first-seed", type=int, default=0, help="first random seed")
+    parser.add_argument(
+        "--self-test",
+        action="store_true",
+        help="call a pipeline made to overflow a scratchpad (a sanitizer must stop it)",
+    )
+    args = parser.parse_args(argv)
+    warnings.simplefilter("ignore")
+    if args.self_test:
+        pipe, arguments = short_scratchpad()
+        pipe(threads=1, **arguments)
+        print("no sanitizer report", flush=True)
+        return 0
+    deadline = time.monotonic() + args.seconds
+    covered = Counter()
+    for make in CASES:
+        case = make()
+        for schedule in case.schedules:
+            run(case.outputs, case.arguments, schedule, True, case.name, covered)
+        covered["memory cases"] += 1
+    seed = args.first_seed
+    while time.monotonic() < deadline:
+        print(f"seed {seed}", flush=True)
+        random_schedules(seed, covered)
+        mixed_groups(seed, covered)
+        seed += 1
+    print("covered " + json.dumps(dict(sorted(covered.items()))), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
