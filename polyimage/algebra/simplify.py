@@ -40,6 +40,14 @@ def expr_key(e):
         return ("cast", e.typ.c_name, expr_key(e.a))
     if isinstance(e, E.Neg):
         return ("neg", expr_key(e.a))
+    if isinstance(e, E.Select):
+        return ("select", expr_key(e.cond), expr_key(e.a), expr_key(e.b))
+    if isinstance(e, E.Condition):
+        return ("condition", e.op, expr_key(e.lhs), expr_key(e.rhs))
+    if isinstance(e, E.Logic):
+        return ("logic", e.op, expr_key(e.a), expr_key(e.b))
+    if isinstance(e, E.Not):
+        return ("not", expr_key(e.a))
     return ("node", id(e))
 
 

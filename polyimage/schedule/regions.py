@@ -100,10 +100,15 @@ def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
         region = _clip(name, _reduction_cells(func, _union(pending.pop(name))), func)
         key = tuple(expr_key(e) for bound in region.bounds for e in bound)
         region = regions[name] = Region(region.bounds, same.setdefault(key, region.symbols))
+        boxes = {}
         for ref, env, empty in _reads(func, region):
             intervals = ref.func.intervals
             box = [index_interval(a, env, intervals[d]) for d, a in enumerate(ref.args)]
-            pending.setdefault(ref.func.name, []).append(_unless_empty(box, empty, intervals))
+            key = (ref.func.name, None if empty is None else expr_key(empty))
+            boxes.setdefault(key, (ref.func, empty, []))[2].append(box)
+        for (producer, _), (ref_func, empty, read) in boxes.items():
+            box = _unless_empty(_union(read), empty, ref_func.intervals)
+            pending.setdefault(producer, []).append(box)
     for name in sorted(pending, key=order.index):
         regions[name] = _clip(name, _union(pending[name]), graph.stage(name).func)
     return Regions(tuple(tile_vars), regions)
@@ -160,11 +165,12 @@ def _or(a, b):
 
 
 def _unless_empty(box, empty, intervals) -> list:
-    """`box` of a read, or when `empty` holds the producer's empty box [ub + 1, lb - 1], which
-    leaves any union it joins unchanged once clipped. An empty consumer box mapped through an
-    index is not empty in general (2 * y - 2 of y in [47, 1] gives [92, 0]), so the read's own
-    emptiness decides: regions then grow with their tile, and an inner tile's regions lie
-    inside its outer tile's (the scratchpads are sized and placed by the outer tile)."""
+    """`box` of the reads of one consumer, or when `empty` holds the producer's empty box
+    [ub + 1, lb - 1], which leaves any union it joins unchanged once clipped. An empty
+    consumer box mapped through an index is not empty in general (2 * y - 2 of y in [47, 1]
+    gives [92, 0]), so the read's own emptiness decides: regions then grow with their tile,
+    and an inner tile's regions lie inside its outer tile's (the scratchpads are sized and
+    placed by the outer tile)."""
     if empty is None:
         return box
     return [
