@@ -248,7 +248,10 @@ class CostModel:
 
     def measure(self, plan, candidates) -> list:
         """Volumes of one tile in the middle of the anchor's domain, for each tile-size tuple
-        in `candidates` (all evaluated at once; each list once per model)."""
+        in `candidates` (all evaluated at once; each list once per model). The tile starts at
+        a multiple of its size times every live-out's scale down along each dimension, so it
+        owns a part of each live-out (a half-resolution live-out's rows are owned by every
+        other tile of one row: the others compute none of it)."""
         key = (tuple(plan.members), tuple(tuple(int(t) for t in c) for c in candidates))
         if key not in self._volumes:
             self._volumes[key] = self._measure(plan, candidates)
@@ -259,8 +262,15 @@ class CostModel:
         anchor = graph.stage(plan.anchor).func
         bounds = [(scalar(evaluate, iv.lb), scalar(evaluate, iv.ub)) for iv in anchor.intervals]
         tiles = np.array(candidates, np.int64)
+        scale = [
+            math.lcm(1, *(q for _, _, dim, _, q in plan.spans if dim == d))
+            for d in range(len(bounds))
+        ]
         lows = np.array(
-            [[((lo + hi) // 2 // t) * t for (lo, hi), t in zip(bounds, row)] for row in candidates],
+            [
+                [((lo + hi) // 2 // (t * s)) * t * s for (lo, hi), t, s in zip(bounds, row, scale)]
+                for row in candidates
+            ],
             np.int64,
         )
         points = np.concatenate([lows, lows + tiles - 1, lows], axis=1)
