@@ -227,10 +227,18 @@ def negative_zero_casts() -> MemoryCase:
     through_int.defn = [Cast(Float, Cast(Int, B(x, y)))]
     quotient = Function(dom, Float, "quotient")
     quotient.defn = [A(x, y) / Cast(Char, B(x, y))]
+    # converted by the stage's type, through a Select's arms and through Cases
+    implicit = Function(dom, Float, "implicit")
+    implicit.defn = [Cast(Char, B(x, y))]
+    selected = Function(dom, Float, "selected")
+    selected.defn = [Select(B(x, y) > -0.5, Cast(Int, B(x, y)), Cast(Short, B(x, y) * 2.0))]
+    cased = Function(dom, Float, "cased")
+    cased.defn = [Case(y > 1, Cast(Int, B(x, y))), 1.0 / Cast(Short, B(x, y))]
     arguments = dict(
-        A=np.ones((1, 4), np.float32), B=np.array([[-0.3, -0.0, 0.3, -0.9]], np.float32)
+        A=np.ones((2, 4), np.float32),
+        B=np.array([[-0.3, -0.0, 0.3, -0.9], [-0.9, -0.2, -0.0, 0.4]], np.float32),
     )
-    outputs = [as_float, through_int, quotient]
+    outputs = [as_float, through_int, quotient, implicit, selected, cased]
     return MemoryCase("negative zero", outputs, ("naive", "auto"), arguments)
 
 

@@ -46,9 +46,13 @@ def test_case_matches_the_interpreter(make, k, check):
 def test_negative_zero_is_positive():
     """The interpreter's zeros are +0 and its quotients +inf; so are the compiled ones."""
     case = CASES[2]()
-    as_float, through_int, quotient = polyimage.compile(case.outputs)(**case.arguments)
-    assert not np.signbit(as_float).any() and not np.signbit(through_int).any()
+    as_float, through_int, quotient, implicit, _, cased = polyimage.compile(case.outputs)(
+        **case.arguments
+    )
+    for zeros in (as_float, through_int, implicit):
+        assert (zeros == 0).all() and not np.signbit(zeros).any()
     assert (quotient == np.inf).all()
+    assert (cased[:, :2] == np.inf).all() and not np.signbit(cased[:, 2:]).any()
 
 
 def _tile_rows(graph, plan, params):

@@ -75,6 +75,7 @@ class CExprPrinter:
         self.eager = False
         self.chosen = {}
         self.narrow = False
+        self.signless = set()  # float-to-integer casts converted back to float (castz)
 
     def __call__(self, e: E.Expr) -> str:
         return getattr(self, "_" + type(e).__name__)(e)
@@ -125,7 +126,10 @@ class CExprPrinter:
     def _Cast(self, e):
         src, dst = e.a.typ, e.typ
         if src.is_float and dst.is_int:
-            return f"{self.helper('cast_' + _SUFFIX[src.c_name], dst)}({self(e.a)})"
+            kind = "castz_" if id(e) in self.signless else "cast_"
+            return f"{self.helper(kind + _SUFFIX[src.c_name], dst)}({self(e.a)})"
+        if dst.is_float and src.is_int:
+            self.signless.update(id(c) for c in _truncations(e.a))
         return f"(({dst.c_name}){self(e.a)})"
 
     def _Select(self, e):
@@ -227,8 +231,9 @@ def helper_source(op: str, c_type: str) -> str:
     """C source of one helper function."""
     s = _SUFFIX[c_type]
     head = f"static inline {c_type} {PREFIX}{op}_{s}"
-    if op.startswith("cast_"):
-        return _cast_source(op[5:], c_type)
+    if op.startswith(("cast_", "castz_")):
+        kind, _, src = op.partition("_")
+        return _cast_source(src, c_type, signless=kind == "castz")
     if op == "saturate":
         return (
             f"static inline int64_t {PREFIX}saturate_{s}({c_type} v) "
@@ -289,10 +294,23 @@ def _float_divmod_source(op: str, c: str) -> str:
     return f"{head} {{ {body} }}"
 
 
-def _cast_source(src_suffix: str, c: str) -> str:
-    """A saturating float-to-integer cast. The value is truncated and added to +0 before the
-    conversion: gcc (12 at least) rewrites `(float)(int)v` as `truncf(v)` under
-    -fno-trapping-math, which keeps the sign of -0.3's zero; the sum's zero is +0."""
+def _truncations(e):
+    """The float-to-integer casts whose value `e` (an integer) is, through integer casts and
+    the arms of Selects: what a conversion of `e` to float may be folded with."""
+    if isinstance(e, E.Cast) and e.typ.is_int:
+        if e.a.typ.is_float:
+            return [e]
+        return _truncations(e.a) if e.a.typ.is_int else []
+    if isinstance(e, E.Select):
+        return _truncations(e.a) + _truncations(e.b)
+    return []
+
+
+def _cast_source(src_suffix: str, c: str, signless=False) -> str:
+    """A saturating float-to-integer cast. `signless` (castz, for a cast converted back to
+    float): the value is truncated and added to +0 first, since gcc (12 at least) rewrites
+    `(float)(int)v` as `truncf(v)` under -fno-trapping-math, which keeps the sign of -0.3's
+    zero; the sum's zero is +0. (Two more operations: kept where the fold can happen.)"""
     src = {v: k for k, v in _SUFFIX.items()}[src_suffix]
     bits = int("".join(ch for ch in c if ch.isdigit()))
     f = "f" if src == "float" else ""
@@ -302,9 +320,11 @@ def _cast_source(src_suffix: str, c: str) -> str:
     else:
         high, low = f"{float(2 ** (bits - 1)).hex()}{f}", f"-{float(2 ** (bits - 1)).hex()}{f}"
         low_value, cmp_low = f"({c})({low})", "<"
+    value = f"(trunc{f}(v) + 0.0{f})" if signless else "v"
     max_value = f"({c})" + (f"UINT{bits}_MAX" if c.startswith("u") else f"INT{bits}_MAX")
     return (
-        f"static inline {c} {PREFIX}cast_{src_suffix}_{_SUFFIX[c]}({src} v) {{ "
+        f"static inline {c} {PREFIX}{'castz' if signless else 'cast'}_{src_suffix}_{_SUFFIX[c]}"
+        f"({src} v) {{ "
         f"return v != v ? 0 : (v >= {high} ? {max_value} : "
-        f"(v {cmp_low} {low} ? {low_value} : ({c})(trunc{f}(v) + 0.0{f}))); }}"
+        f"(v {cmp_low} {low} ? {low_value} : ({c}){value})); }}"
     )
