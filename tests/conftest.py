@@ -15,6 +15,14 @@ def pytest_addoption(parser):
     )
 
 
+def pytest_terminal_summary(terminalreporter, config):
+    """What the sanitizer run covered (tests/test_sanitizers.py), for the CI log."""
+    counts = getattr(config, "sanitized_counts", None)
+    if counts:
+        items = ", ".join(f"{v} {k}" for k, v in counts.items())
+        terminalreporter.write_line(f"under ASan and UBSan: {items}")
+
+
 def pytest_collection_modifyitems(config, items):
     if config.getoption("--soak"):
         return
