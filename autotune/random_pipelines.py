@@ -490,6 +490,8 @@ class _Builder:
         shrink, shift = (
             (rng.randint(0, 2), rng.choice((-2, 0, 1))) if channel is not None else (0, 0)
         )
+        room = min((d.ub_val - 1) // 2 - (d.lo + 1) // 2 for d in p.dims if d.axis in along)
+        shrink = max(min(shrink, room), 0)
         dims = tuple(
             Dim(
                 d.axis,
@@ -838,6 +840,8 @@ class _Builder:
         with an offset) and a 3-D stage reading the first (and maybe the second): a group of
         them tiles 3-D while one live-out lacks the channel dimension."""
         rng = self.rng
+        self.sizes = rng.choice(SIZES[2:])  # room for a stencil and half a resolution
+        self.arguments.update(R=self.sizes[0], C=self.sizes[1])
         self.add_input("cxy")
         self.op = "stencil"
         p = self.op_stencil()

@@ -10,7 +10,7 @@ def pytest_addoption(parser):
     parser.addoption(
         "--sanitize-seconds",
         type=float,
-        default=150.0,
+        default=120.0,
         help="budget of the random pipelines run under the sanitizers (tests/test_sanitizers.py)",
     )
 
