@@ -242,7 +242,31 @@ def negative_zero_casts() -> MemoryCase:
     return MemoryCase("negative zero", outputs, ("naive", "auto"), arguments)
 
 
-CASES = (two_level_group, reduce_target_through_a_cast, negative_zero_casts)
+def guarded_read_with_a_clamped_index() -> MemoryCase:
+    """A Select guards a read whose row index `x - 1` leaves the domain at x = 0 while its
+    channel is data (clamped): the stage must not count as branch-free (both Select arms
+    evaluated), which once read row -1 (found by the sanitizer run, seed 37)."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y = Variable(Int, "x"), Variable(Int, "y")
+    img = Image(Float, "img", [3, R, C])
+    pick = Image(UChar, "pick", [R, C])
+    dom = ([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)])
+    edge = Function(dom, Float, "edge")
+    edge.defn = [Select(x >= 1, img(pick(x, y) % 3, x - 1, y) - img(0, x, y), img(2, x, y) * 0.5)]
+    rng = np.random.default_rng(1)
+    arguments = dict(
+        img=rng.random((3, 9, 21), np.float32),
+        pick=rng.integers(0, 255, (9, 21)).astype(np.uint8),
+    )
+    return MemoryCase("guarded read with a clamped index", [edge], ("naive",), arguments)
+
+
+CASES = (
+    two_level_group,
+    reduce_target_through_a_cast,
+    negative_zero_casts,
+    guarded_read_with_a_clamped_index,
+)
 
 
 def short_scratchpad(check=False):

@@ -44,6 +44,7 @@ def _as_tuple(result):
 
 def run(outputs, arguments, schedule, inline, what, covered):
     """Compile `outputs` with `schedule`, call it with 1 and 2 threads, compare."""
+    print(what.replace("\n", "; "), flush=True)  # the last line names what a report stops
     expected = _as_tuple(polyimage.interpret(outputs, **arguments))
     pipe = polyimage.compile(outputs, schedule=schedule, inline=inline)
     for threads in (1, 2):
@@ -112,7 +113,6 @@ def main(argv=None) -> int:
         covered["memory cases"] += 1
     seed = args.first_seed
     while time.monotonic() < deadline:
-        print(f"seed {seed}", flush=True)
         random_schedules(seed, covered)
         mixed_groups(seed, covered)
         seed += 1

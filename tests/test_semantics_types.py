@@ -125,6 +125,25 @@ def test_saturating_cast_float_to_int(src, dst):
     run_both([explicit, implicit], reference=(ref, ref), img=values)
 
 
+@pytest.mark.parametrize("dst", INT_TYPES, ids=str)
+@pytest.mark.parametrize("src", FLOAT_TYPES, ids=str)
+def test_a_float_through_an_integer_has_no_negative_zero(src, dst):
+    """An integer zero has no sign: -0.7 through any integer type back to float is +0.0, and
+    dividing by it gives +inf (gcc folds the pair into trunc(v), which keeps -0.0)."""
+    N, x = Parameter(Int, "N"), Variable(Int, "x")
+    img = Image(src, "img", [N])
+    back = Function(([x], [Interval(Int, 0, N - 1)]), src, "back")
+    back.defn = [Cast(src, Cast(dst, img(x)))]
+    inverse = Function(([x], [Interval(Int, 0, N - 1)]), src, "inverse")
+    inverse.defn = [Cast(src, 1.0) / Cast(dst, img(x))]
+    with np.errstate(**IGNORE):
+        values = np.array(CAST_VALUES, src.dtype)
+        small = np.abs(values) < 1
+        zero_back, zero_inverse = run_both([back, inverse], img=values)
+    assert (zero_back[small] == 0).all() and not np.signbit(zero_back[small]).any()
+    assert (zero_inverse[small] == np.inf).all()
+
+
 # -- integer wrap-around ---------------------------------------------------------------------------
 
 

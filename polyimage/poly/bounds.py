@@ -87,16 +87,17 @@ def _scan_hint(access: Access, d: int) -> str:
 
 
 def branch_free_stages(analysis: PolyAnalysis) -> frozenset:
-    """Stages (not Reductions) whose affine reads all stay inside their producers' domains at
-    every point of the stage's domain, whatever the Case and Select guards; their Cases may be
-    evaluated eagerly and blended without branches (other indices are clamped anyway)."""
+    """Stages (not Reductions) whose reads stay inside their producers' domains along every
+    affine index at every point of the stage's domain, whatever the Case and Select guards;
+    their Cases may be evaluated eagerly and blended without branches (other indices are
+    clamped anyway, so a read with one clamped index is still checked along the others)."""
     unsafe = set()
     for access in analysis.accesses:
         consumer = access.consumer
         if consumer not in analysis.domain_sets or consumer in analysis.reduction_sets:
             unsafe.add(consumer)
             continue
-        if consumer in unsafe or not all(access.affine):
+        if consumer in unsafe or not any(access.affine):
             continue
         producer = analysis.spaces[access.producer]
         read_set = (
