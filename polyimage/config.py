@@ -6,6 +6,8 @@ POLYIMAGE_NO_CACHE   1: build every pipeline afresh in a temporary directory
 POLYIMAGE_CACHE_MAX  the cache's size cap: bytes, or with a suffix K, M, G, T (powers of 1024):
                      500M, 2G (default 1G); the least recently used entries go first
 POLYIMAGE_CFLAGS     extra compiler flags, appended to the defaults
+POLYIMAGE_MARCH      the CPU the C is built for, gcc's -march value (default native; x86-64-v3 is
+                     AVX2 without AVX-512, as a first-generation Zen or a Haswell)
 POLYIMAGE_L1_BYTES, POLYIMAGE_L2_BYTES, POLYIMAGE_CORES, POLYIMAGE_LLC_BYTES
                      override what grouping.Machine reads from the host
 POLYIMAGE_WEIGHTS    cost weights, `live_data=1,overlap=0.3` (grouping.weights)
@@ -19,6 +21,7 @@ CC                   the C compiler (as for any Python extension build)
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import shlex
@@ -48,6 +51,26 @@ DEFAULT_CFLAGS = (
 )
 
 
+DEFAULT_MARCH = "native"
+_MARCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
+
+
+def with_march(flags: tuple, march: str) -> tuple:
+    """`flags` building for `-march=<march>` instead of the CPU they named."""
+    return tuple(f"-march={march}" if f.startswith("-march=") else f for f in flags)
+
+
+def check_march(name: str, march) -> str:
+    """`march` if it can be a gcc -march value (the compiler has the last word), else
+    ValueError naming `name`."""
+    if not isinstance(march, str) or not _MARCH.fullmatch(march):
+        raise ValueError(
+            f"{name} must be a CPU name for -march such as native, x86-64-v3 or haswell, "
+            f"got {march!r}"
+        )
+    return march
+
+
 DEFAULT_CACHE_MAX = 1 << 30
 SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(?:([KMGT])(?:I?B)?|B)?", re.IGNORECASE)
@@ -74,6 +97,7 @@ class Options:
     multilevel: bool = False
     dump_dir: str = ""
     check: bool = False
+    march: str = DEFAULT_MARCH
 
     @classmethod
     def from_env(cls, environ=None) -> "Options":
@@ -85,6 +109,7 @@ class Options:
         )
         cache_max = env.get("POLYIMAGE_CACHE_MAX", "").strip()
         extra = tuple(shlex.split(env.get("POLYIMAGE_CFLAGS", "")))
+        march = check_march("POLYIMAGE_MARCH", env.get("POLYIMAGE_MARCH") or DEFAULT_MARCH)
         machine = {
             name: positive(variable, env[variable])
             for name, variable in MACHINE_VARIABLES.items()
@@ -101,14 +126,20 @@ class Options:
             cache_max_bytes=size_in_bytes("POLYIMAGE_CACHE_MAX", cache_max)
             if cache_max
             else DEFAULT_CACHE_MAX,
-            cflags=DEFAULT_CFLAGS + extra,
+            cflags=with_march(DEFAULT_CFLAGS, march) + extra,
             machine=machine,
             weights=tuple(sorted(weights.items())),
             weights_file=weights_file,
             multilevel=_flag("POLYIMAGE_MULTILEVEL", env.get("POLYIMAGE_MULTILEVEL", "")),
             dump_dir=env.get("POLYIMAGE_DUMP", ""),
             check=_flag("POLYIMAGE_CHECK", env.get("POLYIMAGE_CHECK", "")),
+            march=march,
         )
+
+    def for_march(self, march: str) -> "Options":
+        """These options building for `-march=<march>`."""
+        march = check_march("march", march)
+        return dataclasses.replace(self, march=march, cflags=with_march(self.cflags, march))
 
 
 def _flag(variable: str, text: str) -> bool:

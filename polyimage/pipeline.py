@@ -78,6 +78,7 @@ def compile(
     weights=None,
     dump=None,
     check=None,
+    march=None,
 ) -> "Pipeline":
     """Compile the pipeline computing `outputs` to a callable `Pipeline`.
 
@@ -96,9 +97,13 @@ def compile(
     dump: a folder to write what each pass produced into (default: POLYIMAGE_DUMP; see dump.py).
     check: the checked build, every buffer index checked at run time, a failure raising
         CheckError (default: POLYIMAGE_CHECK; slow, for debugging: see codegen.checked).
+    march: the CPU to build for, a gcc -march value (default: POLYIMAGE_MARCH, else "native";
+        "x86-64-v3" is AVX2 without AVX-512): part of the cache key.
     """
     if check is not None:
         options = dataclasses.replace(options or Options.from_env(), check=bool(check))
+    if march is not None:
+        options = (options or Options.from_env()).for_march(march)
     return Pipeline(outputs, estimates, constraints, name, schedule, inline, options, weights, dump)
 
 

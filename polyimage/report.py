@@ -70,6 +70,7 @@ def pipeline_report(pipe, vectorization=False) -> str:
         "passes: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in pipe.pass_seconds.items())
     )
     lines.append("C compile: " + pipe.build_info.describe())
+    lines.append(f"C target: -march={pipe.options.march}")
     if vectorization:
         from .vectorization import describe
         from .vectorization import vectorization as loops

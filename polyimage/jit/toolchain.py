@@ -18,7 +18,7 @@ def compiler_command() -> str:
 
 @functools.lru_cache(maxsize=8)
 def compiler_fingerprint(command: str, flags: tuple) -> str:
-    """Version line of the compiler and the target `-march=native` resolves to."""
+    """Version line of the compiler and the target its `-march` flag resolves to."""
     argv = shlex.split(command)
     try:
         version = subprocess.run(
