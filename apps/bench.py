@@ -4,6 +4,7 @@ autoschedulers (when installed) and a plain memory copy, as medians over repeate
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import importlib
 import json
 import os
@@ -24,6 +25,7 @@ from polyimage.io import load_image
 from . import APP_NAMES, app_schedules, default_schedule, load_app
 from .baselines import halide_variants, opencv_variants
 from .inputs import bundled
+from .targets import describe, header, parse_machine, target_options
 
 # optional baselines: (name, module to import, the timings it adds)
 OPTIONAL_BASELINES = (
@@ -97,11 +99,11 @@ def copy_floor(inputs: dict, outputs, threads=None) -> callable:
     return run
 
 
-def compile_times(outputs, name: str, schedule="naive", estimates=None) -> dict:
+def compile_times(outputs, name: str, schedule="naive", estimates=None, options=None) -> dict:
     """Seconds to compile from scratch (fresh cache) and again from the cache."""
     kwargs = {"name": name, "schedule": schedule, "estimates": estimates}
     with tempfile.TemporaryDirectory() as cache_dir:
-        options = Options(cache_dir=cache_dir)
+        options = dataclasses.replace(options or Options(), cache_dir=cache_dir)
         start = time.perf_counter()
         pipe = polyimage.compile(outputs, options=options, **kwargs)
         cold = time.perf_counter() - start
@@ -111,8 +113,12 @@ def compile_times(outputs, name: str, schedule="naive", estimates=None) -> dict:
     return {"cold": cold, "cached": cached, "passes": dict(pipe.pass_seconds)}
 
 
-def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
-    """Time every variant of one app; returns {variant: timing} plus compile times."""
+def bench_app(
+    name: str, size: str, threads, runs: int, report=print, options=None, target="native"
+) -> dict:
+    """Time every variant of one app; returns {variant: timing} plus compile times. polyimage
+    compiles with `options` (apps.targets.target_options), Halide for `target`."""
+    options = options or Options.from_env()
     app = load_app(name)
     photos = [load_image(bundled(p)) for p in app.PHOTOS]
     dims = app.PAPER_SIZE if size == "paper" else app.SMALL_SIZE
@@ -122,14 +128,20 @@ def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
     variants = {}
     result = None
     for label, schedule in app_schedules(app).items():
-        pipe = polyimage.compile(outputs, name=name, schedule=schedule, estimates=dims)
+        pipe = polyimage.compile(
+            outputs, name=name, schedule=schedule, estimates=dims, options=options
+        )
         result, variants[f"polyimage:{label}"] = _preallocated(pipe, threads, {**inputs, **params})
     for label, (build, derive) in getattr(app, "VARIANTS", {}).items():
-        pipe = polyimage.compile(build()[0], name=name, estimates=dims)
+        pipe = polyimage.compile(build()[0], name=name, estimates=dims, options=options)
         _, variants[f"polyimage:auto ({label})"] = _preallocated(pipe, threads, derive(inputs))
     variants["numpy"] = lambda: app.reference(**inputs, **params)
     variants.update(opencv_variants(name, inputs, params, threads))
-    variants.update(halide_variants(name, inputs, params, threads, report, expected=result))
+    variants.update(
+        halide_variants(
+            name, inputs, params, threads, report, result, target, options.machine.get("llc_bytes")
+        )
+    )
     results = result if isinstance(result, tuple) else (result,)
     variants["copy floor"] = copy_floor(inputs, results, threads)
     timings = {}
@@ -141,7 +153,7 @@ def bench_app(name: str, size: str, threads, runs: int, report=print) -> dict:
         "size": {k: int(v) for k, v in dims.items()},
         "timings": timings,
         "compile": compile_times(
-            outputs, name, app_schedules(app)[default_schedule(app)], estimates=dims
+            outputs, name, app_schedules(app)[default_schedule(app)], dims, options
         ),
     }
 
@@ -205,11 +217,23 @@ def load_saved(path) -> dict:
 
 
 def run_bench(
-    apps=(), size="paper", threads=None, runs=5, json_path=None, report=print, compare=None
+    apps=(),
+    size="paper",
+    threads=None,
+    runs=5,
+    json_path=None,
+    report=print,
+    compare=None,
+    target="native",
+    machine="",
 ):
-    """Benchmark `apps` (all by default); print the table (beside the saved run `compare`, a
-    JSON file) and write JSON when asked."""
+    """Benchmark `apps` (all by default) built for `target` (apps.targets.TARGETS) with the
+    cache sizes `machine` ("l2=512K,llc=8M") overriding the host's; print what it measures on
+    and the table (beside the saved run `compare`, a JSON file), and write JSON when asked."""
     saved = load_saved(compare) if compare else None
+    options = target_options(target, parse_machine(machine))
+    described = describe(target, options, threads)
+    report(header(described))
     if threads is not None:
         os.environ.setdefault("HL_NUM_THREADS", str(threads))
     names = list(apps) or list(APP_NAMES)
@@ -221,7 +245,7 @@ def run_bench(
     results = {}
     for name in names:
         report(f"{name}: preparing {size} inputs and compiling")
-        results[name] = bench_app(name, size, threads, runs, report)
+        results[name] = bench_app(name, size, threads, runs, report, options, target)
     report(format_table(results, saved))
     for note in left_out:
         report(f"note: {note}")
@@ -232,6 +256,7 @@ def run_bench(
             "cpus": os.cpu_count(),
             "threads": threads,
             "polyimage": polyimage.__version__,
+            **described,
         }
         with open(json_path, "w") as fh:
             json.dump(

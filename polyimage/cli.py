@@ -1,7 +1,7 @@
 """The `polyimage` command.
 
 polyimage run APP [INPUT ...] [-o OUTPUT] [--param NAME=VALUE] [--schedule NAME|FILE]
-polyimage bench [APP ...] [--size paper|small] [--threads N]  time the apps
+polyimage bench [APP ...] [--size paper|small] [--threads N] [--target avx2]  time the apps
 polyimage report APP | --all                                  stages, domains, inlining;
                                                               --all: the grouping search
 polyimage graph APP -o graph.svg|graph.dot [--schedule S]     draw an app's stage graph
@@ -156,6 +156,20 @@ def _parser() -> argparse.ArgumentParser:
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     bench.add_argument(
         "--compare", metavar="OLD.json", help="print each time beside a saved --json run"
+    )
+    bench.add_argument(
+        "--target",
+        choices=("native", "avx2"),
+        default="native",
+        help="build polyimage and Halide for this CPU: the host, or AVX2 without AVX-512 "
+        "(-march=x86-64-v3) on any x86-64 host (default: native)",
+    )
+    bench.add_argument(
+        "--machine",
+        metavar="KEY=SIZE,...",
+        default="",
+        help="cache sizes the cost model (and Mullapudi2016) plan for instead of the host's: "
+        "l1, l2, llc with K, M, G suffixes, and cores (e.g. l2=512K,llc=8M)",
     )
 
     report = commands.add_parser("report", help="print what the compiler made of an app")
@@ -331,6 +345,8 @@ def main(argv=None) -> int:
                 args.json,
                 report=lambda text: print(text, flush=True),
                 compare=args.compare,
+                target=args.target,
+                machine=args.machine,
             )
         elif args.command == "report":
             from polyimage.apps.runner import grouping_table, report_app

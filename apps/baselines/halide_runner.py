@@ -15,6 +15,8 @@ import numpy as np
 
 from polyimage.grouping.machine import Machine
 
+from ..targets import halide_target
+
 AUTOSCHEDULERS = ("Mullapudi2016", "Adams2019", "Li2018")
 
 
@@ -35,10 +37,19 @@ def halide_version(name: str):
 
 
 def halide_variants(
-    name: str, inputs: dict, params: dict, threads, report=print, expected=None
+    name: str,
+    inputs: dict,
+    params: dict,
+    threads,
+    report=print,
+    expected=None,
+    target="native",
+    llc_bytes=None,
 ) -> dict:
     """{"halide:<autoscheduler>": callable} for each autoscheduler that schedules the app; when
-    `expected` (the polyimage outputs) is given, each schedule's result is compared with it."""
+    `expected` (the polyimage outputs) is given, each schedule's result is compared with it.
+    `target`: apps.targets.TARGETS (avx2 drops AVX-512); `llc_bytes`: the last-level cache
+    Mullapudi2016 plans for (default: the host's)."""
     try:
         import halide as hl
     except ImportError:
@@ -47,9 +58,9 @@ def halide_variants(
     if version is None:
         return {}
     _load_plugins(hl)
-    target = hl.get_jit_target_from_environment()
+    target = halide_target(hl, target)
     parallelism = str(threads or os.cpu_count())
-    llc = str(Machine.detect().llc_bytes)
+    llc = str(llc_bytes or Machine.detect().llc_bytes)
     variants = {}
     for scheduler in AUTOSCHEDULERS:
         options = {"parallelism": parallelism}
