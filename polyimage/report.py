@@ -56,6 +56,11 @@ def pipeline_report(pipe, vectorization=False) -> str:
             f"grouping: {stats.seconds:.2f} s, {stats.states} states, "
             f"{stats.groups_costed} groups costed, rounds (limit, groups) "
             f"{stats.rounds}"
+            + (
+                "; pairwise merging's grouping, cheaper by the model"
+                if stats.greedy_cheaper
+                else ""
+            )
         )
         for i, cost in enumerate(pipe.auto.costs):
             lines.append(f"  group {i}: cost {cost.cost:.4g} ({cost.terms.describe()})")

@@ -11,6 +11,7 @@ from polyimage.apps import load_app
 from polyimage.apps.inputs import bundled
 from polyimage.grouping.auto import auto_schedule
 from polyimage.grouping.cost import CostModel
+from polyimage.grouping.greedy import greedy_cost_schedule
 from polyimage.io import load_image
 from polyimage.pipeline import resolve_estimates
 from polyimage.schedule.tiling import TiledGroup
@@ -132,3 +133,23 @@ def test_a_reweighted_model_picks_as_a_fresh_one():
         assert str(reused.schedule) == str(fresh.schedule)
         assert [c.cost for c in reused.costs] == [c.cost for c in fresh.costs]
     assert shared.weights == Weights()  # the shared model itself is left as it was
+
+
+@pytest.mark.parametrize("name", ("interpolate", "camera_pipe", "bilateral_grid"))
+def test_auto_costs_no_more_than_greedy_cost_by_its_own_model(name):
+    """The DP is bounded; where pairwise merging finds a grouping the model prices lower
+    (interpolate and camera_pipe at paper size), auto takes it."""
+    app = load_app(name)
+    outputs, _ = app.build()
+    graph = polyimage.compile(outputs, schedule="naive").stage_graph
+    params, _ = resolve_estimates(graph, {**app.DEFAULTS, **app.PAPER_SIZE})
+    model = CostModel(graph, params, MACHINE)
+    auto = auto_schedule(graph, params, MACHINE, model=model)
+    greedy = greedy_cost_schedule(graph, params, MACHINE, model=model)
+
+    def total(schedule):
+        return sum(model(g.stages).cost for g in schedule.groups)
+
+    assert total(auto.schedule) <= total(greedy) * (1 + 1e-9)
+    if auto.stats.greedy_cheaper:
+        assert {g.stages for g in auto.schedule.groups} == {g.stages for g in greedy.groups}

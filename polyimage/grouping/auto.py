@@ -1,4 +1,6 @@
-"""`schedule="auto"`: groups by the DP over the cost model, tile sizes from the cost model."""
+"""`schedule="auto"`: groups by the DP over the cost model, tile sizes from the cost model;
+where pairwise merging (greedy-cost) finds a grouping the same model prices lower than the
+bounded DP's, that one."""
 
 from __future__ import annotations
 
@@ -10,6 +12,7 @@ from ..schedule.plan import GroupSchedule, Schedule
 from ..schedule.tiling import with_tiles
 from .cost import CostModel, Weights
 from .dp import FusionDag, GroupingStats, incremental_grouping
+from .greedy import greedy_cost_schedule
 from .machine import Machine
 
 INITIAL_LIMIT = 3
@@ -18,6 +21,7 @@ MAX_STATES = 2000
 # a search running longer than this reports its progress, again after each such period
 PROGRESS_SECONDS = 1.0
 progress = logging.getLogger("polyimage.progress")
+log = logging.getLogger("polyimage")
 
 
 @dataclass(frozen=True)
@@ -76,8 +80,15 @@ def auto_schedule(
     _, groups = incremental_grouping(
         FusionDag.from_graph(graph), cost, initial_limit, step, stats, max_states
     )
-    stats.seconds = time.perf_counter() - start
     chosen = [tuple(sorted(g, key=order.get)) for g in groups]
+    # the DP is bounded: where pairwise merging finds a grouping its own model prices lower,
+    # take that one
+    greedy = greedy_cost_schedule(graph, params, machine, weights, model=model)
+    merged = [tuple(sorted(g.stages, key=order.get)) for g in greedy.groups]
+    if sum(cost(g) for g in merged) < sum(cost(g) for g in chosen):
+        log.info("auto: pairwise merging found a cheaper grouping than the DP; taking it")
+        chosen, stats.greedy_cheaper = merged, True
+    stats.seconds = time.perf_counter() - start
     schedule = Schedule(tuple(GroupSchedule(g, costs[g].levels) for g in chosen))
     plans = tuple(with_tiles(model.plan(g), costs[g].levels) for g in chosen)
     return AutoResult(schedule, plans, tuple(costs[g] for g in chosen), stats)

@@ -72,12 +72,14 @@ class FusionDag:
 
 @dataclass
 class GroupingStats:
-    """What a search did: states memoized, candidate groups costed, seconds."""
+    """What a search did: states memoized, candidate groups costed, seconds, and whether
+    pairwise merging beat it (grouping.auto)."""
 
     states: int = 0
     groups_costed: int = 0
     seconds: float = 0.0
     rounds: list = field(default_factory=list)
+    greedy_cheaper: bool = False
 
 
 def dp_grouping(dag: FusionDag, cost, group_limit=None, stats=None, leading=False):

@@ -42,8 +42,10 @@ def greedy_schedule(graph, params, threshold=OVERLAP_THRESHOLD) -> Schedule:
     return _schedule(graph, groups, lambda stages: _fixed_or_untiled(graph, stages, params))
 
 
-def greedy_cost_schedule(graph, params, machine, weights=Weights()) -> Schedule:
-    costs, model = {}, CostModel(graph, params, machine, weights)
+def greedy_cost_schedule(graph, params, machine, weights=Weights(), model=None) -> Schedule:
+    """Pairwise merging by the cost model (`model`: one of this graph to price with, e.g.
+    auto's own)."""
+    costs, model = {}, model or CostModel(graph, params, machine, weights)
 
     def cost(group):
         if group not in costs:
