@@ -145,7 +145,7 @@ def test_auto_costs_no_more_than_greedy_cost_by_its_own_model(name):
     params, _ = resolve_estimates(graph, {**app.DEFAULTS, **app.PAPER_SIZE})
     model = CostModel(graph, params, MACHINE)
     auto = auto_schedule(graph, params, MACHINE, model=model)
-    greedy = greedy_cost_schedule(graph, params, MACHINE, model=model)
+    greedy = greedy_cost_schedule(graph, params, MACHINE, price=model)
 
     def total(schedule):
         return sum(model(g.stages).cost for g in schedule.groups)

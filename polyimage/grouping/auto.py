@@ -81,9 +81,14 @@ def auto_schedule(
         FusionDag.from_graph(graph), cost, initial_limit, step, stats, max_states
     )
     chosen = [tuple(sorted(g, key=order.get)) for g in groups]
+
     # the DP is bounded: where pairwise merging finds a grouping its own model prices lower,
     # take that one
-    greedy = greedy_cost_schedule(graph, params, machine, weights, model=model)
+    def priced(stages):
+        cost(stages)
+        return costs[tuple(sorted(stages, key=order.get))]
+
+    greedy = greedy_cost_schedule(graph, params, machine, weights, price=priced)
     merged = [tuple(sorted(g.stages, key=order.get)) for g in greedy.groups]
     if sum(cost(g) for g in merged) < sum(cost(g) for g in chosen):
         log.info("auto: pairwise merging found a cheaper grouping than the DP; taking it")

@@ -42,14 +42,15 @@ def greedy_schedule(graph, params, threshold=OVERLAP_THRESHOLD) -> Schedule:
     return _schedule(graph, groups, lambda stages: _fixed_or_untiled(graph, stages, params))
 
 
-def greedy_cost_schedule(graph, params, machine, weights=Weights(), model=None) -> Schedule:
-    """Pairwise merging by the cost model (`model`: one of this graph to price with, e.g.
-    auto's own)."""
-    costs, model = {}, model or CostModel(graph, params, machine, weights)
+def greedy_cost_schedule(graph, params, machine, weights=Weights(), price=None) -> Schedule:
+    """Pairwise merging by the cost model; `price(stages)` gives a group's GroupCost (default:
+    a fresh CostModel's; auto passes its own, whose groups are already priced)."""
+    costs = {}
+    price = price or CostModel(graph, params, machine, weights)
 
     def cost(group):
         if group not in costs:
-            costs[group] = model(_ordered(graph, group))
+            costs[group] = price(_ordered(graph, group))
         return costs[group]
 
     groups = _singletons(graph)
