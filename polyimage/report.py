@@ -71,11 +71,11 @@ def pipeline_report(pipe, vectorization=False) -> str:
     lines.append("memory: " + pipe.memory().describe(os.cpu_count() or 1))
     lines.append("warnings:" if pipe.warnings else "warnings: none")
     lines += [f"  {w}" for w in pipe.warnings]
+    lines.append(f"C target: -march={pipe.options.march}")
     lines.append(
         "passes: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in pipe.pass_seconds.items())
     )
     lines.append("C compile: " + pipe.build_info.describe())
-    lines.append(f"C target: -march={pipe.options.march}")
     if vectorization:
         from .vectorization import describe
         from .vectorization import vectorization as loops
