@@ -134,7 +134,7 @@ def _reads(func, region):
                 E.Max(lb, first),
                 E.Min(ub, hi * owned.size - owned.offset + (owned.size - 1)),
             )
-        red_empty = _or(region_empty, _any_empty(red_env.values()))
+        red_empty = either(region_empty, _any_empty(red_env.values()))
         for case in func.cases:
             for e in ([case.cond] if case.cond is not None else []) + [
                 case.value.value,
@@ -156,11 +156,12 @@ def _any_empty(pairs):
     for lo, hi in pairs:
         if isinstance(lo, E.Const) and isinstance(hi, E.Const) and lo.value <= hi.value:
             continue
-        result = _or(result, E.Condition(lo, ">", hi))
+        result = either(result, E.Condition(lo, ">", hi))
     return result
 
 
-def _or(a, b):
+def either(a, b):
+    """`a | b` of two conditions, either of which may be None (none yet)."""
     return b if a is None else a | b
 
 

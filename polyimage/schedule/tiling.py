@@ -26,7 +26,7 @@ from ..graph.dag import definition_exprs, scan_dimension
 from .plan import liveouts as group_liveouts
 from .plan import tile_rank
 from .reductions import tile_owned
-from .regions import Regions, infer_group_regions
+from .regions import Regions, either, infer_group_regions
 
 MAX_SCALE_LOG2 = 8
 
@@ -260,17 +260,13 @@ def _owned_box(func, alignment, tile_lo, tile_hi, first, rank) -> tuple:
     empty = None
     for d in range(rank):
         if d not in matched:
-            empty = _or(empty, (first[d] < tile_lo[d]) | (first[d] > tile_hi[d]))
+            empty = either(empty, (first[d] < tile_lo[d]) | (first[d] > tile_hi[d]))
     if empty is None:
         return tuple(box)
     return tuple(
         (E.Select(empty, as_long(iv.ub) + 1, lo), E.Select(empty, as_long(iv.lb) - 1, hi))
         for (lo, hi), iv in zip(box, func.intervals)
     )
-
-
-def _or(a, b):
-    return b if a is None else a | b
 
 
 def _nests(graph, members, scratch, regions, owned) -> tuple:
