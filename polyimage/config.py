@@ -97,7 +97,6 @@ class Options:
     multilevel: bool = False
     dump_dir: str = ""
     check: bool = False
-    march: str = DEFAULT_MARCH
 
     @classmethod
     def from_env(cls, environ=None) -> "Options":
@@ -133,13 +132,19 @@ class Options:
             multilevel=_flag("POLYIMAGE_MULTILEVEL", env.get("POLYIMAGE_MULTILEVEL", "")),
             dump_dir=env.get("POLYIMAGE_DUMP", ""),
             check=_flag("POLYIMAGE_CHECK", env.get("POLYIMAGE_CHECK", "")),
-            march=march,
         )
+
+    @property
+    def march(self) -> str:
+        """The CPU the flags build for (the last -march, as for gcc)."""
+        named = [f[len("-march=") :] for f in self.cflags if f.startswith("-march=")]
+        return named[-1] if named else DEFAULT_MARCH
 
     def for_march(self, march: str) -> "Options":
         """These options building for `-march=<march>`."""
-        march = check_march("march", march)
-        return dataclasses.replace(self, march=march, cflags=with_march(self.cflags, march))
+        return dataclasses.replace(
+            self, cflags=with_march(self.cflags, check_march("march", march))
+        )
 
 
 def _flag(variable: str, text: str) -> bool:
