@@ -61,7 +61,7 @@ def auto_schedule(
     start = time.perf_counter()
     next_report = start + PROGRESS_SECONDS
 
-    def cost(stages):
+    def group_cost(stages):
         nonlocal next_report
         key = tuple(sorted(stages, key=order.get))
         if key not in costs:
@@ -75,7 +75,10 @@ def auto_schedule(
                     len(stats.rounds) + 1,
                     time.perf_counter() - start,
                 )
-        return costs[key].cost
+        return costs[key]
+
+    def cost(stages):
+        return group_cost(stages).cost
 
     _, groups = incremental_grouping(
         FusionDag.from_graph(graph), cost, initial_limit, step, stats, max_states
@@ -84,11 +87,7 @@ def auto_schedule(
 
     # the DP is bounded: where pairwise merging finds a grouping its own model prices lower,
     # take that one
-    def priced(stages):
-        cost(stages)
-        return costs[tuple(sorted(stages, key=order.get))]
-
-    greedy = greedy_cost_schedule(graph, params, machine, weights, price=priced)
+    greedy = greedy_cost_schedule(graph, params, machine, weights, price=group_cost)
     merged = [tuple(sorted(g.stages, key=order.get)) for g in greedy.groups]
     if sum(cost(g) for g in merged) < sum(cost(g) for g in chosen):
         log.info("auto: pairwise merging found a cheaper grouping than the DP; taking it")
