@@ -30,6 +30,24 @@ def assert_same(actual, expected, what="result"):
         np.testing.assert_array_equal(actual, expected, err_msg=what)
 
 
+def as_outputs(result) -> tuple:
+    """A pipeline's or the interpreter's result as a tuple of outputs."""
+    return result if isinstance(result, tuple) else (result,)
+
+
+def assert_calls_match(pipe, expected, arguments, what, threads=(1, 2), calls=1):
+    """Call `pipe` `calls` times with each thread count on `arguments`; every output must be
+    the same as in `expected` (the interpreter's result). Returns the number of calls."""
+    expected = as_outputs(expected)
+    for n in threads:
+        for _ in range(calls):
+            got = as_outputs(pipe(threads=n, **arguments))
+            assert len(got) == len(expected), f"{what}: {len(got)} outputs, not {len(expected)}"
+            for name, g, e in zip(pipe.graph.outputs, got, expected):
+                assert_same(g, e, f"{what}, output {name}, {n} threads")
+    return len(threads) * calls
+
+
 def run_both(outputs, reference=None, threads=None, **arguments):
     """Compile and interpret `outputs`; check they agree (and agree with `reference`, a
     NumPy result or tuple of them, when given). Returns the compiled result."""
