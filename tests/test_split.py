@@ -19,7 +19,8 @@ from polyimage import (
     Schedule,
     Variable,
 )
-from polyimage.codegen.split import case_breakpoints
+from polyimage.codegen.split import case_breakpoints, lifted_cases
+from polyimage.dsl import expr as E
 
 R, C = Parameter(Int, "R"), Parameter(Int, "C")
 x, y = Variable(Int, "x"), Variable(Int, "y")
@@ -50,18 +51,18 @@ def border_pipeline(cond):
 @pytest.mark.parametrize("name", sorted(CONDITIONS))
 def test_conditions_on_loop_variables_qualify(name):
     f = border_pipeline(CONDITIONS[name]())
-    points = case_breakpoints(f, y)
+    points = case_breakpoints(f.cases, y)
     assert points is not None and len(points) >= 2
 
 
 def test_data_conditions_and_modulo_do_not_qualify():
     f = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), Float, "f")
     f.defn = [Case(img(x, y) > 0.5, img(x, y)), 0.0]
-    assert case_breakpoints(f, y) is None
+    assert case_breakpoints(f.cases, y) is None
     f.defn = [Case(y % 2 == 0, img(x, y)), 0.0]
-    assert case_breakpoints(f, y) is None
+    assert case_breakpoints(f.cases, y) is None
     f.defn = [Case(x % 2 == 0, img(x, y)), 0.0]
-    assert case_breakpoints(f, y) == []
+    assert case_breakpoints(f.cases, y) == []
 
 
 @pytest.mark.parametrize("name", sorted(CONDITIONS))
@@ -103,3 +104,55 @@ def test_empty_ranges_write_nothing():
     pipe = polyimage.compile([out], schedule=schedule, inline=False)
     for threads in (1, 2):
         assert_same(pipe(img=image, B=10, threads=threads), expected)
+
+
+def channel_pipeline():
+    """A channel Case inlined into a data-dependent read: its Cases become Selects on `c`,
+    constant along the innermost loop."""
+    c = Variable(Int, "c")
+    channels = Interval(Int, 0, 2)
+    rows, cols = Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)
+    weighted = Function(([c, x, y], [channels, rows, cols]), Int, "weighted")
+    weighted.defn = [
+        Case(c == 0, Cast(Int, img(x, y) * 7)),
+        Case(c == 1, Cast(Int, img(x, y) * 3) + 1),
+        Cast(Int, img(x, y)) - 2,
+    ]
+    v = Variable(Int, "v")
+    table = Function(([v], [Interval(Int, 0, 63)]), Int, "table")
+    table.defn = [v * v - 5 * v]
+    out = Function(([c, x, y], [channels, rows, cols]), Int, "out")
+    out.defn = [table(weighted(c, x, y)) + c]
+    return out
+
+
+def test_invariant_selects_are_lifted_into_cases():
+    c = Variable(Int, "c")
+    value = E.Select(c == 0, img(x, y) * 2, E.Select(c == 1, img(x, y), img(x, y) + y))
+    data = E.Select(img(x, y) > 0.5, img(x, y), 0.0)
+    along = E.Select(y < 3, img(x, y), 1.0)
+    box = [Interval(Int, 0, 2), Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]
+    f = Function(([c, x, y], box), Float, "f")
+    f.defn = [value + data + along]
+    cases = lifted_cases(f.cases, y)
+    assert [str(case.cond) for case in cases][-1] == "None"
+    assert len(cases) == 3
+    for case in cases:
+        selects = [n for n in E.walk(case.value) if isinstance(n, E.Select)]
+        # the data and along-the-loop Selects stay, the channel ones are gone
+        assert sorted(str(s.cond) for s in selects) == sorted([str(data.cond), str(along.cond)])
+    f.defn = [data + along]
+    assert lifted_cases(f.cases, y) is None
+
+
+@pytest.mark.parametrize("schedule", ["naive", "auto"])
+def test_lifted_selects_match_interpreter(schedule):
+    out = channel_pipeline()
+    pipe = polyimage.compile([out], schedule=schedule, estimates={R: 40, C: 70})
+    assert "pim_case" in pipe.c_source
+    rng = np.random.default_rng(3)
+    for rows, cols in [(1, 1), (3, 5), (9, 33), (40, 70)]:
+        image = (rng.random((rows, cols)) * 9).astype(np.float32)
+        expected = polyimage.interpret([out], img=image)
+        for threads in (1, 2):
+            assert_same(pipe(img=image, threads=threads), expected, f"{rows}x{cols}")

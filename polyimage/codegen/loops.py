@@ -26,7 +26,7 @@ from .checked import checked_index
 from .clamps import interior, merged
 from .names import PREFIX
 from .reductions import reduction_update
-from .split import case_breakpoints
+from .split import case_breakpoints, lifted_cases
 
 
 def gathered_stages(graph: StageGraph) -> frozenset:
@@ -229,8 +229,16 @@ class LoopEmitter:
         )
 
     def _split(self, func):
-        points = case_breakpoints(func, func.variables[-1])
-        return None if points is None else (func, points)
+        """(func, its Cases, breakpoints) for _segments, or None: the Cases with invariant
+        Selects lifted (codegen.split) unless that would cost the loop its clamp peeling."""
+        v, cases = func.variables[-1], func.cases
+        lifted = lifted_cases(cases, v)
+        if lifted is not None and (
+            case_breakpoints(cases, v) is not None or self._clamps([func]) is None
+        ):
+            cases = lifted
+        points = case_breakpoints(cases, v)
+        return None if points is None else (func, cases, points)
 
     def _residues(self, func):
         """(func, M, per residue the Cases left as (condition or None, value), q) when the
@@ -534,7 +542,7 @@ class LoopEmitter:
     def _segments(self, var, split, depth):
         """The innermost loop cut at the breakpoints; each segment picks its Case at its
         first point and runs a branch-free loop computing that Case."""
-        func, points = split
+        func, cases, points = split
         it, w = self.names[var], wide_name(self.names[var])
         lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
         n = len(points) + 2
@@ -561,15 +569,15 @@ class LoopEmitter:
             depth + 1,
         )
         self.emit(f"if ({PREFIX}a > {PREFIX}b) continue;", depth + 1)
-        self.emit(f"int {PREFIX}case = {len(func.cases)};", depth + 1)
+        self.emit(f"int {PREFIX}case = {len(cases)};", depth + 1)
         self.emit(f"{{ const int64_t {w} = {PREFIX}a; {self._aliases([var])}", depth + 1)
-        choice = str(len(func.cases))
-        for i, case in reversed(list(enumerate(func.cases))):
+        choice = str(len(cases))
+        for i, case in reversed(list(enumerate(cases))):
             choice = (
                 str(i) if case.cond is None else f"({self.printer(case.cond)} ? {i} : {choice})"
             )
         self.emit(f"{PREFIX}case = {choice}; }}", depth + 2)
-        for i, case in enumerate(list(func.cases) + [None]):
+        for i, case in enumerate(list(cases) + [None]):
             keyword = "if" if i == 0 else "else if"
             self.emit(f"{keyword} ({PREFIX}case == {i}) {{", depth + 1)
             self.emit("#pragma omp simd", depth + 2)

@@ -9,26 +9,42 @@ Between consecutive breakpoints the chosen Case is constant, so the loop is cut 
 the Case is picked once per segment, and each segment runs a loop that computes that Case only.
 Arithmetic is exact (as in the bounds check), which assumes the comparison's own operands do
 not overflow their type.
+
+A Select whose condition reads no data and is constant along the loop (`c == 0` of a channel
+Case inlined into a consumer) is lifted into Cases the same way, so each segment computes its
+own arm rather than every arm and a blend (`lifted_cases`).
 """
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 from ..algebra.affine import is_affine
 from ..algebra.intervals import as_long
+from ..algebra.substitute import rebuild
 from ..dsl import expr as E
 
 MAX_COEFFICIENT = 1 << 10
 MAX_BREAKPOINTS = 16
+# lifting Selects stops at this many Cases (each is a loop of its own)
+MAX_LIFTED_CASES = 4
 
 
 class NotLinear(Exception):
     pass
 
 
-def case_breakpoints(func, v):
+class LiftedCase(NamedTuple):
+    """A Case made by lifting a Select: `cond` (None: otherwise) and `value`."""
+
+    cond: object
+    value: object
+
+
+def case_breakpoints(cases, v):
     """Breakpoints (Long DSL expressions without `v`) where the Case chosen along `v` may
     change, or None when the Cases do not qualify or there is nothing to split."""
-    conditions = [case.cond for case in func.cases if case.cond is not None]
+    conditions = [case.cond for case in cases if case.cond is not None]
     if not conditions:
         return None
     points = []
@@ -96,3 +112,47 @@ def linear(e, v, pick=None):
                 a, rest = linear(other, v, pick)
                 return a * const.value, as_long(rest) * const.value
     raise NotLinear(str(e))
+
+
+def lifted_cases(cases, v):
+    """`cases` with every Select whose condition reads no data and is free of `v` lifted into
+    Cases of their own (up to MAX_LIFTED_CASES), or None when there is none to lift."""
+    lifted = list(cases)
+    while len(lifted) < MAX_LIFTED_CASES:
+        found = next(
+            (
+                (k, node)
+                for k, case in enumerate(lifted)
+                if isinstance(case.value, E.Expr)
+                for node in E.walk(case.value)
+                if isinstance(node, E.Select) and _invariant(node.cond, v)
+            ),
+            None,
+        )
+        if found is None:
+            break
+        k, select = found
+        cond, value = lifted[k].cond, lifted[k].value
+        chosen = select.cond if cond is None else E.Logic("&&", cond, select.cond)
+        lifted[k : k + 1] = [
+            LiftedCase(chosen, _replaced(value, select, select.a)),
+            LiftedCase(cond, _replaced(value, select, select.b)),
+        ]
+    return None if len(lifted) == len(cases) else lifted
+
+
+def _invariant(cond, v) -> bool:
+    return not any(node is v or isinstance(node, E.Reference) for node in E.walk(cond))
+
+
+def _replaced(e, old, new):
+    """`e` with the node `old` (by identity) replaced by `new`."""
+    if e is old:
+        return new
+    children = e.children()
+    if not children:
+        return e
+    rebuilt = [_replaced(c, old, new) for c in children]
+    if all(n is c for n, c in zip(rebuilt, children)):
+        return e
+    return E.Reference(e.func, rebuilt) if isinstance(e, E.Reference) else rebuild(e, rebuilt)
