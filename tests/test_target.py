@@ -1,6 +1,7 @@
 """The CPU the C is built for: POLYIMAGE_MARCH and compile(march=...) replace -march=native,
 are part of the cache key, and an AVX2 target (x86-64-v3) builds code without AVX-512."""
 
+import platform
 import shutil
 import subprocess
 
@@ -11,6 +12,12 @@ from oracle import assert_same
 import polyimage
 from polyimage.apps import unsharp_mask
 from polyimage.config import Options
+from polyimage.jit.toolchain import (
+    GATHER_FLAGS,
+    compiler_command,
+    compiler_fingerprint,
+    target_facts,
+)
 
 
 def test_polyimage_march_replaces_native():
@@ -48,3 +55,48 @@ def test_a_bad_march_is_refused_naming_it():
     outputs, _ = unsharp_mask.build()
     with pytest.raises(ValueError, match="march"):
         polyimage.compile(outputs, march="not a cpu")
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="x86-64 targets")
+def test_target_facts_read_the_vector_width_and_turn_gathers_on():
+    compiler = compiler_command()
+    facts = {m: target_facts(compiler, ("-O3", f"-march={m}")) for m in ("x86-64", "x86-64-v3")}
+    assert facts["x86-64"].vector_bytes == 16 and facts["x86-64-v3"].vector_bytes == 32
+    assert facts["x86-64"].flags == ()  # no AVX2: no gathers to turn on
+    if "gcc" in compiler_fingerprint(compiler, ()).lower():
+        assert facts["x86-64-v3"].flags == GATHER_FLAGS
+
+
+def test_a_lookup_table_read_vectorizes_for_an_avx2_target():
+    """gcc's generic tuning leaves gathers off and the loop reading a table scalar; the
+    target's flags turn them on (camera_pipe's curve took 2x as long without)."""
+    if not shutil.which("objdump") or platform.machine() not in ("x86_64", "AMD64"):
+        pytest.skip("needs objdump on x86-64")
+    r, c = polyimage.Parameter(polyimage.Int, "R"), polyimage.Parameter(polyimage.Int, "C")
+    x, y, v = (polyimage.Variable(polyimage.Int, n) for n in "xyv")
+    img = polyimage.Image(polyimage.UShort, "img", [r, c])
+    table = polyimage.Function(
+        ([v], [polyimage.Interval(polyimage.Int, 0, 1023)]), polyimage.Int, "table"
+    )
+    table.defn = [v * 3 - 7]
+    out = polyimage.Function(
+        (
+            [x, y],
+            [
+                polyimage.Interval(polyimage.Int, 0, r - 1),
+                polyimage.Interval(polyimage.Int, 0, c - 1),
+            ],
+        ),
+        polyimage.Int,
+        "out",
+    )
+    out.defn = [table(img(x, y))]
+    pipe = polyimage.compile([out], estimates={r: 64, c: 256}, march="x86-64-v3", inline=False)
+    image = np.random.default_rng(1).integers(0, 1024, (9, 301), dtype=np.uint16)
+    assert_same(pipe(img=image), polyimage.interpret([out], img=image))
+    if "gcc" in compiler_fingerprint(compiler_command(), ()).lower():
+        listing = "".join(
+            subprocess.run(["objdump", "-d", str(m)], capture_output=True, text=True).stdout
+            for m in pipe.build_info.path.glob("*.so")
+        )
+        assert "vpgatherdd" in listing

@@ -27,7 +27,7 @@ from ..config import Options
 from ..dsl.types import ALL_TYPES
 from ..errors import CheckError, CompileError
 from . import cache
-from .toolchain import compiler_command, compiler_fingerprint
+from .toolchain import compiler_command, compiler_fingerprint, target_facts
 
 log = logging.getLogger("polyimage")
 
@@ -127,10 +127,9 @@ def build(cmodule: CModule, options: Options) -> Kernel:
     (descriptors, working directory) changes."""
     start = time.perf_counter()
     compiler = compiler_command()
-    flags = tuple(options.cflags) + LINK_FLAGS
-    key = cache.cache_key(
-        cmodule.source, compiler, compiler_fingerprint(compiler, options.cflags), flags
-    )
+    cflags = tuple(options.cflags) + target_facts(compiler, tuple(options.cflags)).flags
+    flags = cflags + LINK_FLAGS
+    key = cache.cache_key(cmodule.source, compiler, compiler_fingerprint(compiler, cflags), flags)
     module_name = f"_pim_{key[:24]}"
     module_file = module_name + _suffix()
     root = Path(options.cache_dir) if options.use_cache else Path(tempfile.mkdtemp())
@@ -141,7 +140,7 @@ def build(cmodule: CModule, options: Options) -> Kernel:
         units = _recorded_units(entry) if hit else ()
         if not hit:
             staging = cache.staging_dir(root)
-            units = _compile(cmodule, module_name, staging, compiler, options.cflags)
+            units = _compile(cmodule, module_name, staging, compiler, cflags)
             # loaded before it is installed, so that no other process can evict it first
             try:
                 module = _load(module_name, staging / module_file)
