@@ -21,6 +21,7 @@ from polyimage.config import Options
 from polyimage.errors import ArgumentError
 from polyimage.grouping.machine import available_cores
 from polyimage.io import load_image
+from polyimage.jit.calibrate import calibrate, load_calibration
 
 from . import APP_NAMES, app_schedules, default_schedule, load_app
 from .baselines import halide_variants, opencv_variants
@@ -232,6 +233,11 @@ def run_bench(
     and the table (beside the saved run `compare`, a JSON file), and write JSON when asked."""
     saved = load_saved(compare) if compare else None
     options = target_options(target, parse_machine(machine))
+    if load_calibration(options) is None:
+        report(
+            "measuring what an operation costs on this CPU and target (once; polyimage calibrate)"
+        )
+        calibrate(options)
     described = describe(target, options, threads)
     report(header(described))
     if threads is not None:

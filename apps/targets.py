@@ -6,14 +6,13 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import platform
 import subprocess
-from pathlib import Path
 
 from polyimage.config import Options, size_in_bytes
 from polyimage.errors import ArgumentError
-from polyimage.grouping.machine import Machine
+from polyimage.jit.calibrate import cpu_model
 from polyimage.jit.toolchain import compiler_command
+from polyimage.pipeline import target_machine
 
 # target name -> (gcc -march value, Halide features to drop from the host's JIT target)
 TARGETS = {
@@ -64,17 +63,6 @@ def halide_target(hl, target: str):
     return result
 
 
-def cpu_model() -> str:
-    """The CPU's model name (Linux), else what the platform says."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
-
-
 def resolved_march(march: str) -> str:
     """The CPU gcc's `-march=<march>` names (native resolves to the host's), or `march`."""
     try:
@@ -93,8 +81,9 @@ def resolved_march(march: str) -> str:
 
 
 def describe(target: str, options: Options, threads) -> dict:
-    """What a bench run measured on: CPU, target, ISA, caches the model used, threads."""
-    machine = Machine.detect(**options.machine)
+    """What a bench run measured on: CPU, target, ISA, caches, vector width and operation cost
+    the model used, threads."""
+    machine, origin = target_machine(options)
     return {
         "cpu": cpu_model(),
         "target": target,
@@ -104,6 +93,9 @@ def describe(target: str, options: Options, threads) -> dict:
         "l2_bytes": machine.l2_bytes,
         "llc_bytes": machine.llc_bytes,
         "cores": machine.cores,
+        "vector_bytes": machine.vector_bytes,
+        "op_bytes": machine.op_bytes,
+        "op_cost_origin": origin,
         "threads": threads or os.cpu_count(),
         "overrides": dict(options.machine),
     }
@@ -117,5 +109,6 @@ def header(described: dict) -> str:
         f"{described['cpu']}; target {described['target']} (-march={described['march']}, "
         f"{described['isa']}); L1 {described['l1_bytes'] // 1024} KiB, L2 "
         f"{described['l2_bytes'] // 1024} KiB, LLC {described['llc_bytes'] / mib:g} MiB"
-        f"{overridden}; {described['threads']} threads"
+        f"{overridden}; {described['vector_bytes']}-byte vectors, op cost "
+        f"{described['op_bytes']:.3g} B; {described['threads']} threads"
     )

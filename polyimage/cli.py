@@ -7,6 +7,8 @@ polyimage report APP | --all                                  stages, domains, i
 polyimage graph APP -o graph.svg|graph.dot [--schedule S]     draw an app's stage graph
 polyimage cache info|clear                                    the build cache: where it is, its
                                                               entries and size; empty it
+polyimage calibrate [--target avx2] [--force]                measure what an operation costs on
+                                                              this CPU (kept; the model reads it)
 polyimage tune [APP ...] [--size S] [--budget 20m] [--resume] fit the cost weights to this
                                                               machine (polyimage.autotune)
 polyimage --version
@@ -213,6 +215,24 @@ def _parser() -> argparse.ArgumentParser:
         help="info: the location, number of entries and size; clear: remove every entry "
         "(safe while other processes use the cache)",
     )
+    calibrate = commands.add_parser(
+        "calibrate",
+        help="measure what an operation costs against memory traffic on this CPU",
+        description="Run a micro-benchmark of about a second (stencils, a table lookup, a "
+        "memory stream) built for the target, and keep its figures beside the build cache "
+        "for this CPU and target: schedule='auto' prices operations by them from then on "
+        "(polyimage report shows them). `polyimage bench` runs it once when they are missing. "
+        "Run it on a quiet machine.",
+    )
+    calibrate.add_argument(
+        "--target",
+        choices=("native", "avx2"),
+        default="native",
+        help="the CPU to build the kernels for, as for bench (default: native)",
+    )
+    calibrate.add_argument(
+        "--force", action="store_true", help="measure again even when figures are kept"
+    )
     _tune_parser(commands)
     return parser
 
@@ -366,6 +386,11 @@ def main(argv=None) -> int:
                 raise ValueError("report needs an app name, or --all")
         elif args.command == "cache":
             print(cache_command(args.action, options))
+        elif args.command == "calibrate":
+            from polyimage.apps.targets import target_options
+            from polyimage.jit.calibrate import calibrate
+
+            print(calibrate(target_options(args.target, {}), force=args.force).describe())
         elif args.command == "tune":
             from polyimage.autotune.tuner import tune
 

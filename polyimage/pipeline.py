@@ -48,6 +48,8 @@ from .grouping.greedy import greedy_cost_schedule, greedy_schedule
 from .grouping.machine import Machine
 from .grouping.weights import resolve_weights
 from .jit.build import build, evict_over_cap
+from .jit.calibrate import load_calibration
+from .jit.toolchain import compiler_command, target_facts
 from .poly.analysis import analyze
 from .poly.bounds import branch_free_stages, check_analysis, check_inlined
 from .profile import Profile, profile_run
@@ -107,6 +109,22 @@ def compile(
     return Pipeline(outputs, estimates, constraints, name, schedule, inline, options, weights, dump)
 
 
+def target_machine(options) -> tuple:
+    """(Machine, where its operation cost came from) for the host under `options`: the vector
+    width of the compiler's target, the figures `polyimage calibrate` kept for this CPU and
+    target if any, then the overrides of `options.machine`."""
+    facts = target_facts(compiler_command(), tuple(options.cflags))
+    calibration = load_calibration(options)
+    measured = {"op_bytes": calibration.model_op_bytes} if calibration else {}
+    origin = (
+        calibration.describe()
+        if calibration
+        else "op cost of the reference machine (run `polyimage calibrate` to measure this one)"
+    )
+    machine = Machine.detect(vector_bytes=facts.vector_bytes, **measured, **options.machine)
+    return machine, origin
+
+
 class Pipeline:
     """A compiled pipeline: call it with images and parameters as keyword arguments."""
 
@@ -139,7 +157,7 @@ class Pipeline:
         self.constraints = _check_constraints(self.graph, constraints)
         if schedule in ("auto", "greedy-cost"):
             self.weights, self.weights_origin = resolve_weights(self._weights_given, self.options)
-        self.machine = Machine.detect(**self.options.machine)
+        self.machine, self.machine_origin = target_machine(self.options)
         self.cached, key = False, None
         if self.options.use_cache and dumped.folder is None:
             with self._timed("load_record"):

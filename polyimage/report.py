@@ -52,6 +52,7 @@ def pipeline_report(pipe, vectorization=False) -> str:
     if pipe.auto is not None:
         stats = pipe.auto.stats
         lines.append(f"weights: {pipe.weights} ({pipe.weights_origin})")
+        lines.append(f"machine: {pipe.machine.describe()}; {pipe.machine_origin}")
         lines.append(
             f"grouping: {stats.seconds:.2f} s, {stats.states} states, "
             f"{stats.groups_costed} groups costed, rounds (limit, groups) "

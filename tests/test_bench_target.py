@@ -29,14 +29,16 @@ def test_the_avx2_target_builds_for_x86_64_v3_with_the_given_caches():
         targets.target_options("avx9", {})
 
 
-def test_the_header_names_cpu_target_isa_caches_and_threads():
+def test_the_header_names_cpu_target_isa_caches_vectors_and_threads():
     options = targets.target_options("avx2", targets.parse_machine("l2=512K,llc=8M"))
     described = targets.describe("avx2", options, threads=2)
     assert described["isa"] == "x86-64-v3" and described["threads"] == 2
     assert described["l2_bytes"] == 512 * 1024 and described["llc_bytes"] == 8 * 1024**2
     line = targets.header(described)
     assert described["cpu"] in line and "-march=x86-64-v3" in line
-    assert "L2 512 KiB, LLC 8 MiB (set by --machine); 2 threads" in line
+    assert "L2 512 KiB, LLC 8 MiB (set by --machine); 32-byte vectors, op cost" in line
+    assert line.endswith("; 2 threads") and described["vector_bytes"] == 32
+    assert described["op_bytes"] > 0 and "op cost" in described["op_cost_origin"]
 
 
 class _Stop(Exception):

@@ -49,7 +49,8 @@ class Weights:
     """w1..w4 of the cost, and the bytes one run of an innermost loop costs (`row_start`: the
     prefetcher restarts, loop and region setup; short rows lose to full-width strips). The
     paper's Table 2 values weigh terms in other units; these defaults price one operation at
-    0.3 bytes moved (2 cores with 16-lane vectors against about 40 GB/s)."""
+    0.3 bytes moved on the machine they were fit on (2 cores with 16-lane vectors against about
+    40 GB/s), and at 0.3 times Machine.op_scale on another."""
 
     live_data: float = 1.0
     cleanup: float = 1.0
@@ -338,7 +339,7 @@ class CostModel:
             traffic += L2_BYTE * 2 * measured["scratch_bytes"]
         tile_time = (
             weights.live_data * traffic
-            + weights.overlap * ops
+            + weights.overlap * machine.op_scale * ops
             + weights.row_start * measured["rows"]
         )
         idle = (cores - n_tiles % cores) % cores
@@ -374,7 +375,7 @@ class CostModel:
         rows = points / max(extent(self.evaluate, func.intervals[-1]), 1) if func.ndim else 1
         time = (
             weights.live_data * (reads + points * self.itemsize(name))
-            + weights.overlap * points * self.ops(name)
+            + weights.overlap * self.machine.op_scale * points * self.ops(name)
             + weights.row_start * rows
         )
         return time / self.machine.cores

@@ -1,8 +1,11 @@
-"""The machine the cost model plans for: data cache sizes per core and the core count.
+"""The machine the cost model plans for: data cache sizes per core, the core count, the vector
+width of the target and what an arithmetic operation costs in bytes of memory traffic.
 
 Read from Linux sysfs (the caches of cpu0) and `os.sched_getaffinity` (the cores this process
 may run on); anything missing falls back to common values. Every field can be overridden
-(`Options.machine`, from POLYIMAGE_L1_BYTES, POLYIMAGE_L2_BYTES and POLYIMAGE_CORES).
+(`Options.machine`, from POLYIMAGE_L1_BYTES, POLYIMAGE_L2_BYTES and POLYIMAGE_CORES); the
+pipeline driver sets the vector width from the compiler's target and the operation cost from
+the figures `polyimage calibrate` measured (jit.calibrate), when there are some.
 """
 
 from __future__ import annotations
@@ -18,18 +21,38 @@ FALLBACK_L1_BYTES = 32 * 1024
 FALLBACK_L2_BYTES = 512 * 1024
 FALLBACK_LLC_BYTES = 8 * 1024**2
 _UNITS = {"K": 1024, "M": 1024**2, "G": 1024**3}
-FIELDS = ("l1_bytes", "l2_bytes", "cores", "llc_bytes")
+FALLBACK_VECTOR_BYTES = 32
+# one core's share of memory bandwidth in the time of one arithmetic operation on the machine
+# the default weights were fit on (jit.calibrate measured it there); the cost of an operation
+# is its weight times op_bytes over this
+REFERENCE_OP_BYTES = 0.47
+FIELDS = ("l1_bytes", "l2_bytes", "cores", "llc_bytes", "vector_bytes", "op_bytes")
 
 
 @dataclass(frozen=True)
 class Machine:
-    """Per-core L1 data and L2 cache sizes in bytes, the number of cores, and the size of the
-    last-level cache (shared by the cores; what Halide's Mullapudi2016 asks for)."""
+    """Per-core L1 data and L2 cache sizes in bytes, the number of cores, the size of the
+    last-level cache (shared by the cores; what Halide's Mullapudi2016 asks for), the widest
+    vector of the target in bytes, and op_bytes (REFERENCE_OP_BYTES)."""
 
     l1_bytes: int
     l2_bytes: int
     cores: int
     llc_bytes: int = FALLBACK_LLC_BYTES
+    vector_bytes: int = FALLBACK_VECTOR_BYTES
+    op_bytes: float = REFERENCE_OP_BYTES
+
+    @property
+    def op_scale(self) -> float:
+        """What an operation costs here relative to the reference machine."""
+        return self.op_bytes / REFERENCE_OP_BYTES
+
+    def describe(self) -> str:
+        return (
+            f"L1 {self.l1_bytes // 1024} KiB, L2 {self.l2_bytes // 1024} KiB, LLC "
+            f"{self.llc_bytes / 1024**2:g} MiB, {self.cores} cores, {self.vector_bytes}-byte "
+            f"vectors, op cost {self.op_bytes:.3g} B"
+        )
 
     @classmethod
     def detect(cls, caches: Path = SYSFS_CACHES, **overrides) -> "Machine":
@@ -44,8 +67,16 @@ class Machine:
         for field, value in overrides.items():
             if field not in FIELDS:
                 raise TypeError(f"Machine has no field {field!r}; fields: {', '.join(FIELDS)}")
-            overrides[field] = positive(field, value)
+            overrides[field] = (
+                _positive_number(value) if field == "op_bytes" else positive(field, value)
+            )
         return replace(machine, **overrides)
+
+
+def _positive_number(value) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
+        raise ValueError(f"op_bytes must be a positive number, got {value!r}")
+    return float(value)
 
 
 def read_cache_sizes(caches: Path) -> dict:
