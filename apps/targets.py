@@ -10,7 +10,7 @@ import subprocess
 
 from polyimage.config import Options, size_in_bytes
 from polyimage.errors import ArgumentError
-from polyimage.jit.calibrate import cpu_model
+from polyimage.grouping.machine import cpu_model
 from polyimage.jit.toolchain import compiler_command
 from polyimage.pipeline import target_machine
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 import datetime
 import os
-import platform
 import random
 import re
 import time
@@ -22,9 +21,9 @@ import polyimage
 from polyimage.config import Options
 from polyimage.errors import PolyimageError
 from polyimage.grouping.cost import CostModel, Weights
-from polyimage.grouping.machine import Machine, available_cores
-from polyimage.grouping.weights import write_weights_file
-from polyimage.pipeline import MAX_THREADS
+from polyimage.grouping.machine import Machine, available_cores, cpu_model
+from polyimage.grouping.weights import TARGET_KEY, write_weights_file
+from polyimage.pipeline import MAX_THREADS, target_machine
 from polyimage.schedule.plan import Schedule
 
 from . import report as tables
@@ -77,21 +76,9 @@ class Clock:
 def machine_key(machine: Machine) -> str:
     """The processor and the cache sizes the model plans for (measurements are per machine)."""
     return (
-        f"{cpu_name()}; L1 {machine.l1_bytes}, L2 {machine.l2_bytes}, "
+        f"{cpu_model()}; L1 {machine.l1_bytes}, L2 {machine.l2_bytes}, "
         f"LLC {machine.llc_bytes} bytes; {machine.cores} cores"
     )
-
-
-def cpu_name() -> str:
-    """The processor's model name (Linux), else what `platform` knows."""
-    try:
-        with open("/proc/cpuinfo") as fh:
-            for line in fh:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine() or "unknown processor"
 
 
 def check_writable(path: Path, what: str) -> None:
@@ -280,7 +267,7 @@ def tune(
         report(plot_note)
     threads = threads or available_cores()
     options = dataclasses.replace(options, machine={**options.machine, "cores": threads})
-    machine = Machine.detect(**options.machine)
+    machine, _ = target_machine(options)
     subjects = training_set(apps, size, random_count, seed)
     measurements = MeasurementStore(store_path, resume)
     report(
@@ -390,7 +377,8 @@ def results(tuner, trained, fitted, held_out, size, seconds, with_points=False) 
     metadata = {
         "polyimage": polyimage.__version__,
         "date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-        "machine": {**dataclasses.asdict(tuner.machine), "processor": cpu_name()},
+        "machine": {**dataclasses.asdict(tuner.machine), "processor": cpu_model()},
+        TARGET_KEY: {"cpu": cpu_model(), "march": tuner.options.march},
         "threads": tuner.threads,
         "size": size,
         "score": {"defaults": fitted.start_score, "tuned": fitted.score},

@@ -31,6 +31,7 @@ from .errors import (
     PipelineError,
     PolyimageError,
     UncoveredReadWarning,
+    WeightsWarning,
 )
 from .schedule import GroupSchedule, Schedule, ScheduleError
 from .version import __version__
@@ -46,6 +47,7 @@ __all__ = list(_dsl_all) + [
     "PipelineError",
     "PolyimageError",
     "UncoveredReadWarning",
+    "WeightsWarning",
     "GroupSchedule",
     "Schedule",
     "ScheduleError",

@@ -43,5 +43,9 @@ class EstimateWarning(UserWarning):
     """A parameter that sizes a domain has no estimate; the optimizer assumes a value."""
 
 
+class WeightsWarning(UserWarning):
+    """The cost weights were tuned on another CPU or target."""
+
+
 class CacheWarning(UserWarning):
     """A build cache entry was damaged (truncated, garbled, half-deleted) and is rebuilt."""

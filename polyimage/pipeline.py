@@ -39,14 +39,15 @@ from .errors import (
     EstimateWarning,
     PipelineError,
     UncoveredReadWarning,
+    WeightsWarning,
 )
 from .graph.dag import build_graph
 from .graph.dot import render_svg, to_dot
 from .graph.inline import inline_stages
 from .grouping.auto import auto_schedule
 from .grouping.greedy import greedy_cost_schedule, greedy_schedule
-from .grouping.machine import Machine
-from .grouping.weights import resolve_weights
+from .grouping.machine import Machine, cpu_model
+from .grouping.weights import foreign_weights, resolve_weights
 from .jit.build import build, evict_over_cap
 from .jit.calibrate import load_calibration
 from .jit.toolchain import compiler_command, target_facts
@@ -157,6 +158,10 @@ class Pipeline:
         self.constraints = _check_constraints(self.graph, constraints)
         if schedule in ("auto", "greedy-cost"):
             self.weights, self.weights_origin = resolve_weights(self._weights_given, self.options)
+            if self.weights_origin.startswith("weights file"):
+                note = foreign_weights(self.options.weights_file, cpu_model(), self.options.march)
+                if note:
+                    warnings.warn(note, WeightsWarning, stacklevel=3)
         self.machine, self.machine_origin = target_machine(self.options)
         self.cached, key = False, None
         if self.options.use_cache and dumped.folder is None:

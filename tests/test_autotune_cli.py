@@ -10,6 +10,7 @@ import polyimage
 from polyimage.apps import unsharp_mask
 from polyimage.autotune.report import plot_unavailable
 from polyimage.cli import main
+from polyimage.grouping.machine import cpu_model
 
 TUNE = ["tune", "harris", "unsharp_mask", "--size", "small", "--budget", "60s"]
 FAST = ["--runs", "3", "--samples", "4"]
@@ -41,7 +42,8 @@ def test_tune_writes_the_weights_file_compile_reads_and_resume_measures_nothing(
     data = json.loads(out.read_text())
     assert set(data["pipelines"]) == {"harris 67x93", "unsharp_mask 67x93"}
     assert data["size"] == "small" and data["threads"] >= 1 and data["polyimage"]
-    assert {"l1_bytes", "l2_bytes", "cores"} <= set(data["machine"])
+    assert {"l1_bytes", "l2_bytes", "cores", "vector_bytes", "op_bytes"} <= set(data["machine"])
+    assert data["target"] == {"cpu": cpu_model(), "march": "native"}
     measured = _lines(store)
     assert len(data["measurements"]) == len(measured) >= 8
     assert data["score"]["tuned"] <= data["score"]["defaults"]  # never worse, as measured

@@ -1,6 +1,7 @@
 """Cost weights: compile argument, then POLYIMAGE_WEIGHTS, then the weights file, then defaults."""
 
 import json
+import warnings
 
 import pytest
 
@@ -8,7 +9,10 @@ import polyimage
 from polyimage.apps import unsharp_mask
 from polyimage.config import Options
 from polyimage.grouping import Weights
+from polyimage.grouping.machine import cpu_model
 from polyimage.grouping.weights import (
+    TARGET_KEY,
+    foreign_weights,
     read_weights_file,
     resolve_weights,
     weights_from,
@@ -95,3 +99,28 @@ def test_the_tuners_weights_file_is_read_beside_its_metadata(tmp_path):
     path.write_text(json.dumps({"weights": {"overlap": -1}, "threads": 2}))
     with pytest.raises(ValueError, match=f"weights file {path}: weight overlap must be"):
         read_weights_file(path)
+
+
+def test_weights_tuned_on_another_cpu_or_target_warn(tmp_path, monkeypatch):
+    path = tmp_path / "weights.json"
+    monkeypatch.setenv("POLYIMAGE_WEIGHTS_FILE", str(path))
+    outputs, _ = unsharp_mask.build()
+    here = {"cpu": cpu_model(), "march": "native"}
+    for target, foreign in [
+        (here, False),
+        ({**here, "march": "x86-64-v3"}, True),
+        ({**here, "cpu": "Some Other CPU 9000"}, True),
+        (None, False),  # a file that records no target: nothing to compare
+    ]:
+        metadata = {TARGET_KEY: target} if target else {}
+        write_weights_file(path, Weights(overlap=0.4), metadata)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            pipe = polyimage.compile(outputs, estimates=unsharp_mask.SMALL_SIZE)
+        said = [str(w.message) for w in caught if w.category is polyimage.WeightsWarning]
+        assert pipe.weights == Weights(overlap=0.4)
+        assert bool(said) == foreign, (target, said)
+        if foreign:
+            assert str(path) in said[0] and "polyimage tune" in said[0]
+            assert (target["cpu"] in said[0]) and f"-march={target['march']}" in said[0]
+    assert foreign_weights(tmp_path / "missing.json", cpu_model(), "native") == ""

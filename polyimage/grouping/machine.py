@@ -11,6 +11,7 @@ the figures `polyimage calibrate` measured (jit.calibrate), when there are some.
 from __future__ import annotations
 
 import os
+import platform
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -103,3 +104,14 @@ def available_cores() -> int:
         return len(os.sched_getaffinity(0))
     except AttributeError:
         return os.cpu_count() or 1
+
+
+def cpu_model() -> str:
+    """The CPU's model name (Linux), else what the platform says."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown processor"

@@ -13,6 +13,8 @@ from pathlib import Path
 from .cost import Weights
 
 NAMES = tuple(f.name for f in dataclasses.fields(Weights))
+# where the tuner records the CPU and the -march it tuned for
+TARGET_KEY = "target"
 # the key of the weights in the tuner's file; the rest of that file says how they were found
 WEIGHTS_KEY = "weights"
 
@@ -71,3 +73,23 @@ def write_weights_file(path, weights: Weights, metadata: dict) -> None:
     partial = path.with_name(f".{path.name}.partial")
     partial.write_text(json.dumps(data, indent=1) + "\n")
     os.replace(partial, path)
+
+
+def foreign_weights(path, cpu: str, march: str) -> str:
+    """Why the weights file at `path` may not fit a compile for `cpu` and `-march=<march>`:
+    it records another CPU or target ('' when it matches or records neither)."""
+    try:
+        data = json.loads(Path(path).read_text())
+    except (OSError, ValueError):
+        return ""
+    target = data.get(TARGET_KEY) if isinstance(data, dict) else None
+    if not isinstance(target, dict):
+        return ""
+    theirs = (target.get("cpu"), target.get("march"))
+    if theirs == (cpu, march) or None in theirs:
+        return ""
+    return (
+        f"weights file {path} was tuned on {theirs[0]} for -march={theirs[1]}; this compile is "
+        f"for {cpu} with -march={march}, where its weights may not fit: run `polyimage tune` "
+        f"here, or set POLYIMAGE_WEIGHTS_FILE to a file tuned for this machine"
+    )

@@ -17,7 +17,6 @@ from __future__ import annotations
 import json
 import math
 import os
-import platform
 import shlex
 import subprocess
 import tempfile
@@ -26,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CompileError
-from ..grouping.machine import REFERENCE_OP_BYTES
+from ..grouping.machine import REFERENCE_OP_BYTES, cpu_model
 from .cache import fields_digest
 from .toolchain import compiler_command, compiler_fingerprint, target_facts
 
@@ -126,17 +125,6 @@ class Calibration:
             f"{self.stream_bytes_per_second / 1e9:.1f} GB/s on {self.threads} threads; "
             f"{self.measured}, {self.path})"
         )
-
-
-def cpu_model() -> str:
-    """The CPU's model name (Linux), else what the platform says."""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
-    return platform.processor() or platform.machine()
 
 
 def calibration_path(options) -> Path:
