@@ -116,7 +116,7 @@ def target_machine(options) -> tuple:
     target if any, then the overrides of `options.machine`."""
     facts = target_facts(compiler_command(), tuple(options.cflags))
     calibration = load_calibration(options)
-    measured = {"op_bytes": calibration.model_op_bytes} if calibration else {}
+    measured = calibration.machine_fields() if calibration else {}
     origin = (
         calibration.describe()
         if calibration

@@ -15,7 +15,7 @@ from polyimage.cli import main
 from polyimage.config import Options
 from polyimage.graph.dag import build_graph
 from polyimage.grouping.cost import CostModel
-from polyimage.grouping.machine import REFERENCE_OP_BYTES, Machine
+from polyimage.grouping.machine import REFERENCE_GATHER_OPS, REFERENCE_OP_BYTES, Machine
 from polyimage.jit import calibrate as cal
 from polyimage.pipeline import resolve_estimates
 
@@ -25,11 +25,13 @@ def options(tmp_path):
     return dataclasses.replace(Options.from_env(), cache_dir=tmp_path)
 
 
-def figures(op_bytes):
-    """What measure() returns for a machine whose op_bytes is `op_bytes` (2 threads)."""
+def figures(op_bytes, gather_ops=REFERENCE_GATHER_OPS):
+    """What measure() returns for a machine whose op_bytes and gather_ops are these (2
+    threads; the lookup kernel does 6 operations a point, its read counted as one)."""
     ops = 1e10
+    lookups = ops / (gather_ops + 5)
     return {
-        "ops_per_second": [ops] * 5,
+        "ops_per_second": [ops] * 4 + [6 * lookups],
         "stream_bytes_per_second": 2 * ops * op_bytes,
         "threads": 2,
     }
@@ -47,8 +49,10 @@ def test_calibration_is_measured_once_and_kept(options, monkeypatch):
 
     monkeypatch.setattr(cal, "measure", refuse)
     assert cal.calibrate(options) == measured
-    monkeypatch.setattr(cal, "measure", lambda *args: figures(0.9))
-    assert math.isclose(cal.calibrate(options, force=True).op_bytes, 0.9)
+    monkeypatch.setattr(cal, "measure", lambda *args: figures(0.9, 40.0))
+    again = cal.calibrate(options, force=True)
+    assert math.isclose(again.op_bytes, 0.9) and math.isclose(again.gather_ops, 40.0)
+    assert again.machine_fields()["gather_ops"] == pytest.approx(2 ** (5 / 4) * 16)
     # a target of its own is measured apart
     assert cal.calibration_path(options.for_march("x86-64-v3")) != path
 
@@ -119,3 +123,28 @@ def test_the_calibrate_command_prints_its_figures(tmp_path, monkeypatch, capsys)
     assert main(["calibrate"]) == 0
     assert capsys.readouterr().out == first  # kept, not measured again
     assert main(["calibrate", "--target", "fast"]) == 2
+
+
+def test_a_read_at_data_dependent_indices_costs_gather_ops():
+    rows, cols = polyimage.Parameter(polyimage.Int, "R"), polyimage.Parameter(polyimage.Int, "C")
+    x, y, v = (polyimage.Variable(polyimage.Int, n) for n in "xyv")
+    img = polyimage.Image(polyimage.UShort, "img", [rows, cols])
+    table = polyimage.Function(
+        ([v], [polyimage.Interval(polyimage.Int, 0, 255)]), polyimage.Float, "table"
+    )
+    table.defn = [v * 0.5]
+    box = [
+        polyimage.Interval(polyimage.Int, 0, rows - 1),
+        polyimage.Interval(polyimage.Int, 0, cols - 1),
+    ]
+    looked = polyimage.Function(([x, y], box), polyimage.Float, "looked")
+    looked.defn = [table(img(x, y) % 256) + 1.0]
+    shifted = polyimage.Function(([x, y], box), polyimage.Float, "shifted")
+    shifted.defn = [table(y % 256) + 1.0]
+    graph = build_graph([looked, shifted])
+    values = resolve_estimates(graph, {"R": 64, "C": 64})[0]
+    ops = {
+        g: CostModel(graph, values, dataclasses.replace(MACHINE, gather_ops=g)) for g in (4.0, 20.0)
+    }
+    assert ops[20.0].ops("looked") - ops[4.0].ops("looked") == pytest.approx(16.0)
+    assert ops[20.0].ops("shifted") == ops[4.0].ops("shifted")  # an affine read is no gather

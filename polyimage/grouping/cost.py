@@ -29,6 +29,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ..algebra.affine import is_affine
 from ..algebra.evaluate import Evaluator, extent, scalar
 from ..dsl import expr as E
 from ..dsl import libm
@@ -143,19 +144,28 @@ class CostModel:
             self._points[name] = math.prod(extent(self.evaluate, iv) for iv in func.intervals)
         return self._points[name]
 
-    def ops(self, name) -> int:
-        """Operations per point: the arithmetic nodes of the definition (at least one), times
-        SCALAR_LOOP for a stage whose loop cannot vectorize (it calls the C library's exp,
-        log, sin, cos or pow, which the vectorizer leaves as scalar calls), times a
-        Reduction's updates per cell."""
+    def ops(self, name) -> float:
+        """Operations per point: the arithmetic nodes of the definition (at least one), a read
+        at data-dependent indices (a gather) as Machine.gather_ops of them, times SCALAR_LOOP
+        for a stage whose loop cannot vectorize (it calls the C library's exp, log, sin, cos
+        or pow, which the vectorizer leaves as scalar calls), times a Reduction's updates per
+        cell."""
         if name not in self._ops:
             nodes = [n for e in definition_exprs(self.graph.stage(name).func) for n in E.walk(e)]
             count = sum(
                 1 for n in nodes if isinstance(n, (E.BinOp, E.Call, E.Select, E.Cast, E.Condition))
             )
+            gathers = sum(
+                1
+                for n in nodes
+                if isinstance(n, E.Reference) and not all(is_affine(a) for a in n.args)
+            )
             scalar = any(isinstance(n, E.Call) and libm.is_libm(n.fn) for n in nodes)
+            gather_ops = self.machine.gather_ops if self.machine is not None else 0
             self._ops[name] = (
-                max(1, count) * (SCALAR_LOOP if scalar else 1) * self.updates_per_point(name)
+                max(1, count + gathers * gather_ops)
+                * (SCALAR_LOOP if scalar else 1)
+                * self.updates_per_point(name)
             )
         return self._ops[name]
 

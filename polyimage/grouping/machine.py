@@ -26,15 +26,27 @@ FALLBACK_VECTOR_BYTES = 32
 # one core's share of memory bandwidth in the time of one arithmetic operation on the machine
 # the default weights were fit on (jit.calibrate measured it there); the cost of an operation
 # is its weight times op_bytes over this
-REFERENCE_OP_BYTES = 0.47
-FIELDS = ("l1_bytes", "l2_bytes", "cores", "llc_bytes", "vector_bytes", "op_bytes")
+REFERENCE_OP_BYTES = 0.36
+# the operations one read at data-dependent indices (a table lookup) costs, as measured there
+REFERENCE_GATHER_OPS = 16.0
+FIELDS = (
+    "l1_bytes",
+    "l2_bytes",
+    "cores",
+    "llc_bytes",
+    "vector_bytes",
+    "op_bytes",
+    "gather_ops",
+)
+NUMBER_FIELDS = ("op_bytes", "gather_ops")
 
 
 @dataclass(frozen=True)
 class Machine:
     """Per-core L1 data and L2 cache sizes in bytes, the number of cores, the size of the
     last-level cache (shared by the cores; what Halide's Mullapudi2016 asks for), the widest
-    vector of the target in bytes, and op_bytes (REFERENCE_OP_BYTES)."""
+    vector of the target in bytes, op_bytes (REFERENCE_OP_BYTES) and gather_ops
+    (REFERENCE_GATHER_OPS)."""
 
     l1_bytes: int
     l2_bytes: int
@@ -42,6 +54,7 @@ class Machine:
     llc_bytes: int = FALLBACK_LLC_BYTES
     vector_bytes: int = FALLBACK_VECTOR_BYTES
     op_bytes: float = REFERENCE_OP_BYTES
+    gather_ops: float = REFERENCE_GATHER_OPS
 
     @property
     def op_scale(self) -> float:
@@ -52,7 +65,7 @@ class Machine:
         return (
             f"L1 {self.l1_bytes // 1024} KiB, L2 {self.l2_bytes // 1024} KiB, LLC "
             f"{self.llc_bytes / 1024**2:g} MiB, {self.cores} cores, {self.vector_bytes}-byte "
-            f"vectors, op cost {self.op_bytes:.3g} B"
+            f"vectors, op cost {self.op_bytes:.3g} B, gather {self.gather_ops:.3g} ops"
         )
 
     @classmethod
@@ -69,14 +82,14 @@ class Machine:
             if field not in FIELDS:
                 raise TypeError(f"Machine has no field {field!r}; fields: {', '.join(FIELDS)}")
             overrides[field] = (
-                _positive_number(value) if field == "op_bytes" else positive(field, value)
+                _positive_number(field, value) if field in NUMBER_FIELDS else positive(field, value)
             )
         return replace(machine, **overrides)
 
 
-def _positive_number(value) -> float:
+def _positive_number(name, value) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0:
-        raise ValueError(f"op_bytes must be a positive number, got {value!r}")
+        raise ValueError(f"{name} must be a positive number, got {value!r}")
     return float(value)
 
 

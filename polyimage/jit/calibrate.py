@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..errors import CompileError
-from ..grouping.machine import REFERENCE_OP_BYTES, cpu_model
+from ..grouping.machine import REFERENCE_GATHER_OPS, REFERENCE_OP_BYTES, cpu_model
 from .cache import fields_digest
 from .toolchain import compiler_command, compiler_fingerprint, target_facts
 
@@ -95,6 +95,8 @@ int main(int argc, char **argv) {
 }
 """
 
+# operations per point of the lookup kernel, its read of the table counted as one
+LOOKUP_OPS = 6
 # a measurement is rounded to quarter octaves of the reference, so that a repeat of it on a
 # noisy machine plans the same
 STEPS_PER_OCTAVE = 4
@@ -105,6 +107,7 @@ class Calibration:
     """The figures measured for one CPU and target, and where they were kept."""
 
     op_bytes: float
+    gather_ops: float
     ops_per_second: float
     stream_bytes_per_second: float
     threads: int
@@ -115,16 +118,29 @@ class Calibration:
     @property
     def model_op_bytes(self) -> float:
         """op_bytes rounded to STEPS_PER_OCTAVE steps per octave of REFERENCE_OP_BYTES."""
-        steps = round(STEPS_PER_OCTAVE * math.log2(self.op_bytes / REFERENCE_OP_BYTES))
-        return REFERENCE_OP_BYTES * 2 ** (steps / STEPS_PER_OCTAVE)
+        return _rounded(self.op_bytes, REFERENCE_OP_BYTES)
+
+    @property
+    def model_gather_ops(self) -> float:
+        """gather_ops rounded likewise around REFERENCE_GATHER_OPS."""
+        return _rounded(self.gather_ops, REFERENCE_GATHER_OPS)
+
+    def machine_fields(self) -> dict:
+        """What the cost model takes from these figures (grouping.Machine fields)."""
+        return {"op_bytes": self.model_op_bytes, "gather_ops": self.model_gather_ops}
 
     def describe(self) -> str:
         return (
             f"op cost measured {self.op_bytes:.3g} B ({self.ops_per_second / 1e9:.1f} G ops/s "
-            f"per core, "
+            f"per core), a gather {self.gather_ops:.3g} ops ("
             f"{self.stream_bytes_per_second / 1e9:.1f} GB/s on {self.threads} threads; "
             f"{self.measured}, {self.path})"
         )
+
+
+def _rounded(value: float, reference: float) -> float:
+    steps = round(STEPS_PER_OCTAVE * math.log2(max(value, 1e-9) / reference))
+    return reference * 2 ** (steps / STEPS_PER_OCTAVE)
 
 
 def calibration_path(options) -> Path:
@@ -155,10 +171,11 @@ def calibrate(options, force: bool = False, seconds: float = 0.05) -> Calibratio
     figures = measure(options, seconds)
     path = calibration_path(options)
     per_core = figures["stream_bytes_per_second"] / max(figures["threads"], 1)
-    rates = figures["ops_per_second"]
-    ops = math.exp(sum(math.log(r) for r in rates) / len(rates))
+    *arithmetic, lookups = figures["ops_per_second"]
+    ops = math.exp(sum(math.log(r) for r in arithmetic) / len(arithmetic))
     calibration = Calibration(
         op_bytes=per_core / ops,
+        gather_ops=max(ops / (lookups / LOOKUP_OPS) - (LOOKUP_OPS - 1), 1.0),
         ops_per_second=ops,
         stream_bytes_per_second=figures["stream_bytes_per_second"],
         threads=figures["threads"],
