@@ -1,5 +1,6 @@
 """`polyimage bench`: every polyimage schedule of each app against NumPy, OpenCV, Halide's
-autoschedulers (when installed) and a plain memory copy, as medians over repeated runs."""
+autoschedulers and hand-written Halide schedules (when installed) and a plain memory copy, as
+medians over repeated runs."""
 
 from __future__ import annotations
 
@@ -25,13 +26,14 @@ from polyimage.jit.calibrate import calibrate, load_calibration
 
 from . import APP_NAMES, app_schedules, default_schedule, load_app
 from .baselines import halide_variants, opencv_variants
+from .baselines.halide_runner import AUTOSCHEDULERS, MANUAL
 from .inputs import bundled
 from .targets import describe, header, parse_machine, target_options
 
 # optional baselines: (name, module to import, the timings it adds)
 OPTIONAL_BASELINES = (
     ("OpenCV", "cv2", "the opencv timings (of unsharp_mask and harris)"),
-    ("Halide", "halide", "the halide:<autoscheduler> timings"),
+    ("Halide", "halide", "the halide:<autoscheduler> and halide:manual timings"),
 )
 INSTALL_HINT = 'pip install "polyimage[bench]" (in a checkout: pip install -e ".[bench]")'
 
@@ -169,7 +171,7 @@ def _preallocated(pipe, threads, arguments: dict) -> tuple:
 def format_table(results: dict, saved=None) -> str:
     """One block per app: median, min, max in ms, minor page faults per call, the ratio to the
     app's best polyimage schedule and, given `saved` (the "apps" of an earlier JSON), the saved
-    median and the ratio to it."""
+    median and the ratio to it; then polyimage:auto against Halide (`halide_line`)."""
     lines = []
     for name, res in results.items():
         timings = res["timings"]
@@ -196,10 +198,32 @@ def format_table(results: dict, saved=None) -> str:
                     else f"{'-':>11}{'-':>10}"
                 )
             lines.append(line)
+        versus = halide_line(timings)
+        if versus:
+            lines.append(versus)
         comp = res["compile"]
         lines.append(f"  compile: {comp['cold']:.2f} s cold, {comp['cached'] * 1e3:.0f} ms cached")
         lines.append("")
     return "\n".join(lines)
+
+
+def halide_line(timings: dict):
+    """polyimage:auto's median over the best of Halide's autoschedulers' and over the
+    hand-written Halide schedule's (halide:manual), or None without those timings."""
+    auto = timings.get("polyimage:auto", {}).get("median")
+    scheduled = {
+        s: timings[f"halide:{s}"]["median"] for s in AUTOSCHEDULERS if f"halide:{s}" in timings
+    }
+    manual = timings.get(f"halide:{MANUAL}", {}).get("median")
+    if not auto or not (scheduled or manual):
+        return None
+    parts = []
+    if scheduled:
+        best = min(scheduled, key=scheduled.get)
+        parts.append(f"{auto / scheduled[best]:.2f}x best Halide autoscheduler ({best})")
+    if manual:
+        parts.append(f"{auto / manual:.2f}x halide:{MANUAL}")
+    return "  polyimage:auto / Halide: " + ", ".join(parts)
 
 
 def _schedule_of_app(variant: str) -> bool:

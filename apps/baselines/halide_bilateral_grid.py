@@ -25,7 +25,7 @@ from the app's division.
 from ..bilateral_grid import PAD, S_SIGMA, Z_BINS
 
 
-def build(hl, inputs, params):
+def build(hl, inputs, params, schedule=None):
     img = hl.Buffer(inputs["img"])
     cols, rows = img.dim(0).extent(), img.dim(1).extent()
     r_sigma = hl.Param(hl.Float(32), "r_sigma", float(params["r_sigma"]))
@@ -88,4 +88,18 @@ def build(hl, inputs, params):
     interpolated[y, x, c] = lerp(plane(0), plane(1), zf)
     filtered[y, x] = interpolated[y, x, 0] / interpolated[y, x, 1]
     filtered.set_estimates([(0, cols), (0, rows)])
+    if schedule is not None:
+        # after Halide's apps/bilateral_grid (CPU), for our blur order (bins, rows, columns):
+        # grid and bin blur per grid row of the row blur, last blur per output row on the stack
+        lanes = schedule.natural_vector_size(hl.Float(32))
+        strip, row = hl.Var("strip"), hl.Var("row")
+        blurx.compute_root().reorder(c, y, z, x).split(x, strip, row, 8).parallel(strip)
+        blurx.vectorize(y, lanes).unroll(c)
+        blurz.store_at(blurx, strip).compute_at(blurx, row).reorder(c, z, y, x)
+        blurz.vectorize(y, lanes).unroll(c)
+        grid.compute_at(blurz, x)
+        grid.update().reorder(r.z, r.x, r.y, y, x).unroll(r.z)
+        blury.compute_at(filtered, x).store_in(hl.MemoryType.Stack).reorder(c, y, x, z)
+        blury.reorder_storage(c, z, y, x).vectorize(y, lanes).unroll(c)
+        filtered.compute_root().parallel(x, 8).vectorize(y, lanes)
     return [filtered], [hl.Buffer(hl.Float(32), [cols, rows])]

@@ -15,7 +15,7 @@ pixel [col, row, c] is the app's point (c, row + 8, col + 8). The curve's lookup
 from ..camera_pipe import BORDER, LUT_SIZE
 
 
-def build(hl, inputs, params):
+def build(hl, inputs, params, schedule=None):
     img = hl.Buffer(inputs["img"])
     m3200, m7000 = hl.Buffer(inputs["matrix_3200"]), hl.Buffer(inputs["matrix_7000"])
     cols, rows = img.dim(0).extent() - 2 * BORDER, img.dim(1).extent() - 2 * BORDER
@@ -146,4 +146,24 @@ def build(hl, inputs, params):
     index = hl.clamp(hl.cast(i32, corrected[y + BORDER, x + BORDER, c]), 0, LUT_SIZE - 1)
     processed[y, x, c] = curve[index]
     processed.set_estimates([(0, cols), (0, rows), (0, 3)])
+    if schedule is not None:
+        # after Halide's apps/camera_pipe (CPU), our output as its curved stage (no sharpening):
+        # parallel 32-row strips of 2-row tiles, stencils slid per row pair, colours per tile
+        lanes = 2 * schedule.natural_vector_size(hl.UInt(16))
+        strip, pair, tile, col, row = (hl.Var(n) for n in ("strip", "pair", "tile", "col", "row"))
+        processed.tile(y, x, tile, pair, col, row, lanes, 2).reorder(c, col, row, tile, pair)
+        processed.bound(c, 0, 3).split(pair, strip, pair, 16).parallel(strip)
+        processed.vectorize(col).unroll(row).unroll(c)
+        denoised.store_at(processed, strip).compute_at(processed, pair)
+        denoised.tile(y, x, y, x, col, row, lanes, 2).vectorize(col).unroll(row)
+        deinterleaved.store_at(processed, strip).compute_at(processed, pair)
+        deinterleaved.reorder(c, y, x).vectorize(y, lanes).unroll(c)
+        for f in (g_r, g_b):
+            f.store_at(processed, strip).compute_at(processed, pair).vectorize(y, lanes)
+        g_b.compute_with(g_r, y)
+        corrected.compute_at(processed, tile).reorder(c, y, x).vectorize(y).unroll(c)
+        for f in (red, green, blue):
+            f.compute_at(processed, tile).vectorize(y)
+        matrix.compute_root()
+        curve.compute_root()
     return [processed], [hl.Buffer(hl.UInt(8), [cols, rows, 3])]

@@ -13,7 +13,7 @@ schedule computes and throws away.
 from ..harris import BORDER, BOX, DERIVATIVE, K
 
 
-def build(hl, inputs, params):
+def build(hl, inputs, params, schedule=None):
     buffer = hl.Buffer(inputs["img"])
     cols, rows = buffer.dim(0).extent() - 2 * BORDER, buffer.dim(1).extent() - 2 * BORDER
     # The outputs read only the buffer, but a schedule may compute a producer beyond what they
@@ -56,4 +56,12 @@ def build(hl, inputs, params):
     trace[y, x] = Sxx[y, x] + Syy[y, x]
     harris[y, x] = det[y, x] - hl.f32(K) * trace[y, x] * trace[y, x]
     harris.set_estimates([(0, cols), (0, rows)])
+    if schedule is not None:
+        # after Halide's apps/harris (CPU): parallel 32-row strips; Ix, Iy slid per row, fused
+        lanes = schedule.natural_vector_size(hl.Float(32))
+        strip, row = hl.Var("strip"), hl.Var("row")
+        harris.split(x, strip, row, 32).parallel(strip).vectorize(y, lanes)
+        for f in (Ix, Iy):
+            f.store_at(harris, strip).compute_at(harris, row).vectorize(y, lanes)
+        Ix.compute_with(Iy, y)
     return [harris], [hl.Buffer(hl.Float(32), [cols, rows])]

@@ -13,7 +13,7 @@ app's names: x the row, y the column (innermost), k the intensity level (outermo
 from ..local_laplacian import EPS, GRAY_WEIGHTS, J, K
 
 
-def build(hl, inputs, params):
+def build(hl, inputs, params, schedule=None):
     img = hl.Buffer(inputs["img"])
     rows, cols = inputs["img"].shape[1:]
     f32 = hl.f32
@@ -32,10 +32,13 @@ def build(hl, inputs, params):
         else:
             f[y, x] = value
 
+    first_pass = {}  # (name, j) -> the x pass of that downsampling, for the schedule
+
     def downsample(f, j, lead, name):
         """Level j from level j-1 with the [1 3 3 1]/8 kernel, x then y, clamped at the edges."""
         rlast, clast = rmax[j - 1], cmax[j - 1]
         downx, downy = hl.Func(f"{name}_downx{j}"), hl.Func(f"{name}{j}")
+        first_pass[name, j] = downx
         define(
             downx,
             lead,
@@ -136,4 +139,25 @@ def build(hl, inputs, params):
         f32(1.0),
     )
     colour.set_estimates([(0, cols), (0, rows), (0, 3)])
+    if schedule is not None:
+        # after Halide's apps/local_laplacian (CPU): levels 1-4 whole in strips, coarser whole,
+        # output levels 0-4 slid along the output's parallel 64-row strips
+        lanes = schedule.natural_vector_size(hl.Float(32))
+        strip = hl.Var("strip")
+        remap.compute_root()
+        colour.reorder(c, y, x).split(x, strip, x, 64).parallel(strip).vectorize(y, lanes)
+        gray.compute_root().parallel(x, 32).vectorize(y, lanes)
+        for j in range(1, min(J, 5)):
+            in_pyramid[j].compute_root().parallel(x, 32).vectorize(y, lanes)
+            g_pyramid[j].compute_root().reorder_storage(y, k, x).reorder(k, x)
+            g_pyramid[j].split(x, strip, x, 8).parallel(strip).vectorize(y, lanes)
+            out_g_pyramid[j].store_at(colour, strip).compute_at(colour, x)
+            out_g_pyramid[j].vectorize(y, lanes)
+        level0 = g_pyramid[0].clone_in(first_pass["gpyr", 1])  # the copy level 1 reads
+        level0.store_at(g_pyramid[1], strip).compute_at(g_pyramid[1], x).vectorize(y, lanes)
+        out_g_pyramid[0].compute_at(colour, x).hoist_storage(colour, strip).vectorize(y, lanes)
+        for j in range(5, J):
+            in_pyramid[j].compute_root()
+            g_pyramid[j].compute_root().parallel(k)
+            out_g_pyramid[j].compute_root()
     return [colour], [hl.Buffer(hl.Float(32), [cols, rows, 3])]

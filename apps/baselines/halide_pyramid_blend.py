@@ -19,7 +19,7 @@ def _buffer(hl, array):
     return hl.Buffer(np.require(array, requirements=["C", "W"]))
 
 
-def build(hl, inputs, params):
+def build(hl, inputs, params, schedule=None):
     img1, img2 = _buffer(hl, inputs["img1"]), _buffer(hl, inputs["img2"])
     mask = _buffer(hl, inputs["mask"])
     rows, cols = inputs["img1"].shape[1:]
@@ -107,10 +107,23 @@ def build(hl, inputs, params):
 
     # 4. Collapse: upsample from the coarsest level and add the blended Laplacian level
     out = blended[top]
+    collapsed = []  # Col_{top-1} .. Col_1, then the output
     for l in range(top - 1, -1, -1):
         colx = up_x(out, l, "coll")
         col = hl.Func("blend" if l == 0 else f"Col_{l}")
         col[y, x, c] = up_y_expr(colx, l) + blended[l][y, x, c]
         out = col
+        collapsed.append(col)
     out.set_estimates([(0, cols), (0, rows), (0, 3)])
+    if schedule is not None:
+        # no Halide app: after apps/local_laplacian's pyramids (CPU): Gaussian levels whole in
+        # 8-row strips, collapse levels slid along the output's parallel 64-row strips
+        lanes = schedule.natural_vector_size(hl.Float(32))
+        strip, row = hl.Var("strip"), hl.Var("row")
+        for level in gauss1[1:] + gauss2[1:] + gmask[1:]:
+            level.compute_root().split(x, strip, row, 8).parallel(strip).vectorize(y, lanes)
+        blended[top].compute_root().parallel(x, 8).vectorize(y, lanes)
+        out.reorder(c, y, x).split(x, strip, x, 64).parallel(strip).vectorize(y, lanes)
+        for level in collapsed[:-1]:
+            level.store_at(out, strip).compute_at(out, x).vectorize(y, lanes)
     return [out], [hl.Buffer(hl.Float(32), [cols, rows, 3])]

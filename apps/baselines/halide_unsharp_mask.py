@@ -3,7 +3,7 @@
 from ..unsharp_mask import BORDER, KERNEL
 
 
-def build(hl, inputs, params):
+def build(hl, inputs, params, schedule=None):
     img = hl.Buffer(inputs["img"])
     cols, rows = img.dim(0).extent() - 2 * BORDER, img.dim(1).extent() - 2 * BORDER
     weight, threshold = hl.f32(params["weight"]), hl.f32(params["threshold"])
@@ -19,4 +19,12 @@ def build(hl, inputs, params):
     sharpen[y, x, c] = inner * (1 + weight) - blury[y, x, c] * weight
     mask[y, x, c] = hl.select(hl.abs(inner - blury[y, x, c]) < threshold, inner, sharpen[y, x, c])
     mask.set_estimates([(0, cols), (0, rows), (0, 3)])
+    if schedule is not None:
+        # after Halide's apps/unsharp (CPU): parallel 32-row strips, row blur slid, other per row
+        lanes = schedule.natural_vector_size(hl.Float(32))
+        strip, row = hl.Var("strip"), hl.Var("row")
+        mask.split(x, strip, row, 32).reorder(y, c, row, strip).parallel(strip)
+        mask.vectorize(y, lanes)
+        blurx.store_at(mask, strip).compute_at(mask, row).vectorize(y, lanes)
+        blury.store_at(mask, strip).compute_at(mask, row).vectorize(y, lanes)
     return [mask], [hl.Buffer(hl.Float(32), [cols, rows, 3])]
