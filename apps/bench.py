@@ -60,20 +60,38 @@ def missing_baselines(importable=_importable) -> list:
 def measure(fn, runs: int) -> dict:
     """Median, min and max wall time in seconds of `runs` calls after one warm-up call, and the
     minor page faults per call (memory the call maps afresh)."""
-    fn()
-    times = []
-    faults = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-    for _ in range(max(runs, 1)):
-        start = time.perf_counter()
+    return measure_interleaved({"": fn}, runs)[""]
+
+
+def measure_interleaved(calls: dict, runs: int, report=None) -> dict:
+    """measure() of every function in `calls` ({label: fn}), each warmed up once, then timed
+    in rounds of one call each, the order rotated every round, so that a noisy moment of a
+    shared machine falls on every variant alike rather than on one. `report(text)` hears of
+    each round."""
+    for fn in calls.values():
         fn()
-        times.append(time.perf_counter() - start)
-    faults = (resource.getrusage(resource.RUSAGE_SELF).ru_minflt - faults) / max(runs, 1)
+    labels = list(calls)
+    times = {label: [] for label in labels}
+    faults = dict.fromkeys(labels, 0)
+    for round_number in range(max(runs, 1)):
+        if report is not None:
+            report(f"round {round_number + 1} of {max(runs, 1)}")
+        shift = round_number % len(labels)
+        for label in labels[shift:] + labels[:shift]:
+            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+            start = time.perf_counter()
+            calls[label]()
+            times[label].append(time.perf_counter() - start)
+            faults[label] += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
     return {
-        "median": statistics.median(times),
-        "min": min(times),
-        "max": max(times),
-        "runs": times,
-        "faults": faults,
+        label: {
+            "median": statistics.median(times[label]),
+            "min": min(times[label]),
+            "max": max(times[label]),
+            "runs": times[label],
+            "faults": faults[label] / max(runs, 1),
+        }
+        for label in labels
     }
 
 
@@ -147,10 +165,8 @@ def bench_app(
     )
     results = result if isinstance(result, tuple) else (result,)
     variants["copy floor"] = copy_floor(inputs, results, threads)
-    timings = {}
-    for variant, fn in variants.items():
-        report(f"  {name}: timing {variant} ...")
-        timings[variant] = measure(fn, runs)
+    report(f"  {name}: timing {len(variants)} variants, interleaved ...")
+    timings = measure_interleaved(variants, runs, lambda text: report(f"  {name}: {text}"))
     variants["copy floor"].close()
     return {
         "size": {k: int(v) for k, v in dims.items()},

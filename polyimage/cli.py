@@ -139,8 +139,9 @@ def _parser() -> argparse.ArgumentParser:
     bench = commands.add_parser(
         "bench",
         help="time the apps against NumPy, OpenCV, Halide",
-        description="Time every schedule of the apps against their NumPy references, OpenCV "
-        "and Halide's autoschedulers, and a memory copy. OpenCV and Halide are optional; "
+        description="Time every schedule of the apps against their NumPy references, OpenCV, "
+        "Halide's autoschedulers and hand-written Halide schedules (halide:manual), and a "
+        "memory copy. OpenCV and Halide are optional; "
         "without them their timings are left out (a note says so). Install them with "
         'pip install "polyimage[bench]", or pip install -e ".[bench]" in a checkout.',
     )

@@ -9,7 +9,7 @@ import pytest
 
 from polyimage.apps import APP_NAMES
 from polyimage.apps.baselines.halide_runner import halide_version
-from polyimage.apps.bench import copy_floor, format_table, load_saved, measure
+from polyimage.apps.bench import copy_floor, format_table, load_saved, measure, measure_interleaved
 from polyimage.errors import ArgumentError
 from polyimage.grouping.machine import Machine
 
@@ -38,6 +38,20 @@ def test_measure_counts_page_faults_of_fresh_memory():
     reused_buffer = np.empty(size, np.uint8)
     reused = measure(lambda: reused_buffer.fill(1), 3)
     assert fresh["faults"] > reused["faults"]
+
+
+def test_variants_are_timed_in_rotating_rounds():
+    """Each round calls every variant once, each variant first in turn: a slow moment of the
+    machine falls on all of them, not on the one being timed then."""
+    order = []
+    calls = {label: (lambda label=label: order.append(label)) for label in "abc"}
+    timings = measure_interleaved(calls, runs=3)
+    assert order[:3] == ["a", "b", "c"]  # warm-up
+    assert order[3:] == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
+    assert set(timings) == set("abc")
+    assert all(
+        len(t["runs"]) == 3 and t["min"] <= t["median"] <= t["max"] for t in timings.values()
+    )
 
 
 def _result(median):
