@@ -26,7 +26,7 @@ FALLBACK_VECTOR_BYTES = 32
 # one core's share of memory bandwidth in the time of one arithmetic operation on the machine
 # the default weights were fit on (jit.calibrate measured it there); the cost of an operation
 # is its weight times op_bytes over this
-REFERENCE_OP_BYTES = 0.36
+REFERENCE_OP_BYTES = 0.40
 # the operations one read at data-dependent indices (a table lookup) costs, as measured there
 REFERENCE_GATHER_OPS = 16.0
 FIELDS = (
