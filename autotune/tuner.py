@@ -74,10 +74,12 @@ class Clock:
 
 
 def machine_key(machine: Machine) -> str:
-    """The processor and the cache sizes the model plans for (measurements are per machine)."""
+    """The processor, the cache sizes the model plans for and the target's vector width
+    (measurements are per machine and target)."""
     return (
         f"{cpu_model()}; L1 {machine.l1_bytes}, L2 {machine.l2_bytes}, "
-        f"LLC {machine.llc_bytes} bytes; {machine.cores} cores"
+        f"LLC {machine.llc_bytes} bytes; {machine.cores} cores; {machine.vector_bytes}-byte "
+        f"vectors"
     )
 
 
@@ -244,9 +246,11 @@ def tune(
     samples=DEFAULT_SAMPLES,
     store=None,
     report=print,
+    march=None,
 ) -> dict:
     """Tune the weights on this machine (see the module docstring); returns what the weights
-    file holds. Checks every argument before measuring anything."""
+    file holds. `march`: the CPU to build for, as compile's (default: POLYIMAGE_MARCH, else
+    native). Checks every argument before measuring anything."""
     clock = Clock(parse_budget(budget))
     if size not in SIZES:
         raise TuneError(f"--size must be one of {', '.join(SIZES)}, got {size!r}")
@@ -255,6 +259,8 @@ def tune(
     if random_count < 0 or runs < 1 or samples < 0:
         raise TuneError("--random and --samples must be >= 0, --runs >= 1")
     options = Options.from_env()
+    if march is not None:
+        options = options.for_march(march)
     out = Path(out or options.weights_file)
     check_writable(out, "weights file")
     store_path = Path(store) if store else out.with_name(out.stem + ".measurements.jsonl")

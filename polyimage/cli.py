@@ -9,7 +9,7 @@ polyimage cache info|clear                                    the build cache: w
                                                               entries and size; empty it
 polyimage calibrate [--target avx2] [--force]                measure what an operation costs on
                                                               this CPU (kept; the model reads it)
-polyimage tune [APP ...] [--size S] [--budget 20m] [--resume] fit the cost weights to this
+polyimage tune [APP ...] [--size S] [--budget 20m] [--target T] fit the cost weights to this
                                                               machine (polyimage.autotune)
 polyimage --version
 """
@@ -257,6 +257,12 @@ def _tune_parser(commands) -> None:
     tune.add_argument("--budget", default="20m", help="time to spend: 90s, 20m, 1h (default 20m)")
     tune.add_argument("--threads", type=int, default=None, help="default: every core")
     tune.add_argument(
+        "--target",
+        choices=("native", "avx2"),
+        default=None,
+        help="the CPU to build for, as for bench (default: POLYIMAGE_MARCH, else native)",
+    )
+    tune.add_argument(
         "--out", metavar="FILE", help="the weights file (default: where compile reads it)"
     )
     tune.add_argument(
@@ -393,6 +399,7 @@ def main(argv=None) -> int:
 
             print(calibrate(target_options(args.target, {}), force=args.force).describe())
         elif args.command == "tune":
+            from polyimage.apps.targets import TARGETS
             from polyimage.autotune.tuner import tune
 
             tune(
@@ -409,6 +416,7 @@ def main(argv=None) -> int:
                 samples=args.samples,
                 store=args.store,
                 report=lambda text: print(text, flush=True),
+                march=TARGETS[args.target][0] if args.target else None,
             )
         else:
             from polyimage.apps.runner import draw_graph

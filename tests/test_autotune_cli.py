@@ -2,6 +2,7 @@
 measures nothing again, and mistakes are one-line errors that lose no measurement."""
 
 import json
+import platform
 import sys
 
 import pytest
@@ -61,6 +62,20 @@ def test_tune_writes_the_weights_file_compile_reads_and_resume_measures_nothing(
     assert "0 schedules measured in this run" in printed
     assert _lines(store) == measured
     assert json.loads(out.read_text())["weights"] == data["weights"]
+
+
+@pytest.mark.skipif(platform.machine() not in ("x86_64", "AMD64"), reason="an x86-64 target")
+def test_tune_for_another_target_records_it_and_measures_apart(private_cache, capsys):
+    out = private_cache / "avx2.json"
+    arguments = ["tune", "harris", "--size", "small", "--budget", "30s", "--runs", "3"]
+    assert main(arguments + ["--samples", "0", "--target", "avx2", "--out", str(out)]) == 0
+    data = json.loads(out.read_text())
+    assert data["target"] == {"cpu": cpu_model(), "march": "x86-64-v3"}
+    assert data["machine"]["vector_bytes"] == 32
+    stored = [json.loads(line) for line in _lines(private_cache / "avx2.measurements.jsonl")]
+    assert stored and all("32-byte vectors" in m["machine"] for m in stored)
+    assert main(["tune", "harris", "--target", "sse9"]) == 2
+    assert "--target" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize(
