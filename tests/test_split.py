@@ -156,3 +156,20 @@ def test_lifted_selects_match_interpreter(schedule):
         expected = polyimage.interpret([out], img=image)
         for threads in (1, 2):
             assert_same(pipe(img=image, threads=threads), expected, f"{rows}x{cols}")
+
+
+def test_a_lifted_select_in_an_index_keeps_the_index_clamped():
+    """`img(x, Select(c == 0, y, y + 1))` reads a clamped, non-affine index; lifted, the arm
+    `y + 1` is affine, and reads one column past the image unless it keeps its clamp."""
+    c = Variable(Int, "c")
+    box = [Interval(Int, 0, 2), Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]
+    out = Function(([c, x, y], box), Float, "out")
+    out.defn = [img(x, E.Select(c == 0, y, y + 1)) * 2.0]
+    rng = np.random.default_rng(5)
+    for check in (False, True):
+        pipe = polyimage.compile([out], schedule="naive", check=check)
+        assert "pim_case" in pipe.c_source
+        for rows, cols in [(1, 1), (5, 7), (3, 33)]:
+            image = rng.random((rows, cols), dtype=np.float32)
+            expected = polyimage.interpret([out], img=image)
+            assert_same(pipe(img=image), expected, f"{rows}x{cols}, check={check}")

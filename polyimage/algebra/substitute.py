@@ -1,5 +1,5 @@
 """Rebuilding expressions with references and variables replaced (inlining, loops over
-residues)."""
+residues, Selects lifted into Cases)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,9 @@ from .affine import is_affine
 
 def substitute(e: E.Expr, refs: dict, variables: dict) -> E.Expr:
     """Rebuild `e` with references rewritten by `refs` (func id -> callable(args) -> Expr)
-    and variables replaced by `variables` (variable id -> Expr)."""
-    if isinstance(e, E.Variable) and id(e) in variables:
+    and variables, or any other nodes, replaced by `variables` (node id -> Expr); indices
+    made affine by the replacement keep a clamp (clamped_indices)."""
+    if id(e) in variables:
         return variables[id(e)]
     children = e.children()
     if not children:

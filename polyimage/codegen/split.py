@@ -21,7 +21,7 @@ from typing import NamedTuple
 
 from ..algebra.affine import is_affine
 from ..algebra.intervals import as_long
-from ..algebra.substitute import rebuild
+from ..algebra.substitute import substitute
 from ..dsl import expr as E
 
 MAX_COEFFICIENT = 1 << 10
@@ -135,24 +135,11 @@ def lifted_cases(cases, v):
         cond, value = lifted[k].cond, lifted[k].value
         chosen = select.cond if cond is None else E.Logic("&&", cond, select.cond)
         lifted[k : k + 1] = [
-            LiftedCase(chosen, _replaced(value, select, select.a)),
-            LiftedCase(cond, _replaced(value, select, select.b)),
+            LiftedCase(chosen, substitute(value, {}, {id(select): select.a})),
+            LiftedCase(cond, substitute(value, {}, {id(select): select.b})),
         ]
     return None if len(lifted) == len(cases) else lifted
 
 
 def _invariant(cond, v) -> bool:
     return not any(node is v or isinstance(node, E.Reference) for node in E.walk(cond))
-
-
-def _replaced(e, old, new):
-    """`e` with the node `old` (by identity) replaced by `new`."""
-    if e is old:
-        return new
-    children = e.children()
-    if not children:
-        return e
-    rebuilt = [_replaced(c, old, new) for c in children]
-    if all(n is c for n, c in zip(rebuilt, children)):
-        return e
-    return E.Reference(e.func, rebuilt) if isinstance(e, E.Reference) else rebuild(e, rebuilt)
