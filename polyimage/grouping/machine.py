@@ -10,6 +10,7 @@ the figures `polyimage calibrate` measured (jit.calibrate), when there are some.
 
 from __future__ import annotations
 
+import functools
 import os
 import platform
 from dataclasses import dataclass, replace
@@ -119,8 +120,10 @@ def available_cores() -> int:
         return os.cpu_count() or 1
 
 
+@functools.lru_cache(maxsize=1)
 def cpu_model() -> str:
-    """The CPU's model name (Linux), else what the platform says."""
+    """The CPU's model name (Linux), else what the platform says; read once per process
+    (every compile asks, and /proc/cpuinfo is long on machines with many cores)."""
     try:
         for line in Path("/proc/cpuinfo").read_text().splitlines():
             if line.startswith("model name"):

@@ -127,9 +127,11 @@ def build(cmodule: CModule, options: Options) -> Kernel:
     (descriptors, working directory) changes."""
     start = time.perf_counter()
     compiler = compiler_command()
-    cflags = tuple(options.cflags) + target_facts(compiler, tuple(options.cflags)).flags
+    given = tuple(options.cflags)
+    cflags = given + target_facts(compiler, given).flags
     flags = cflags + LINK_FLAGS
-    key = cache.cache_key(cmodule.source, compiler, compiler_fingerprint(compiler, cflags), flags)
+    # the target's flags are in `flags`; they change no -march or -mtune the fingerprint reads
+    key = cache.cache_key(cmodule.source, compiler, compiler_fingerprint(compiler, given), flags)
     module_name = f"_pim_{key[:24]}"
     module_file = module_name + _suffix()
     root = Path(options.cache_dir) if options.use_cache else Path(tempfile.mkdtemp())
