@@ -6,12 +6,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
-import subprocess
 
 from polyimage.config import Options, size_in_bytes
 from polyimage.errors import ArgumentError
 from polyimage.grouping.machine import cpu_model
-from polyimage.jit.toolchain import compiler_command
+from polyimage.jit.toolchain import compiler_command, resolved_target
 from polyimage.pipeline import target_machine
 
 # target name -> (gcc -march value, Halide features to drop from the host's JIT target)
@@ -63,23 +62,6 @@ def halide_target(hl, target: str):
     return result
 
 
-def resolved_march(march: str) -> str:
-    """The CPU gcc's `-march=<march>` names (native resolves to the host's), or `march`."""
-    try:
-        done = subprocess.run(
-            compiler_command().split() + [f"-march={march}", "-Q", "--help=target"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return march
-    for line in done.stdout.splitlines():
-        if line.strip().startswith("-march="):
-            return line.split()[-1]
-    return march
-
-
 def describe(target: str, options: Options, threads) -> dict:
     """What a bench run measured on: CPU, target, ISA, caches, vector width and operation cost
     the model used, threads."""
@@ -88,7 +70,9 @@ def describe(target: str, options: Options, threads) -> dict:
         "cpu": cpu_model(),
         "target": target,
         "march": options.march,
-        "isa": resolved_march(options.march),
+        "isa": resolved_target(compiler_command(), tuple(options.cflags)).get(
+            "-march=", options.march
+        ),
         "l1_bytes": machine.l1_bytes,
         "l2_bytes": machine.l2_bytes,
         "llc_bytes": machine.llc_bytes,

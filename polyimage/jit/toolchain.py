@@ -21,22 +21,33 @@ def compiler_command() -> str:
 @functools.lru_cache(maxsize=8)
 def compiler_fingerprint(command: str, flags: tuple) -> str:
     """Version line of the compiler and the target its `-march` flag resolves to."""
-    argv = shlex.split(command)
     try:
         version = subprocess.run(
-            argv + ["--version"], capture_output=True, text=True, timeout=30
+            shlex.split(command) + ["--version"], capture_output=True, text=True, timeout=30
         ).stdout.splitlines()[:1]
+    except (OSError, subprocess.SubprocessError) as exc:
+        raise CompileError(f"cannot run the C compiler {command!r}: {exc}") from exc
+    return " ".join(version + list(resolved_target(command, flags).values()))
+
+
+@functools.lru_cache(maxsize=8)
+def resolved_target(command: str, flags: tuple) -> dict:
+    """{"-march=": cpu, "-mtune=": cpu} as the compiler resolves `flags` (`native`: the
+    host's CPU), from gcc's `-Q --help=target`; {} from a compiler that does not say."""
+    try:
         target = subprocess.run(
-            argv + list(flags) + ["-Q", "--help=target"], capture_output=True, text=True, timeout=30
+            shlex.split(command) + list(flags) + ["-Q", "--help=target"],
+            capture_output=True,
+            text=True,
+            timeout=30,
         ).stdout
     except (OSError, subprocess.SubprocessError) as exc:
         raise CompileError(f"cannot run the C compiler {command!r}: {exc}") from exc
-    arch = [
-        line.split()[-1]
+    return {
+        line.split()[0]: line.split()[-1]
         for line in target.splitlines()
-        if line.strip().startswith(("-march=", "-mtune="))
-    ]
-    return " ".join(version + arch)
+        if line.strip().startswith(("-march=", "-mtune=")) and len(line.split()) > 1
+    }
 
 
 # gcc's tuning for generic x86-64 and early Zen leaves hardware gathers off; a loop that reads a
