@@ -148,3 +148,16 @@ def test_a_read_at_data_dependent_indices_costs_gather_ops():
     }
     assert ops[20.0].ops("looked") - ops[4.0].ops("looked") == pytest.approx(16.0)
     assert ops[20.0].ops("shifted") == ops[4.0].ops("shifted")  # an affine read is no gather
+
+
+def test_threads_calibrating_at_once_leave_one_whole_file(options, monkeypatch):
+    from concurrent.futures import ThreadPoolExecutor
+
+    monkeypatch.setattr(cal, "measure", lambda *args: figures(0.8))
+    with ThreadPoolExecutor(8) as pool:
+        results = list(pool.map(lambda _: cal.calibrate(options, force=True), range(16)))
+    assert all(math.isclose(r.op_bytes, 0.8) for r in results)
+    assert math.isclose(cal.load_calibration(options).op_bytes, 0.8)
+    assert [p.name for p in cal.calibration_path(options).parent.iterdir()] == [
+        cal.calibration_path(options).name
+    ]  # no partial file left

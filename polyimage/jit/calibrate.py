@@ -185,8 +185,10 @@ def calibrate(options, force: bool = False, seconds: float = 0.05) -> Calibratio
     )
     data = {k: v for k, v in calibration.__dict__.items() if k != "path"}
     path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_name(f".{path.name}.{os.getpid()}.partial")
-    partial.write_text(json.dumps(data, indent=1) + "\n")
+    # a name of its own per writer (threads of one process too), then renamed into place
+    handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    with os.fdopen(handle, "w") as fh:
+        fh.write(json.dumps(data, indent=1) + "\n")
     os.replace(partial, path)
     return calibration
 
