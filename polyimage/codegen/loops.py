@@ -87,21 +87,31 @@ class StageStorage:
         self.buffer, self.c_type, self.label = buffer, c_type, label or buffer
         self.lb = [f"{PREFIX}lb_{buffer}_{d}" for d in range(ndim)]
         self.n = [f"{PREFIX}n_{buffer}_{d}" for d in range(ndim)]
+        self.fold = {}
+
+    def names(self) -> list:
+        """The C names of every bound the offsets use (what an outlined nest takes)."""
+        return self.lb + self.n + list(self.fold.values())
 
     def offset(self, indices, narrow=False, check=None) -> str:
         """Row-major element offset of the given index texts (int64, or int32 if `narrow`);
         with `check` (the number of the group computing), each index is checked at run time
-        (codegen.checked)."""
+        (codegen.checked). A folded dimension `d` (`fold[d]` names its extent, a power of two)
+        keeps index modulo that extent: a sliding window's rows reuse the same storage."""
         cast = "(int32_t)" if narrow else ""
 
         def term(d):
-            if check is None:
-                return f"({indices[d]} - {cast}{self.lb[d]})"
-            return checked_index(indices[d], self.lb[d], self.n[d], self.label, d, check)
+            index = indices[d]
+            if check is not None:
+                index = checked_index(index, self.lb[d], self.n[d], self.label, d, check)
+                index = f"({index} + {self.lb[d]})" if d in self.fold else index
+            if d in self.fold:
+                return f"({index} & ({cast}{self.fold[d]} - 1))"
+            return index if check is not None else f"({index} - {cast}{self.lb[d]})"
 
         text = term(0)
         for d in range(1, len(indices)):
-            text = f"({text} * {cast}{self.n[d]} + {term(d)})"
+            text = f"({text} * {cast}{self.fold.get(d, self.n[d])} + {term(d)})"
         return text
 
     def fits_int32(self) -> str:

@@ -68,9 +68,26 @@ class TiledEmitter(LoopEmitter):
             store.lb = [f"{PREFIX}org{index}_{names[func]}_{d}" for d in range(func.ndim)]
             store.n = [f"{PREFIX}ext{index}_{names[func]}_{d}" for d in range(func.ndim)]
             local[name] = self.scratch[name] = store
+        self.folded = self._folded(graph, plan)
+        for name, dim in self.folded.items():
+            self.scratch[name].fold[dim] = f"{PREFIX}fold{index}_{names[graph.stage(name).func]}"
         self.array, self.functions = self.v("rg"), []
         super().__init__(graph, _SymbolNames(self, names), helpers, local, branch_free)
         self.check_group = index if check else None
+
+    @staticmethod
+    def _folded(graph, plan) -> dict:
+        """Scratchpads of a sliding two-level tiling stored folded along the slide dimension
+        (rows modulo a power of two that holds one inner tile's region): a stage's dimension
+        when it has the slide variable and it is not the innermost, contiguous one."""
+        if plan.levels != 2 or plan.slide is None:
+            return {}
+        folded = {}
+        for name in plan.scratch:
+            names = [v.name for v in graph.stage(name).func.variables]
+            if plan.slide[1] in names[:-1]:
+                folded[name] = names.index(plan.slide[1])
+        return folded
 
     def symbol(self, sym) -> str:
         """The C name of a region bound (copied from the region function's array), or None
@@ -247,6 +264,8 @@ class TiledEmitter(LoopEmitter):
         """Serial pass over the tiles: the largest region of every scratch member."""
         for name in self.scratch:
             self.emit(f"int64_t {self.v('cap')}_{self._cname(name)} = 0;", 2)
+        for name, dim in self.folded.items():
+            self.emit(f"int64_t {self.scratch[name].fold[dim]} = 1;", 2)
         if not self.scratch:
             return
         self._tile_loops(rank, 2)
@@ -259,23 +278,46 @@ class TiledEmitter(LoopEmitter):
         )
         self._regions(depth + 1)
         for name in self.scratch:
+            symbols = self.plan.regions[name].symbols
             volume = " * ".join(
                 f"{PREFIX}extent({self.names[lo]}, {self.names[hi]})"
-                for lo, hi in self.plan.regions[name].symbols
+                for d, (lo, hi) in enumerate(symbols)
+                if d != self.folded.get(name)
             )
             cap = f"{self.v('cap')}_{self._cname(name)}"
             self.emit(
-                f"{{ const int64_t {PREFIX}vol = {volume}; if ({PREFIX}vol > {cap}) "
+                f"{{ const int64_t {PREFIX}vol = {volume or 1}; if ({PREFIX}vol > {cap}) "
                 f"{cap} = {PREFIX}vol; }}",
                 depth + 1,
             )
+        if self.folded:
+            self._fold_sizes(rank, depth + 1)
         self.emit("}", depth)
+        for name in self.folded:
+            cname = self._cname(name)
+            self.emit(
+                f"{self.v('cap')}_{cname} *= {self.scratch[name].fold[self.folded[name]]};", 2
+            )
+
+    def _fold_sizes(self, rank: int, depth: int):
+        """Within the sizing pass's outer tile: the fold of every folded scratchpad, the power
+        of two covering its region along the slide dimension in every inner tile."""
+        body = self._inner_loops(rank, depth, level=None)
+        self.array = self.v("rgi")
+        self._regions(body)
+        self.array = self.v("rg")
+        for name, dim in self.folded.items():
+            lo, hi = self.plan.regions[name].symbols[dim]
+            fold = self.scratch[name].fold[dim]
+            self.emit(
+                f"while ({fold} < {PREFIX}extent({self.names[lo]}, {self.names[hi]})) {fold} *= 2;",
+                body,
+            )
+        self.emit("}", body - 1)
 
     def _inner_tiles(self, rank: int, depth: int):
         """Sequential inner tiles of a two-level tiling, the slide dimension innermost."""
         plan = self.plan
-        outer, inner = plan.tile_sizes
-        slide = plan.slide[0]
         ndim = max(self.graph.stage(n).func.ndim for n in plan.members)
         for n in range(len(plan.nests)):
             self.emit(
@@ -283,6 +325,19 @@ class TiledEmitter(LoopEmitter):
                 f"{self.v('thi')}_{n}[{ndim}];",
                 depth,
             )
+        body = self._inner_loops(rank, depth, level=2)
+        self.array = self.v("rgi")
+        self._regions(body)
+        self._nests(body, tracked=True)
+        self.array = self.v("rg")
+        self.emit("}", body - 1)
+
+    def _inner_loops(self, rank: int, depth: int, level) -> int:
+        """Opens the loops over an outer tile's inner tiles (the slide dimension innermost)
+        and the block of one, with its bounds; returns the block's depth."""
+        plan = self.plan
+        outer, inner = plan.tile_sizes
+        slide = plan.slide[0]
         for d in range(rank):
             self.emit(
                 f"const int64_t {self.v('l2lo')}_{d} = {self.names[plan.tile_lo[d]]}, "
@@ -308,13 +363,9 @@ class TiledEmitter(LoopEmitter):
                 for d in range(rank)
             ],
             body,
-            level=2,
+            level=level,
         )
-        self.array = self.v("rgi")
-        self._regions(body)
-        self._nests(body, tracked=True)
-        self.array = self.v("rg")
-        self.emit("}", body - 1)
+        return body
 
     def _nests(self, depth: int, tracked: bool):
         for n, nest in enumerate(self.plan.nests):
@@ -328,7 +379,12 @@ class TiledEmitter(LoopEmitter):
                 bounds = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[head]]
             dim = self._slide_dim(funcs[0]) if tracked and nest.scratch else None
             if dim is not None:
-                self._track(n, bounds, dim, depth)
+                folds = [
+                    self.scratch[name].fold[self.folded[name]]
+                    for name in nest.stages
+                    if name in self.folded
+                ]
+                self._track(n, bounds, dim, depth, folds)
                 bounds = list(bounds)
                 bounds[dim] = (f"{self.v('from')}_{n}", bounds[dim][1])
             self._outlined(n, funcs, nest, bounds, depth)
@@ -356,8 +412,8 @@ class TiledEmitter(LoopEmitter):
         for buffer, (store, writes) in sorted(self.touched.items()):
             params.append(f"{'' if writes else 'const '}{store.c_type} *restrict {buffer}")
             values.append(buffer)
-            params += [f"int64_t {text}" for text in store.lb + store.n]
-            values += store.lb + store.n
+            params += [f"int64_t {text}" for text in store.names()]
+            values += store.names()
         for p in self.graph.parameters:
             params.append(f"{p.typ.c_name} {self.names[p]}")
             values.append(self.names[p])
@@ -378,9 +434,10 @@ class TiledEmitter(LoopEmitter):
         names = [v.name for v in func.variables]
         return names.index(self.plan.slide[1]) if self.plan.slide[1] in names else None
 
-    def _track(self, n: int, bounds, dim: int, depth: int):
+    def _track(self, n: int, bounds, dim: int, depth: int, folds):
         """Start of the slide dimension: after what the previous inner tile computed when it
-        covered the same range in every other dimension and reaches this one."""
+        covered the same range in every other dimension and reaches this one (and, for folded
+        scratchpads, when every row it reuses is still held in each of `folds`)."""
         trk, tlo, thi = (f"{self.v(x)}_{n}" for x in ("trk", "tlo", "thi"))
         start = f"{self.v('from')}_{n}"
         self.emit(f"int64_t {start} = {bounds[dim][0]};", depth)
@@ -391,7 +448,10 @@ class TiledEmitter(LoopEmitter):
             if d != dim
         ]
         lo, hi = bounds[dim]
-        reach = " && ".join([trk] + same + [f"{lo} >= {tlo}[{dim}]", f"{lo} <= {thi}[{dim}] + 1"])
+        held = [f"{thi}[{dim}] - {lo} < {fold}" for fold in folds]
+        reach = " && ".join(
+            [trk] + same + [f"{lo} >= {tlo}[{dim}]", f"{lo} <= {thi}[{dim}] + 1"] + held
+        )
         self.emit(f"if ({nonempty}) {{", depth)
         self.emit(
             f"if ({reach}) {{ {start} = {thi}[{dim}] + 1; "
