@@ -108,7 +108,7 @@ def test_report_lists_stages_domains_and_inlining():
 def test_report_cli(capsys):
     assert main(["report", "harris"]) == 0
     out = capsys.readouterr().out
-    assert "harris: 11 stages as written, 5 after inlining" in out
+    assert "harris: 11 stages as written, 3 after inlining" in out
     assert main(["report", "harris", "--no-inline"]) == 0
     assert "11 stages as written, 11 after inlining" in capsys.readouterr().out
 
@@ -117,7 +117,7 @@ def test_graph_colours_the_groups_of_a_schedule(tmp_path):
     target = tmp_path / "groups.dot"
     assert main(["graph", "harris", "-o", str(target), "--schedule", "greedy"]) == 0
     text = target.read_text()
-    assert text.count("fillcolor") == 5  # the 5 stages after inlining, in one group
+    assert text.count("fillcolor") == 3  # the 3 stages after inlining, in one group
     assert (
         len(set(line.split("fillcolor=")[1] for line in text.splitlines() if "fillcolor" in line))
         == 1
@@ -131,5 +131,5 @@ def test_grouping_table_lists_states_and_times():
     header, units, row = text.splitlines()
     assert "limit 2" in header and "limit 4" in header
     cells = row.split()
-    assert cells[:4] == ["harris", "11", "5", "2"]
+    assert cells[:4] == ["harris", "11", "3", "1"]
     assert cells[4:].count("/") == 4

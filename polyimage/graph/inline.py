@@ -1,10 +1,11 @@
 """Expression inlining (TOPLAS 2020, Algorithm 3): StageGraph -> StageGraph.
 
-A producer is substituted into its consumers when (i) its only consumer is pointwise, (ii) it is
-pointwise itself, or (iii) the references to it never overlap (each of its points is read once),
-so inlining adds no redundant work beyond recomputing pointwise expressions. Every reference to
-it must also tell consumer points apart (each consumer variable appears as `a*v + b` in some
-index): a small table read at fixed indices by every pixel stays a stage. Live-outs, inputs,
+A producer is substituted into its consumers when (i) its only consumer reads it pointwise (at
+the consumer's own point), (ii) it is pointwise itself, or (iii) the references to it never
+overlap (each of its points is read once), so inlining adds no redundant work beyond
+recomputing pointwise expressions. Every reference to it must also tell consumer points apart
+(each consumer variable appears as `a*v + b` in some index): a small table read at fixed indices
+by every pixel stays a stage. Live-outs, inputs,
 Reductions, scans and producers read through clamped (non-affine) indices are never inlined;
 a scan's reads of itself stay reads (of its copy when it changes). The user's Function objects
 are left untouched: changed stages are copies.
@@ -61,7 +62,9 @@ def _next_candidate(graph, analyze):
             continue
         if is_pointwise(func):
             return stage.name, "pointwise producer"
-        if len(stage.consumers) == 1 and is_pointwise(graph.stage(stage.consumers[0]).func):
+        if len(stage.consumers) == 1 and _reads_in_place(
+            refs, graph.stage(stage.consumers[0]).func
+        ):
             return stage.name, "pointwise consumer"
         if _non_overlapping(analyze(graph, stage.consumers), stage.name):
             return stage.name, "non-overlapping reads"
@@ -76,6 +79,15 @@ def _one_to_one(ref, consumer) -> bool:
     found = {id(f[0]) for f in forms if f is not None and isinstance(f[0], E.Variable)}
     own = consumer.reduction_variables if isinstance(consumer, Reduction) else consumer.variables
     return all(id(v) in found for v in own)
+
+
+def _reads_in_place(refs, consumer) -> bool:
+    """Every reference in `refs` reads at the consumer's own point (each index one of its
+    variables), whatever else the consumer reads: inlining then recomputes nothing."""
+    if isinstance(consumer, (Image, Reduction)):
+        return False
+    own = {id(v) for v in consumer.variables}
+    return all(isinstance(a, E.Variable) and id(a) in own for r in refs for a in r.args)
 
 
 def _references(func) -> list:
