@@ -43,6 +43,8 @@ WHOLE_EXTENT = 4
 # a point of a loop the compiler cannot vectorize costs about a vector's lanes of points
 SCALAR_LOOP = 8
 L2_BYTE = 0.1
+# how many inner tiles a sliding outer tile holds along its slide dimension
+SLIDE_FACTORS = (2, 4, 8, 16)
 
 
 @dataclass(frozen=True)
@@ -219,6 +221,9 @@ class CostModel:
             result = self._combine(plan, measured, tiles)
             if best is None or result.cost < best.cost:
                 best = result
+        sliding = self._sliding(plan, candidates, measures, bounds, probe["halo"])
+        if sliding is not None and sliding.cost < best.cost:
+            best = sliding
         if self.multilevel and len(sizes) > 1:
             l2_measured = measures[candidates.index(l2_tiles)]
             two = self._two_levels(plan, l2_tiles, l2_measured, sizes, probe["halo"])
@@ -228,6 +233,43 @@ class CostModel:
             alone = self.untiled(stages[0])
             if alone < best.cost:
                 return GroupCost(alone, (), CostTerms(untiled="no tiling is cheaper"))
+        return best
+
+    def _sliding(self, plan, candidates, measures, bounds, halo):
+        """The cheapest sliding two-level tiling: a single-level candidate becomes the inner
+        tile of an outer tile SLIDE_FACTORS times as long along a dimension with a halo (not
+        the innermost). Inner tiles walk it in order and compute only what the previous ones
+        did not, into scratchpads folded to about one inner tile's rows, so the outer tile
+        recomputes one halo where its inner tiles alone would recompute one each, with the
+        inner tile's working set. None when no dimension slides (a few channels do not)."""
+        pairs = []
+        for dim in (d for d, h in enumerate(halo[:-1]) if h > 0):
+            lb, ub = bounds[dim]
+            if ub - lb + 1 <= WHOLE_EXTENT:
+                continue  # channels: an inner tile's regions span them all the same
+            for tiles, measured in zip(candidates, measures):
+                for factor in SLIDE_FACTORS:
+                    if tiles[dim] * factor > ub - lb + 1 + tiles[dim]:
+                        break
+                    outer = list(tiles)
+                    outer[dim] = tiles[dim] * factor
+                    # the code slides along the first dimension where inner tiles are smaller
+                    outer = one_tile_when_whole(bounds, tuple(outer))
+                    if all(o == t for o, t in zip(outer[:dim], tiles[:dim])):
+                        pairs.append((outer, tiles, measured["scratch_bytes"]))
+        if not pairs:
+            return None
+        best = None
+        for (outer, inner, resident), measured in zip(
+            pairs, self.measure(plan, [outer for outer, _, _ in pairs])
+        ):
+            result = self._combine(plan, measured, outer, resident=resident)
+            if best is None or result.cost < best.cost:
+                best = GroupCost(
+                    result.cost,
+                    (tuple(outer), tuple(inner)),
+                    dataclasses.replace(result.terms, inner_tile=tuple(inner)),
+                )
         return best
 
     def _two_levels(self, plan, l2_tiles, l2_measured, sizes, halo):
