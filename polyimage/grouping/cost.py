@@ -215,15 +215,20 @@ class CostModel:
                 if tiles not in candidates:
                     candidates.append(tiles)
         l2_tiles = fitted  # Algorithm 2's tiles for the last budget, all of L2
-        measures = self.measure(plan, candidates)
+        slides = sliding_tiles(candidates, bounds, probe["halo"])
+        measures = self.measure(plan, candidates + [outer for outer, _ in slides])
         best = None
         for tiles, measured in zip(candidates, measures):
             result = self._combine(plan, measured, tiles)
             if best is None or result.cost < best.cost:
                 best = result
-        sliding = self._sliding(plan, candidates, measures, bounds, probe["halo"])
-        if sliding is not None and sliding.cost < best.cost:
-            best = sliding
+        by_tiles = dict(zip(candidates, measures))
+        for (outer, inner), measured in zip(slides, measures[len(candidates) :]):
+            resident = by_tiles[inner]["scratch_bytes"]
+            result = self._combine(plan, measured, outer, resident=resident)
+            if result.cost < best.cost:
+                terms = dataclasses.replace(result.terms, inner_tile=inner)
+                best = GroupCost(result.cost, (outer, inner), terms)
         if self.multilevel and len(sizes) > 1:
             l2_measured = measures[candidates.index(l2_tiles)]
             two = self._two_levels(plan, l2_tiles, l2_measured, sizes, probe["halo"])
@@ -233,43 +238,6 @@ class CostModel:
             alone = self.untiled(stages[0])
             if alone < best.cost:
                 return GroupCost(alone, (), CostTerms(untiled="no tiling is cheaper"))
-        return best
-
-    def _sliding(self, plan, candidates, measures, bounds, halo):
-        """The cheapest sliding two-level tiling: a single-level candidate becomes the inner
-        tile of an outer tile SLIDE_FACTORS times as long along a dimension with a halo (not
-        the innermost). Inner tiles walk it in order and compute only what the previous ones
-        did not, into scratchpads folded to about one inner tile's rows, so the outer tile
-        recomputes one halo where its inner tiles alone would recompute one each, with the
-        inner tile's working set. None when no dimension slides (a few channels do not)."""
-        pairs = []
-        for dim in (d for d, h in enumerate(halo[:-1]) if h > 0):
-            lb, ub = bounds[dim]
-            if ub - lb + 1 <= WHOLE_EXTENT:
-                continue  # channels: an inner tile's regions span them all the same
-            for tiles, measured in zip(candidates, measures):
-                for factor in SLIDE_FACTORS:
-                    if tiles[dim] * factor > ub - lb + 1 + tiles[dim]:
-                        break
-                    outer = list(tiles)
-                    outer[dim] = tiles[dim] * factor
-                    # the code slides along the first dimension where inner tiles are smaller
-                    outer = one_tile_when_whole(bounds, tuple(outer))
-                    if all(o == t for o, t in zip(outer[:dim], tiles[:dim])):
-                        pairs.append((outer, tiles, measured["scratch_bytes"]))
-        if not pairs:
-            return None
-        best = None
-        for (outer, inner, resident), measured in zip(
-            pairs, self.measure(plan, [outer for outer, _, _ in pairs])
-        ):
-            result = self._combine(plan, measured, outer, resident=resident)
-            if best is None or result.cost < best.cost:
-                best = GroupCost(
-                    result.cost,
-                    (tuple(outer), tuple(inner)),
-                    dataclasses.replace(result.terms, inner_tile=tuple(inner)),
-                )
         return best
 
     def _two_levels(self, plan, l2_tiles, l2_measured, sizes, halo):
@@ -431,6 +399,31 @@ class CostModel:
             + weights.row_start * rows
         )
         return time / self.machine.cores
+
+
+def sliding_tiles(candidates, bounds, halo) -> list:
+    """(outer, inner) tile sizes of sliding two-level tilings: each candidate becomes the inner
+    tile of an outer tile SLIDE_FACTORS times as long along a dimension with a halo (not the
+    innermost, not a few channels, whose regions an inner tile spans all the same). Inner tiles
+    walk the outer one in order and compute only what the previous ones did not, into
+    scratchpads folded to about one inner tile's rows: the outer tile recomputes one halo where
+    its inner tiles alone would recompute one each, with the inner tile's working set."""
+    slides = []
+    for dim in (d for d, h in enumerate(halo[:-1]) if h > 0):
+        lb, ub = bounds[dim]
+        if ub - lb + 1 <= WHOLE_EXTENT:
+            continue
+        for inner in candidates:
+            for factor in SLIDE_FACTORS:
+                if inner[dim] * factor > ub - lb + 1 + inner[dim]:
+                    break
+                outer = list(inner)
+                outer[dim] = inner[dim] * factor
+                outer = one_tile_when_whole(bounds, tuple(outer))
+                # the code slides along the first dimension where inner tiles are smaller
+                if outer[:dim] == inner[:dim]:
+                    slides.append((outer, tuple(inner)))
+    return slides
 
 
 def tile_count(bounds, tiles) -> int:
