@@ -80,3 +80,59 @@ def test_regions_print_as_c_free_of_tile_loops():
     high = CExprPrinter(names, None, helpers)(regions["down"].bounds[0][1])
     assert "up_lo0" in low and "R" in high, "read from up's bounds, clipped to down's domain"
     assert ("min", "int64_t") in helpers and ("max", "int64_t") in helpers
+
+
+def _symbolic_and_numeric(graph, params, groups, rng):
+    """(symbolic, numeric) regions of every tileable group in `groups` for a few random tiles:
+    the symbolic plan's regions evaluated, and NumericRegions composing per-stage reads."""
+    from polyimage.algebra.evaluate import Evaluator
+    from polyimage.schedule.regions import NumericRegions
+    from polyimage.schedule.tiling import UntiledGroup, tiling_plan
+
+    numeric, evaluate = NumericRegions(graph, params), Evaluator({}, {}, params)
+    for group in groups:
+        plan = tiling_plan(graph, group, params)
+        if isinstance(plan, UntiledGroup):
+            continue
+        rank = len(plan.tile_lo)
+        sizes = rng.choice([1, 3, 8, 32, 100], size=(6, rank))
+        lows = rng.integers(-2, 40, size=(6, rank)) * sizes
+        first = rng.integers(0, 3, size=(6, rank)) * sizes
+        points = np.concatenate([lows, lows + sizes - 1, first], axis=1)
+        columns = dict(zip(plan.tile_lo + plan.tile_hi + plan.first, points.T))
+        boxes = {
+            name: [
+                tuple(np.broadcast_to(evaluate(e, columns, 6), (6,)) for e in pair) for pair in box
+            ]
+            for name, box in plan.owned.items()
+        }
+        yield (
+            group,
+            plan.regions.evaluate(points, params),
+            numeric.evaluate_group(plan.members, boxes, 6),
+        )
+
+
+@pytest.mark.parametrize("name", ["harris", "camera_pipe", "bilateral_grid", "interpolate"])
+def test_numeric_regions_equal_the_symbolic_ones(name):
+    """The cost model's regions (NumericRegions) are the code generator's, evaluated: for
+    runs of consecutive stages of the apps, reductions and up- and down-sampling included."""
+    import polyimage
+    from polyimage.apps import load_app
+    from polyimage.pipeline import resolve_estimates
+
+    app = load_app(name)
+    outputs, _ = app.build()
+    graph = polyimage.compile(outputs, schedule="naive").stage_graph
+    params = resolve_estimates(graph, app.SMALL_SIZE)[0]
+    names = [s.name for s in graph.computed]
+    groups = [tuple(names[i : i + k]) for k in (1, 2, 4, 7) for i in range(0, len(names), k)]
+    rng = np.random.default_rng(len(name))
+    compared = 0
+    for group, symbolic, numeric in _symbolic_and_numeric(graph, params, groups, rng):
+        assert set(symbolic) == set(numeric), group
+        for stage, (lows, highs) in symbolic.items():
+            np.testing.assert_array_equal(numeric[stage][0], lows, err_msg=f"{group} {stage}")
+            np.testing.assert_array_equal(numeric[stage][1], highs, err_msg=f"{group} {stage}")
+        compared += 1
+    assert compared >= 3

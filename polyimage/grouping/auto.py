@@ -9,7 +9,7 @@ import time
 from dataclasses import dataclass
 
 from ..schedule.plan import GroupSchedule, Schedule
-from ..schedule.tiling import with_tiles
+from ..schedule.tiling import tiling_plan, with_tiles
 from .cost import CostModel, Weights
 from .dp import FusionDag, GroupingStats, incremental_grouping
 from .greedy import greedy_cost_schedule
@@ -94,5 +94,5 @@ def auto_schedule(
         chosen, stats.greedy_cheaper = merged, True
     stats.seconds = time.perf_counter() - start
     schedule = Schedule(tuple(GroupSchedule(g, costs[g].levels) for g in chosen))
-    plans = tuple(with_tiles(model.plan(g), costs[g].levels) for g in chosen)
+    plans = tuple(with_tiles(tiling_plan(graph, g, params), costs[g].levels) for g in chosen)
     return AutoResult(schedule, plans, tuple(costs[g] for g in chosen), stats)

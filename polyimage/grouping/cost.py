@@ -13,8 +13,9 @@ gets min(extent, innermost), the others sizes in proportion to their reuse (how 
 beyond the tile along them); full-width strips (every column, as many rows as fill the budget,
 one along the outer dimensions) compete with them, and every run of an innermost loop adds
 `row_start` bytes to the tile time, so short rows pay for restarting the prefetcher.
-Regions are those the code generator uses (poly/regions.py),
-evaluated for one tile in the middle of the image at the estimates.
+Regions are those the code generator uses, composed numerically from each stage's reads
+(schedule.regions.NumericRegions: no symbolic regions are built for the groups the search
+prices), for one tile in the middle of the image at the estimates.
 With `multilevel` (Algorithm 4), a two-level candidate competes too: outer tiles of the L2
 size walked by inner tiles that fit L1; scratch bytes that stay in cache only beyond L1 then
 cost L2_BYTE of a memory byte, so inner tiles in L1 can pay for their bookkeeping.
@@ -35,6 +36,7 @@ from ..dsl import expr as E
 from ..dsl import libm
 from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs
+from ..schedule.regions import NumericRegions
 from ..schedule.tiling import UntiledGroup, tiling_plan
 
 DEFAULT_INNERMOST = 256
@@ -123,6 +125,7 @@ class CostModel:
         self.weights, self.innermost, self.multilevel = weights, innermost, multilevel
         self.evaluate = Evaluator({}, {}, params)
         self._points, self._ops, self._plans, self._volumes = {}, {}, {}, {}
+        self._regions = NumericRegions(graph, params)
         self._bounds = {}
 
     def reweighted(self, weights) -> "CostModel":
@@ -136,7 +139,7 @@ class CostModel:
         """The tile-size-free plan of a group (schedule.tiling.tiling_plan), made once."""
         key = tuple(stages)
         if key not in self._plans:
-            self._plans[key] = tiling_plan(self.graph, key, self.params)
+            self._plans[key] = tiling_plan(self.graph, key, self.params, outline=True)
         return self._plans[key]
 
     def points(self, name) -> int:
@@ -295,16 +298,18 @@ class CostModel:
             np.int64,
         )
         points = np.concatenate([lows, lows + tiles - 1, lows], axis=1)
-        regions = plan.regions.evaluate(points, self.params)
-        columns = {v: points[:, k] for k, v in enumerate(plan.regions.tile_vars)}
-        owned = {}
+        tile_vars = plan.tile_lo + plan.tile_hi + plan.first
+        columns = {v: points[:, k] for k, v in enumerate(tile_vars)}
+        boxes, owned = {}, {}
         for name, box in plan.owned.items():
-            n = np.ones(n_cand, np.int64)
-            for lo, hi in box:
-                a = np.broadcast_to(evaluate(lo, columns, n_cand), (n_cand,))
-                b = np.broadcast_to(evaluate(hi, columns, n_cand), (n_cand,))
-                n = n * np.maximum(b.astype(np.int64) - a + 1, 0)
-            owned[name] = n
+            boxes[name] = [
+                tuple(np.broadcast_to(evaluate(e, columns, n_cand), (n_cand,)) for e in pair)
+                for pair in box
+            ]
+            owned[name] = np.prod(
+                [np.maximum(b.astype(np.int64) - a + 1, 0) for a, b in boxes[name]], axis=0
+            )
+        regions = self._regions.evaluate_group(plan.members, boxes, n_cand)
         volume = {n: np.prod(np.maximum(hi - lo + 1, 0), axis=1) for n, (lo, hi) in regions.items()}
         itemsize = {n: self.itemsize(n) for n in regions}
         full = {n: self.points(n) for n in plan.members}
@@ -451,10 +456,11 @@ def group_cost(
 
 def redundant_fraction(graph, stages, params, tiles):
     """The share of recomputed points of `stages` at tile sizes `tiles` (None: untileable)."""
-    plan = tiling_plan(graph, stages, params)
+    model = CostModel(graph, params, None)
+    plan = model.plan(tuple(stages))
     if isinstance(plan, UntiledGroup):
         return None
-    measured = CostModel(graph, params, None).measure(plan, [tuple(tiles)])[0]
+    measured = model.measure(plan, [tuple(tiles)])[0]
     return measured["redundant"] / max(measured["computed"], 1)
 
 

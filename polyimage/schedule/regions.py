@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..algebra.evaluate import Evaluator
+from ..algebra.evaluate import Evaluator, scalar
 from ..algebra.intervals import as_long, index_interval
 from ..algebra.simplify import expr_key, simplify
 from ..dsl import expr as E
@@ -100,18 +100,103 @@ def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
         region = _clip(name, _reduction_cells(func, _union(pending.pop(name))), func)
         key = tuple(expr_key(e) for bound in region.bounds for e in bound)
         region = regions[name] = Region(region.bounds, same.setdefault(key, region.symbols))
-        boxes = {}
-        for ref, env, empty in _reads(func, region):
-            intervals = ref.func.intervals
-            box = [index_interval(a, env, intervals[d]) for d, a in enumerate(ref.args)]
-            key = (ref.func.name, None if empty is None else expr_key(empty))
-            boxes.setdefault(key, (ref.func, empty, []))[2].append(box)
-        for (producer, _), (ref_func, empty, read) in boxes.items():
-            box = _unless_empty(_union(read), empty, ref_func.intervals)
+        for producer, box in read_boxes(func, region.symbols):
             pending.setdefault(producer, []).append(box)
     for name in sorted(pending, key=order.index):
         regions[name] = _clip(name, _union(pending[name]), graph.stage(name).func)
     return Regions(tuple(tile_vars), regions)
+
+
+def read_boxes(func, symbols) -> list:
+    """(producer, box) of what `func` reads over the region whose bounds are `symbols`: one
+    box per producer and emptiness condition, in terms of those symbols and the parameters."""
+    boxes = {}
+    for ref, env, empty in _reads(func, Region(None, symbols)):
+        intervals = ref.func.intervals
+        box = [index_interval(a, env, intervals[d]) for d, a in enumerate(ref.args)]
+        key = (ref.func.name, None if empty is None else expr_key(empty))
+        boxes.setdefault(key, (ref.func, empty, []))[2].append(box)
+    return [
+        (producer, _unless_empty(_union(read), empty, ref_func.intervals))
+        for (producer, _), (ref_func, empty, read) in boxes.items()
+    ]
+
+
+class NumericRegions:
+    """Regions of groups evaluated with NumPy for many tiles at once, without building their
+    symbolic bounds: what each stage reads is derived once per stage (`read_boxes` over
+    symbols of its own), and a group's regions compose those boxes numerically, consumers
+    first, as `infer_group_regions` composes them symbolically. The cost model's regions."""
+
+    def __init__(self, graph, params):
+        self.graph, self.params = graph, params
+        self.evaluate = Evaluator({}, {}, params)
+        self._reads, self._domains = {}, {}
+
+    def _stage(self, name):
+        if name not in self._reads:
+            func = self.graph.stage(name).func
+            symbols = _symbols(name, func.ndim)
+            self._reads[name] = (func, symbols, read_boxes(func, symbols))
+            self._domains[name] = [
+                (scalar(self.evaluate, as_long(iv.lb)), scalar(self.evaluate, as_long(iv.ub)))
+                for iv in func.intervals
+            ]
+        return self._reads[name]
+
+    def evaluate_group(self, members, liveout_boxes, n) -> dict:
+        """{stage: (lows, highs)} arrays of shape (n, ndim) for the members and the stages
+        they read, given {live-out: [(low array, high array) per dimension]} for n tiles."""
+        order = {s.name: k for k, s in enumerate(self.graph.stages)}
+        pending = {name: [box] for name, box in liveout_boxes.items()}
+        result = {}
+        for name in sorted(members, key=order.get, reverse=True):
+            if name not in pending:
+                continue
+            func, symbols, reads = self._stage(name)
+            box = self._cells(func, self._union(pending.pop(name), n))
+            lows, highs = self._clipped(name, box, n)
+            result[name] = (lows, highs)
+            points = {}
+            for d, (lo_sym, hi_sym) in enumerate(symbols):
+                points[lo_sym], points[hi_sym] = lows[:, d], highs[:, d]
+            for producer, read in reads:
+                pending.setdefault(producer, []).append(
+                    [
+                        (
+                            np.broadcast_to(self.evaluate(lo, points, n), (n,)),
+                            np.broadcast_to(self.evaluate(hi, points, n), (n,)),
+                        )
+                        for lo, hi in read
+                    ]
+                )
+        for name in sorted(pending, key=order.get):
+            self._stage(name)
+            result[name] = self._clipped(name, self._union(pending[name], n), n)
+        return result
+
+    @staticmethod
+    def _union(boxes, n) -> list:
+        return [
+            (
+                np.minimum.reduce([np.broadcast_to(b[d][0], (n,)) for b in boxes]),
+                np.maximum.reduce([np.broadcast_to(b[d][1], (n,)) for b in boxes]),
+            )
+            for d in range(len(boxes[0]))
+        ]
+
+    def _cells(self, func, box) -> list:
+        if not isinstance(func, Reduction):
+            return box
+        owned = {o.dim for o in tile_owned(func)}
+        domain = self._domains[func.name]  # the stage's own name: _stage filled it
+        return [pair if d in owned else domain[d] for d, pair in enumerate(box)]
+
+    def _clipped(self, name, box, n) -> tuple:
+        domain = self._domains[name]
+        lows = [np.broadcast_to(np.maximum(lo, lb), (n,)) for (lo, _), (lb, _) in zip(box, domain)]
+        highs = [np.broadcast_to(np.minimum(hi, ub), (n,)) for (_, hi), (_, ub) in zip(box, domain)]
+        return tuple(np.stack(b, axis=1).astype(np.int64) for b in (lows, highs))
 
 
 def _reads(func, region):
@@ -212,8 +297,12 @@ def _clip(name, bounds, func) -> Region:
         (simplify(E.Max(lo, as_long(iv.lb))), simplify(E.Min(hi, as_long(iv.ub))))
         for (lo, hi), iv in zip(bounds, func.intervals)
     )
-    symbols = tuple(
+    return Region(clipped, _symbols(name, func.ndim))
+
+
+def _symbols(name, ndim) -> tuple:
+    """Fresh (low, high) bound symbols of a region of stage `name`."""
+    return tuple(
         (E.Variable(E.Long, f"{name}_lo{d}"), E.Variable(E.Long, f"{name}_hi{d}"))
-        for d in range(func.ndim)
+        for d in range(ndim)
     )
-    return Region(clipped, symbols)

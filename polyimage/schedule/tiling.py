@@ -118,10 +118,12 @@ def _ordered(graph, stages) -> tuple:
     return tuple(sorted(stages, key=order.index))
 
 
-def tiling_plan(graph, stages, params):
+def tiling_plan(graph, stages, params, outline=False):
     """Everything about running `stages` as overlapped tiles that does not depend on the tile
     sizes (a TiledGroup without them), or the UntiledGroup saying why they cannot be tiled.
-    Tile sizes are added by `with_tiles`; the cost model plans each group once this way."""
+    Tile sizes are added by `with_tiles`. With `outline`, the plan lacks the symbolic regions
+    and loop nests that only code generation needs: the cost model plans every group it
+    prices this way, and evaluates regions numerically (regions.NumericRegions)."""
     members = _ordered(graph, stages)
     reason = untileable_reason(graph, members)
     if reason:
@@ -141,9 +143,11 @@ def tiling_plan(graph, stages, params):
             if d is not None:
                 spans.append((name, j, d, p, q))
         owned[name] = _owned_box(func, alignment, tile_lo, tile_hi, first, rank)
-    regions = infer_group_regions(graph, members, owned, tile_lo + tile_hi + first)
     scratch = tuple(
         n for n in members if n not in outs or any(c in members for c in graph.stage(n).consumers)
+    )
+    regions = (
+        None if outline else infer_group_regions(graph, members, owned, tile_lo + tile_hi + first)
     )
     return TiledGroup(
         members,
@@ -157,7 +161,7 @@ def tiling_plan(graph, stages, params):
         tuple(spans),
         owned,
         regions,
-        _nests(graph, members, scratch, regions, owned),
+        () if outline else _nests(graph, members, scratch, regions, owned),
         anchor,
         tuple(v.name for v in anchor_func.variables),
     )
