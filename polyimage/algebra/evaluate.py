@@ -59,6 +59,14 @@ def evaluate_scalar(e: E.Expr, params: dict):
     return Evaluator({}, {}, params)(e, {}, 1).item()
 
 
+def column(value, count: int) -> np.ndarray:
+    """`value` (an array or a scalar) as an array of shape (count,), not copied; a read-only
+    view when broadcast. The common case, already a column, skips NumPy's broadcasting."""
+    if type(value) is np.ndarray and value.shape == (count,):
+        return value
+    return np.broadcast_to(value, (count,))
+
+
 def scalar(evaluate, e) -> int:
     """The integer value of an expression of the parameters only."""
     return int(np.asarray(evaluate(e, {}, 1)).reshape(-1)[0])
@@ -84,7 +92,7 @@ class Evaluator:
 
     def full(self, e: E.Expr, points: dict, count: int) -> np.ndarray:
         """Like calling, but always returns an array of shape (count,)."""
-        return np.broadcast_to(self(e, points, count), (count,))
+        return column(self(e, points, count), count)
 
     def _eval(self, e, points, count):
         method = getattr(self, "_" + type(e).__name__)
@@ -125,7 +133,7 @@ class Evaluator:
         return np.logical_not(self._eval(e.a, points, count))
 
     def _Logic(self, e, points, count):
-        first = np.broadcast_to(self._eval(e.a, points, count), (count,))
+        first = column(self._eval(e.a, points, count), count)
         need = first if e.op == "&&" else ~first
         result = first.copy()
         if need.any():
@@ -133,7 +141,7 @@ class Evaluator:
         return result
 
     def _Select(self, e, points, count):
-        mask = np.broadcast_to(self._eval(e.cond, points, count), (count,))
+        mask = column(self._eval(e.cond, points, count), count)
         out = np.empty(count, e.typ.dtype)
         for branch, chosen in ((e.a, mask), (e.b, ~mask)):
             if chosen.any():
@@ -150,7 +158,7 @@ class Evaluator:
         shape = self.arrays[ref.func.name].shape
         result = []
         for dim, arg in enumerate(ref.args):
-            idx = np.broadcast_to(self._eval(arg, points, count), (count,))
+            idx = column(self._eval(arg, points, count), count)
             if idx.dtype == np.uint64:
                 idx = np.minimum(idx, np.uint64(np.iinfo(np.int64).max))
             idx = idx.astype(np.int64)

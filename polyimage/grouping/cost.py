@@ -31,7 +31,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..algebra.affine import is_affine
-from ..algebra.evaluate import Evaluator, extent, scalar
+from ..algebra.evaluate import Evaluator, column, extent, scalar
 from ..dsl import expr as E
 from ..dsl import libm
 from ..dsl.constructs import Reduction
@@ -303,8 +303,7 @@ class CostModel:
         boxes, owned = {}, {}
         for name, box in plan.owned.items():
             boxes[name] = [
-                tuple(np.broadcast_to(evaluate(e, columns, n_cand), (n_cand,)) for e in pair)
-                for pair in box
+                tuple(column(evaluate(e, columns, n_cand), n_cand) for e in pair) for pair in box
             ]
             owned[name] = np.prod(
                 [np.maximum(b.astype(np.int64) - a + 1, 0) for a, b in boxes[name]], axis=0

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..algebra.evaluate import Evaluator, scalar
+from ..algebra.evaluate import Evaluator, column, scalar
 from ..algebra.intervals import as_long, index_interval
 from ..algebra.simplify import expr_key, simplify
 from ..dsl import expr as E
@@ -60,8 +60,8 @@ class Regions:
         for name, region in self.by_stage.items():
             lows, highs = [], []
             for (lo, hi), (lo_sym, hi_sym) in zip(region.bounds, region.symbols):
-                lows.append(np.broadcast_to(evaluate(lo, points, n), (n,)).astype(np.int64))
-                highs.append(np.broadcast_to(evaluate(hi, points, n), (n,)).astype(np.int64))
+                lows.append(column(evaluate(lo, points, n), n).astype(np.int64))
+                highs.append(column(evaluate(hi, points, n), n).astype(np.int64))
                 points[lo_sym], points[hi_sym] = lows[-1], highs[-1]
             result[name] = (np.stack(lows, axis=1), np.stack(highs, axis=1))
         return result
@@ -100,16 +100,18 @@ def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
         region = _clip(name, _reduction_cells(func, _union(pending.pop(name))), func)
         key = tuple(expr_key(e) for bound in region.bounds for e in bound)
         region = regions[name] = Region(region.bounds, same.setdefault(key, region.symbols))
-        for producer, box in read_boxes(func, region.symbols):
-            pending.setdefault(producer, []).append(box)
+        for producer, box, empty, intervals in read_boxes(func, region.symbols):
+            pending.setdefault(producer, []).append(_unless_empty(box, empty, intervals))
     for name in sorted(pending, key=order.index):
         regions[name] = _clip(name, _union(pending[name]), graph.stage(name).func)
     return Regions(tuple(tile_vars), regions)
 
 
 def read_boxes(func, symbols) -> list:
-    """(producer, box) of what `func` reads over the region whose bounds are `symbols`: one
-    box per producer and emptiness condition, in terms of those symbols and the parameters."""
+    """(producer, box, emptiness, the producer's intervals) of what `func` reads over the
+    region whose bounds are `symbols`: one box per producer and emptiness condition (None or
+    a condition under which the box reads nothing, see _unless_empty), in terms of those
+    symbols and the parameters."""
     boxes = {}
     for ref, env, empty in _reads(func, Region(None, symbols)):
         intervals = ref.func.intervals
@@ -117,7 +119,7 @@ def read_boxes(func, symbols) -> list:
         key = (ref.func.name, None if empty is None else expr_key(empty))
         boxes.setdefault(key, (ref.func, empty, []))[2].append(box)
     return [
-        (producer, _unless_empty(_union(read), empty, ref_func.intervals))
+        (producer, _union(read), empty, ref_func.intervals)
         for (producer, _), (ref_func, empty, read) in boxes.items()
     ]
 
@@ -138,11 +140,16 @@ class NumericRegions:
             func = self.graph.stage(name).func
             symbols = _symbols(name, func.ndim)
             self._reads[name] = (func, symbols, read_boxes(func, symbols))
+        return self._reads[name]
+
+    def _domain(self, name) -> list:
+        """(lb, ub) of every dimension of the stage's domain at the parameters."""
+        if name not in self._domains:
             self._domains[name] = [
                 (scalar(self.evaluate, as_long(iv.lb)), scalar(self.evaluate, as_long(iv.ub)))
-                for iv in func.intervals
+                for iv in self.graph.stage(name).func.intervals
             ]
-        return self._reads[name]
+        return self._domains[name]
 
     def evaluate_group(self, members, liveout_boxes, n) -> dict:
         """{stage: (lows, highs)} arrays of shape (n, ndim) for the members and the stages
@@ -160,18 +167,22 @@ class NumericRegions:
             points = {}
             for d, (lo_sym, hi_sym) in enumerate(symbols):
                 points[lo_sym], points[hi_sym] = lows[:, d], highs[:, d]
-            for producer, read in reads:
-                pending.setdefault(producer, []).append(
-                    [
-                        (
-                            np.broadcast_to(self.evaluate(lo, points, n), (n,)),
-                            np.broadcast_to(self.evaluate(hi, points, n), (n,)),
-                        )
-                        for lo, hi in read
+            for producer, read, empty, _ in reads:
+                box = [
+                    (
+                        column(self.evaluate(lo, points, n), n),
+                        column(self.evaluate(hi, points, n), n),
+                    )
+                    for lo, hi in read
+                ]
+                if empty is not None:
+                    empty = column(self.evaluate(empty, points, n), n)
+                    box = [
+                        (np.where(empty, ub + 1, lo), np.where(empty, lb - 1, hi))
+                        for (lo, hi), (lb, ub) in zip(box, self._domain(producer))
                     ]
-                )
+                pending.setdefault(producer, []).append(box)
         for name in sorted(pending, key=order.get):
-            self._stage(name)
             result[name] = self._clipped(name, self._union(pending[name], n), n)
         return result
 
@@ -179,8 +190,8 @@ class NumericRegions:
     def _union(boxes, n) -> list:
         return [
             (
-                np.minimum.reduce([np.broadcast_to(b[d][0], (n,)) for b in boxes]),
-                np.maximum.reduce([np.broadcast_to(b[d][1], (n,)) for b in boxes]),
+                np.minimum.reduce([column(b[d][0], n) for b in boxes]),
+                np.maximum.reduce([column(b[d][1], n) for b in boxes]),
             )
             for d in range(len(boxes[0]))
         ]
@@ -189,13 +200,13 @@ class NumericRegions:
         if not isinstance(func, Reduction):
             return box
         owned = {o.dim for o in tile_owned(func)}
-        domain = self._domains[func.name]  # the stage's own name: _stage filled it
+        domain = self._domain(func.name)
         return [pair if d in owned else domain[d] for d, pair in enumerate(box)]
 
     def _clipped(self, name, box, n) -> tuple:
-        domain = self._domains[name]
-        lows = [np.broadcast_to(np.maximum(lo, lb), (n,)) for (lo, _), (lb, _) in zip(box, domain)]
-        highs = [np.broadcast_to(np.minimum(hi, ub), (n,)) for (_, hi), (_, ub) in zip(box, domain)]
+        domain = self._domain(name)
+        lows = [column(np.maximum(lo, lb), n) for (lo, _), (lb, _) in zip(box, domain)]
+        highs = [column(np.minimum(hi, ub), n) for (_, hi), (_, ub) in zip(box, domain)]
         return tuple(np.stack(b, axis=1).astype(np.int64) for b in (lows, highs))
 
 
