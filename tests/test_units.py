@@ -201,3 +201,37 @@ def test_processes_build_one_split_pipeline_at_once(tmp_path):
     modules = [e for e in cache.entries(root) if e.kind == cache.MODULE]
     assert len(modules) == 1
     assert [p for p in root.rglob("*") if p.name.startswith((".build-", ".trash-"))] == []
+
+
+def test_large_units_build_with_o2_and_small_ones_with_o3(monkeypatch, tmp_path):
+    """Where the flags ask for -O3, a unit of O2_UNIT_BYTES of C or more builds with -O2 (as
+    fast in the bench, far quicker to compile); the compiler's commands in build.log show
+    which unit got which; flags asking for another level are left alone."""
+    from polyimage.jit import build as build_module
+    from polyimage.jit.build import unit_flags
+
+    flags = ("-O3", "-march=native")
+    assert unit_flags(flags, "x" * 100) == flags
+    assert unit_flags(flags, "x" * build_module.O2_UNIT_BYTES) == flags + ("-O2",)
+    assert unit_flags(("-O3", "-O1"), "x" * build_module.O2_UNIT_BYTES) == ("-O3", "-O1")
+    monkeypatch.setattr(units_module, "UNIT_LINES", 10)
+    out, R, C = _chain()
+    options = Options(cache_dir=tmp_path / "cache")
+    pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
+    sizes = [len(u) for u in pipe.cmodule.units]
+    threshold = sorted(sizes)[len(sizes) // 2]  # about half the units are large
+    monkeypatch.setattr(build_module, "O2_UNIT_BYTES", threshold)
+    pipe = polyimage.compile(
+        [out],
+        schedule="auto",
+        estimates={R: 512, C: 512},
+        options=Options(cache_dir=tmp_path / "b"),
+    )
+    log = (pipe.build_info.path / "build.log").read_text()
+    commands = [line for line in log.splitlines() if " -c " in line]
+    assert len(commands) == len(sizes)
+    large = sum(size >= threshold for size in sizes)
+    assert 0 < large < len(sizes)
+    assert sum(" -O2 " in c for c in commands) == large
+    arr = np.random.default_rng(4).random((45, 38), dtype=np.float32)
+    np.testing.assert_allclose(pipe(img=arr), polyimage.interpret([out], img=arr), rtol=1e-5)
