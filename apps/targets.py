@@ -10,7 +10,7 @@ import os
 from polyimage.config import Options, size_in_bytes
 from polyimage.errors import ArgumentError
 from polyimage.grouping.machine import cpu_model
-from polyimage.jit.toolchain import compiler_command, resolved_target
+from polyimage.jit.toolchain import compiler_command, facts_dir, resolved_target
 from polyimage.pipeline import target_machine
 
 # target name -> (gcc -march value, Halide features to drop from the host's JIT target)
@@ -70,7 +70,7 @@ def describe(target: str, options: Options, threads) -> dict:
         "cpu": cpu_model(),
         "target": target,
         "march": options.march,
-        "isa": resolved_target(compiler_command(), tuple(options.cflags)).get(
+        "isa": resolved_target(compiler_command(), tuple(options.cflags), facts_dir(options)).get(
             "-march=", options.march
         ),
         "l1_bytes": machine.l1_bytes,

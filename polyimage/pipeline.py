@@ -50,7 +50,7 @@ from .grouping.machine import Machine, cpu_model
 from .grouping.weights import foreign_weights, resolve_weights
 from .jit.build import build, evict_over_cap
 from .jit.calibrate import load_calibration
-from .jit.toolchain import compiler_command, target_facts
+from .jit.toolchain import compiler_command, facts_dir, target_facts
 from .poly.analysis import analyze
 from .poly.bounds import branch_free_stages, check_analysis, check_inlined
 from .profile import Profile, profile_run
@@ -114,7 +114,7 @@ def target_machine(options) -> tuple:
     """(Machine, where its operation cost came from) for the host under `options`: the vector
     width of the compiler's target, the figures `polyimage calibrate` kept for this CPU and
     target if any, then the overrides of `options.machine`."""
-    facts = target_facts(compiler_command(), tuple(options.cflags))
+    facts = target_facts(compiler_command(), tuple(options.cflags), facts_dir(options))
     calibration = load_calibration(options)
     measured = calibration.machine_fields() if calibration else {}
     origin = (

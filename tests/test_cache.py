@@ -20,6 +20,7 @@ from helpers import ROOT, child_env
 import polyimage
 from polyimage.config import DEFAULT_CFLAGS, Options
 from polyimage.jit import cache
+from polyimage.jit.toolchain import TOOLCHAIN_DIR
 from polyimage.record import RECORDS
 
 # The same text defines the pipeline here (through exec) and in child processes, so both
@@ -66,26 +67,29 @@ def _entries(root: Path) -> list:
 
 
 def _leftovers(root: Path) -> list:
-    """Anything under the cache root that is not a complete entry or its two-letter folder, or
-    a compile record (polyimage/record.py) or its folder."""
+    """Anything under the cache root that is not a complete entry or its two-letter folder, a
+    compile record (polyimage/record.py) or its folder, or what the compiler said about itself
+    (jit/toolchain.py, complete .json files)."""
     root = Path(root)
     if not root.is_dir():
         return []
     entries = set(_entries(root))
-    records = root / RECORDS
-    stray_records = (
-        [p for p in records.rglob("*") if p.is_file() and p.suffix != ".pickle"]
-        if records.is_dir()
-        else []
-    )
+    records, facts = root / RECORDS, root / TOOLCHAIN_DIR
+    stray = [
+        p
+        for folder, suffix in ((records, ".pickle"), (facts, ".json"))
+        if folder.is_dir()
+        for p in folder.rglob("*")
+        if p.is_file() and p.suffix != suffix
+    ]
     return sorted(
         [
             p
             for p in root.iterdir()
-            if p != records
+            if p not in (records, facts)
             and not (p.is_dir() and len(p.name) == 2 and set(p.iterdir()) <= entries)
         ]
-        + stray_records
+        + stray
     )
 
 

@@ -1,6 +1,7 @@
 """The CPU the C is built for: POLYIMAGE_MARCH and compile(march=...) replace -march=native,
 are part of the cache key, and an AVX2 target (x86-64-v3) builds code without AVX-512."""
 
+import json
 import platform
 import shutil
 import subprocess
@@ -100,3 +101,37 @@ def test_a_lookup_table_read_vectorizes_for_an_avx2_target():
             for m in pipe.build_info.path.glob("*.so")
         )
         assert "vpgatherdd" in listing
+
+
+def test_the_compiler_is_asked_about_itself_once_per_cache(monkeypatch, tmp_path):
+    """What the compiler says about its target is kept beside the cache: a fresh process (the
+    per-process memo cleared) asks it nothing, and a damaged record is asked again and
+    rewritten."""
+    from polyimage.jit import toolchain
+
+    compiler, flags = compiler_command(), ("-O3", "-march=x86-64-v3")
+    toolchain._queried.cache_clear()
+    first = (
+        target_facts(compiler, flags, tmp_path),
+        compiler_fingerprint(compiler, flags, tmp_path),
+    )
+    records = list((tmp_path / toolchain.TOOLCHAIN_DIR).glob("*.json"))
+    assert len(records) == 1
+    toolchain._queried.cache_clear()
+    real_run = subprocess.run
+
+    def no_compiler(*args, **kwargs):
+        raise AssertionError(f"the compiler was run: {args[0]}")
+
+    monkeypatch.setattr(toolchain.subprocess, "run", no_compiler)
+    again = (
+        target_facts(compiler, flags, tmp_path),
+        compiler_fingerprint(compiler, flags, tmp_path),
+    )
+    assert again == first
+    records[0].write_text("{not json")
+    toolchain._queried.cache_clear()
+    monkeypatch.setattr(toolchain.subprocess, "run", real_run)
+    assert target_facts(compiler, flags, tmp_path) == first[0]
+    assert json.loads(records[0].read_text())["vector_bytes"] == first[0].vector_bytes
+    toolchain._queried.cache_clear()

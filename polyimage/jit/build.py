@@ -27,7 +27,7 @@ from ..config import Options
 from ..dsl.types import ALL_TYPES
 from ..errors import CheckError, CompileError
 from . import cache
-from .toolchain import compiler_command, compiler_fingerprint, target_facts
+from .toolchain import compiler_command, compiler_fingerprint, facts_dir, target_facts
 
 log = logging.getLogger("polyimage")
 
@@ -133,11 +133,15 @@ def build(cmodule: CModule, options: Options) -> Kernel:
     start = time.perf_counter()
     compiler = compiler_command()
     given = tuple(options.cflags)
-    cflags = given + target_facts(compiler, given).flags
+    remembered = facts_dir(options)
+    cflags = given + target_facts(compiler, given, remembered).flags
     flags = cflags + LINK_FLAGS
     # the target's flags are in `flags`; they change no -march or -mtune the fingerprint reads
     key = cache.cache_key(
-        cmodule.source, compiler, compiler_fingerprint(compiler, given), flags + (UNIT_POLICY,)
+        cmodule.source,
+        compiler,
+        compiler_fingerprint(compiler, given, remembered),
+        flags + (UNIT_POLICY,),
     )
     module_name = f"_pim_{key[:24]}"
     module_file = module_name + _suffix()

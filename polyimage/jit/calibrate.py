@@ -27,7 +27,7 @@ from pathlib import Path
 from ..errors import CompileError
 from ..grouping.machine import REFERENCE_GATHER_OPS, REFERENCE_OP_BYTES, cpu_model
 from .cache import fields_digest
-from .toolchain import compiler_command, compiler_fingerprint, target_facts
+from .toolchain import compiler_command, compiler_fingerprint, facts_dir, target_facts
 
 MACHINES = ".machines"
 
@@ -147,7 +147,8 @@ def calibration_path(options) -> Path:
     """Where the figures of this CPU under `options`' compiler and flags are kept."""
     compiler = compiler_command()
     flags = tuple(options.cflags)
-    key = fields_digest([cpu_model(), compiler, compiler_fingerprint(compiler, flags), *flags])
+    fingerprint = compiler_fingerprint(compiler, flags, facts_dir(options))
+    key = fields_digest([cpu_model(), compiler, fingerprint, *flags])
     return Path(options.cache_dir) / MACHINES / f"{key[:32]}.json"
 
 
@@ -197,7 +198,7 @@ def measure(options, seconds: float) -> dict:
     """Build and run the kernels with the target's flags; their figures as a dict."""
     compiler = compiler_command()
     flags = tuple(options.cflags)
-    flags += target_facts(compiler, flags).flags
+    flags += target_facts(compiler, flags, facts_dir(options)).flags
     with tempfile.TemporaryDirectory(prefix="polyimage-calibrate-") as folder:
         source, program = Path(folder) / "kernels.c", Path(folder) / "kernels"
         source.write_text(KERNELS_C)

@@ -4,13 +4,21 @@ builds for (vector width, flags for the target)."""
 from __future__ import annotations
 
 import functools
+import json
 import os
 import shlex
+import shutil
 import subprocess
 import sysconfig
+import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 
 from ..errors import CompileError
+from .cache import fields_digest
+
+# beside the compile cache: what the compiler said about itself, per binary and flags
+TOOLCHAIN_DIR = ".toolchain"
 
 
 def compiler_command() -> str:
@@ -18,36 +26,22 @@ def compiler_command() -> str:
     return os.environ.get("CC") or sysconfig.get_config_var("CC") or "cc"
 
 
-@functools.lru_cache(maxsize=8)
-def compiler_fingerprint(command: str, flags: tuple) -> str:
+def facts_dir(options):
+    """Where the compiler's answers about itself are kept under `options`: their cache folder,
+    or None when the cache is off."""
+    return options.cache_dir if options.use_cache else None
+
+
+def compiler_fingerprint(command: str, flags: tuple, cache_dir=None) -> str:
     """Version line of the compiler and the target its `-march` flag resolves to."""
-    try:
-        version = subprocess.run(
-            shlex.split(command) + ["--version"], capture_output=True, text=True, timeout=30
-        ).stdout.splitlines()[:1]
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise CompileError(f"cannot run the C compiler {command!r}: {exc}") from exc
-    return " ".join(version + list(resolved_target(command, flags).values()))
+    facts = _queried(command, tuple(flags), cache_dir and str(cache_dir))
+    return " ".join(facts["version"] + list(facts["target"].values()))
 
 
-@functools.lru_cache(maxsize=8)
-def resolved_target(command: str, flags: tuple) -> dict:
+def resolved_target(command: str, flags: tuple, cache_dir=None) -> dict:
     """{"-march=": cpu, "-mtune=": cpu} as the compiler resolves `flags` (`native`: the
     host's CPU), from gcc's `-Q --help=target`; {} from a compiler that does not say."""
-    try:
-        target = subprocess.run(
-            shlex.split(command) + list(flags) + ["-Q", "--help=target"],
-            capture_output=True,
-            text=True,
-            timeout=30,
-        ).stdout
-    except (OSError, subprocess.SubprocessError) as exc:
-        raise CompileError(f"cannot run the C compiler {command!r}: {exc}") from exc
-    return {
-        line.split()[0]: line.split()[-1]
-        for line in target.splitlines()
-        if line.strip().startswith(("-march=", "-mtune=")) and len(line.split()) > 1
-    }
+    return dict(_queried(command, tuple(flags), cache_dir and str(cache_dir))["target"])
 
 
 # gcc's tuning for generic x86-64 and early Zen leaves hardware gathers off; a loop that reads a
@@ -65,11 +59,57 @@ class TargetFacts:
     flags: tuple
 
 
-@functools.lru_cache(maxsize=8)
-def target_facts(command: str, flags: tuple) -> TargetFacts:
+def target_facts(command: str, flags: tuple, cache_dir=None) -> TargetFacts:
     """TargetFacts of `command` with `flags`, read off its predefined macros."""
+    facts = _queried(command, tuple(flags), cache_dir and str(cache_dir))
+    return TargetFacts(facts["vector_bytes"], tuple(facts["extra_flags"]))
+
+
+@functools.lru_cache(maxsize=16)
+def _queried(command: str, flags: tuple, cache_dir) -> dict:
+    """Everything this module asks the compiler under `flags` (four runs of it, some 30 ms),
+    once per process, and with a `cache_dir` once per compiler binary: kept in
+    <cache_dir>/.toolchain/, keyed by the command, the flags and the binary's path, size and
+    modification time, so a cached compile in a fresh process runs no compiler at all."""
+    path = _facts_path(command, flags, cache_dir)
+    if path is not None:
+        try:
+            return json.loads(path.read_text())
+        except (OSError, ValueError):
+            pass
+    facts = _ask(command, flags)
+    if path is not None:
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with tempfile.NamedTemporaryFile("w", dir=path.parent, delete=False) as tmp:
+                json.dump(facts, tmp)
+            os.replace(tmp.name, path)
+        except OSError:
+            pass  # an unwritable cache only costs the next process the compiler runs
+    return facts
+
+
+def _facts_path(command: str, flags: tuple, cache_dir):
+    if not cache_dir:
+        return None
+    found = shutil.which(shlex.split(command)[0]) if command.strip() else None
+    if found is None:
+        return None
+    binary = os.path.realpath(found)
+    stat = os.stat(binary)
+    key = fields_digest([command, *flags, binary, str(stat.st_size), str(stat.st_mtime_ns)])
+    return Path(cache_dir) / TOOLCHAIN_DIR / f"{key}.json"
+
+
+def _ask(command: str, flags: tuple) -> dict:
     argv = shlex.split(command) + list(flags)
     try:
+        version = subprocess.run(
+            shlex.split(command) + ["--version"], capture_output=True, text=True, timeout=30
+        ).stdout.splitlines()[:1]
+        target = subprocess.run(
+            argv + ["-Q", "--help=target"], capture_output=True, text=True, timeout=30
+        ).stdout
         macros = subprocess.run(
             argv + ["-dM", "-E", "-x", "c", os.devnull], capture_output=True, text=True, timeout=30
         ).stdout
@@ -85,4 +125,13 @@ def target_facts(command: str, flags: tuple) -> TargetFacts:
             timeout=30,
         )
         extra = GATHER_FLAGS if probe.returncode == 0 else ()
-    return TargetFacts(vector_bytes, extra)
+    return {
+        "version": version,
+        "target": {
+            line.split()[0]: line.split()[-1]
+            for line in target.splitlines()
+            if line.strip().startswith(("-march=", "-mtune=")) and len(line.split()) > 1
+        },
+        "vector_bytes": vector_bytes,
+        "extra_flags": list(extra),
+    }
