@@ -42,12 +42,14 @@ def test_measure_counts_page_faults_of_fresh_memory():
 
 def test_variants_are_timed_in_rotating_rounds():
     """Each round calls every variant once, each variant first in turn: a slow moment of the
-    machine falls on all of them, not on the one being timed then."""
+    machine falls on all of them, not on the one being timed then. An untimed round comes
+    first."""
     order = []
     calls = {label: (lambda label=label: order.append(label)) for label in "abc"}
     timings = measure_interleaved(calls, runs=3)
     assert order[:3] == ["a", "b", "c"]  # warm-up
-    assert order[3:] == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
+    assert order[3:6] == ["c", "a", "b"]  # an untimed round, to settle
+    assert order[6:] == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
     assert set(timings) == set("abc")
     assert all(
         len(t["runs"]) == 3 and t["min"] <= t["median"] <= t["max"] for t in timings.values()

@@ -133,7 +133,7 @@ def test_vectorization_report_reads_every_unit(monkeypatch, tmp_path):
     out, R, C = _chain()
     options = Options(cache_dir=tmp_path / "cache")
     pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
-    assert len(pipe.cmodule.units) > 2
+    assert len(pipe.cmodule.units) > 1
     verdicts = vectorization(pipe)
     nested = [v for v in verdicts if v.stages != ("(setup)",)]
     assert {s for v in nested for s in v.stages} >= {f"b{k}" for k in range(6)}
@@ -235,3 +235,33 @@ def test_large_units_build_with_o2_and_small_ones_with_o3(monkeypatch, tmp_path)
     assert sum(" -O2 " in c for c in commands) == large
     arr = np.random.default_rng(4).random((45, 38), dtype=np.float32)
     np.testing.assert_allclose(pipe(img=arr), polyimage.interpret([out], img=arr), rtol=1e-5)
+
+
+def test_a_recompile_builds_only_the_units_whose_code_changed(monkeypatch, tmp_path):
+    """A group's unit holds its own loop nests, whose code does not depend on the tile sizes:
+    retiling one group rebuilds the main unit only, and regrouping the last stages rebuilds
+    their units only; the others' objects come from the cache, and every build gives the
+    oracle's result."""
+    monkeypatch.setattr(units_module, "UNIT_LINES", 10)
+    monkeypatch.setattr(units_module, "GROUP_UNIT_LINES", 5)
+    out, R, C = _chain()
+    options = Options(cache_dir=tmp_path / "cache")
+    arr = np.random.default_rng(5).random((45, 38), dtype=np.float32)
+    want = polyimage.interpret([out], img=arr)
+    groups = ["group 0: b0, b1 [8x16]", "group 1: b2, b3 [8x16]", "group 2: b4, b5 [8x16]"]
+
+    def built(schedule):
+        pipe = polyimage.compile(
+            [out], schedule=schedule, estimates={R: 64, C: 64}, options=options
+        )
+        np.testing.assert_allclose(pipe(img=arr, threads=2), want, rtol=1e-5)
+        units = [u for u in pipe.build_info.units if u.name != "link"]
+        assert len(units) == len(pipe.cmodule.units)
+        return sorted(u.name for u in units if not u.reused)
+
+    assert built("\n".join(groups)) == ["main", "nests 1", "nests 2", "nests 3"]
+    assert built("\n".join(groups[:1] + ["group 1: b2, b3 [4x32]"] + groups[2:])) == ["main"]
+    regrouped = groups[:2] + ["group 2: b4 [8x16]", "group 3: b5 [16x16]"]
+    assert built("\n".join(regrouped)) == ["main", "nests 3", "nests 4"]
+    objects = list((tmp_path / "cache" / "objects").rglob("*.o"))
+    assert len(objects) == 5 and all(o.stat().st_size > 0 for o in objects)

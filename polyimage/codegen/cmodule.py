@@ -142,7 +142,7 @@ def generate_module(
         func = by_name[stage_name]
         body.append(f"    {storage[stage_name].c_type} *restrict {names[func]} = NULL;")
     untiled = LoopEmitter(graph, names, helpers, storage, branch_free, reductions)
-    functions = []
+    functions, owners = [], []
     for i, plan in enumerate(plans):
         for stage_name, (first, _) in lifetimes.items():
             if first == i:
@@ -172,6 +172,7 @@ def generate_module(
             ).code()
             body += timed[0] + code.body + timed[1]
             functions += code.functions
+            owners += [i] * len(code.functions)
     body += [
         f"    {PREFIX}status = 0;",
         f"{PREFIX}fail:",
@@ -180,13 +181,17 @@ def generate_module(
         f"    return {PREFIX}status;",
     ]
 
-    helper_text = "\n".join(helper_source(op, c) for op, c in sorted(helpers))
     workspace = workspace_source(function, len(set(slots.values())), n_scratch)
     prelude = [_PRELUDE] + ([checked.HEADER] if check else [])
     if check:
         workspace += "\n" + checked.state_source(function)
     source, units = layout(
-        "\n".join(prelude + [helper_text, ""]), workspace, functions, [signature, "{", *body, "}"]
+        "\n".join(prelude + [""]),
+        workspace,
+        functions,
+        [signature, "{", *body, "}"],
+        owners,
+        [helper_source(op, c) for op, c in sorted(helpers)],
     )
     return CModule(
         source=source,

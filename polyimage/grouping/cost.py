@@ -408,16 +408,20 @@ class CostModel:
 def sliding_tiles(candidates, bounds, halo) -> list:
     """(outer, inner) tile sizes of sliding two-level tilings: each candidate becomes the inner
     tile of an outer tile SLIDE_FACTORS times as long along a dimension with a halo (not the
-    innermost, not a few channels, whose regions an inner tile spans all the same). Inner tiles
-    walk the outer one in order and compute only what the previous ones did not, into
+    innermost, not a few channels, whose regions an inner tile spans all the same), for the
+    candidates that span the whole innermost dimension (strips). Inner tiles walk the outer one
+    in order and compute only what the previous ones did not, into
     scratchpads folded to about one inner tile's rows: the outer tile recomputes one halo where
     its inner tiles alone would recompute one each, with the inner tile's working set."""
     slides = []
+    lb_last, ub_last = bounds[-1]
     for dim in (d for d, h in enumerate(halo[:-1]) if h > 0):
         lb, ub = bounds[dim]
         if ub - lb + 1 <= WHOLE_EXTENT:
             continue
         for inner in candidates:
+            if inner[-1] <= ub_last - lb_last:
+                continue  # rows of a strip only: narrower tiles measured slower sliding
             for factor in SLIDE_FACTORS:
                 if inner[dim] * factor > ub - lb + 1 + inner[dim]:
                     break

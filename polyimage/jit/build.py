@@ -26,6 +26,7 @@ from ..codegen.units import SOURCE_NAME
 from ..config import Options
 from ..dsl.types import ALL_TYPES
 from ..errors import CheckError, CompileError
+from ..version import __version__
 from . import cache
 from .toolchain import compiler_command, compiler_fingerprint, facts_dir, target_facts
 
@@ -42,6 +43,8 @@ LINK_FLAGS = (
 # time; smaller units keep -O3 (harris runs 7% faster with it, and builds in 0.3 s)
 O2_UNIT_BYTES = 64 * 1024
 UNIT_POLICY = f"-O2 for units of {O2_UNIT_BYTES} bytes or more"
+# compiled units kept by their text, so that a compile which changes other code relinks them
+OBJECTS = "objects"
 _LOAD_LOCK = threading.Lock()
 # after our code in the main unit, cffi's wrappers: messages about them name no line of kernel.c
 _WRAPPERS_LINE = '\n#line 1 "cffi wrappers"\n'
@@ -51,10 +54,15 @@ _C_ARRAY = {t.dtype: f"{t.c_name}[]" for t in ALL_TYPES}
 
 @dataclass(frozen=True)
 class UnitTime:
-    """Seconds the C compiler took on one translation unit ("main", "nests K") or the link."""
+    """Seconds the C compiler took on one translation unit ("main", "nests K") or the link;
+    `reused` when the unit's object came from the object cache instead (0 seconds)."""
 
     name: str
     seconds: float
+    reused: bool = False
+
+    def describe(self) -> str:
+        return f"{self.name} reused" if self.reused else f"{self.name} {self.seconds:.2f} s"
 
 
 @dataclass(frozen=True)
@@ -70,13 +78,15 @@ class BuildInfo:
 
     def describe(self) -> str:
         """Where the module came from and the compiler's seconds per translation unit."""
-        units = ", ".join(f"{u.name} {u.seconds:.2f} s" for u in self.units)
+        units = ", ".join(u.describe() for u in self.units)
         if self.cache_hit:
             return f"loaded from the cache in {self.seconds * 1e3:.1f} ms" + (
                 f"; when built: {units}" if units else ""
             )
-        count = sum(u.name != "link" for u in self.units)
+        count = sum(u.name != "link" and not u.reused for u in self.units)
+        reused = sum(u.reused for u in self.units)
         apart = f", {count} units in parallel" if count > 1 else ""
+        apart += f", {reused} reused" if reused else ""
         return f"built in {self.seconds:.2f} s{apart}: {units}"
 
 
@@ -137,12 +147,8 @@ def build(cmodule: CModule, options: Options) -> Kernel:
     cflags = given + target_facts(compiler, given, remembered).flags
     flags = cflags + LINK_FLAGS
     # the target's flags are in `flags`; they change no -march or -mtune the fingerprint reads
-    key = cache.cache_key(
-        cmodule.source,
-        compiler,
-        compiler_fingerprint(compiler, given, remembered),
-        flags + (UNIT_POLICY,),
-    )
+    fingerprint = compiler_fingerprint(compiler, given, remembered)
+    key = cache.cache_key(cmodule.source, compiler, fingerprint, flags + (UNIT_POLICY,))
     module_name = f"_pim_{key[:24]}"
     module_file = module_name + _suffix()
     root = Path(options.cache_dir) if options.use_cache else Path(tempfile.mkdtemp())
@@ -153,7 +159,9 @@ def build(cmodule: CModule, options: Options) -> Kernel:
         units = _recorded_units(entry) if hit else ()
         if not hit:
             staging = cache.staging_dir(root)
-            units = _compile(cmodule, module_name, staging, compiler, cflags)
+            objects = root / OBJECTS if options.use_cache else None
+            reuse = (objects, fingerprint)
+            units = _compile(cmodule, module_name, staging, compiler, cflags, reuse)
             # loaded before it is installed, so that no other process can evict it first
             try:
                 module = _load(module_name, staging / module_file)
@@ -171,7 +179,7 @@ def build(cmodule: CModule, options: Options) -> Kernel:
                     "flags": list(flags),
                     "module": module_name,
                     "seconds": round(time.perf_counter() - start, 3),
-                    "units": [[u.name, round(u.seconds, 3)] for u in units],
+                    "units": [[u.name, round(u.seconds, 3), u.reused] for u in units],
                 },
             )
             if options.use_cache:
@@ -189,11 +197,13 @@ def build(cmodule: CModule, options: Options) -> Kernel:
 
 
 def _compile(
-    cmodule: CModule, module_name: str, staging: Path, compiler: str, cflags: tuple
+    cmodule: CModule, module_name: str, staging: Path, compiler: str, cflags: tuple, reuse
 ) -> tuple:
     """cffi writes the main unit's extension C (our code plus its wrappers); the compiler builds
     it and the other units in child processes, in parallel on the available cores, their
-    output captured into build.log. Returns the UnitTime of each unit, then of the link."""
+    output captured into build.log. `reuse` is (the object cache folder or None, the
+    compiler's fingerprint): a unit other than the main one whose object is there is not
+    compiled again. Returns the UnitTime of each unit, then of the link."""
     from cffi import FFI
     from cffi.recompiler import make_c_source
 
@@ -219,7 +229,24 @@ def _compile(
             for b, f, o in zip(bases, files, objects)
         ]
     names = ["main"] + [f"nests {k}" for k in range(1, len(files))]
-    results = _run_all(commands, [u.count("\n") for u in units], staging, cmodule.function, names)
+    objects_root, fingerprint = reuse
+    cached = [None] + [
+        _object_path(objects_root, fingerprint, command, text)
+        for command, text in zip(commands[1:], units[1:])
+    ]
+    todo = [k for k in range(len(commands)) if not _reuse_object(cached[k], staging / objects[k])]
+    ran = _run_all(
+        [commands[k] for k in todo],
+        [units[k].count("\n") for k in todo],
+        staging,
+        cmodule.function,
+        [names[k] for k in todo],
+    )
+    results = [_Done(None, 0.0, f"reused {cached[k]}\n") for k in range(len(commands))]
+    for k, done in zip(todo, ran):
+        results[k] = done
+        if done.failure is None and cached[k] is not None:
+            _keep_object(staging / objects[k], cached[k])
     if len(files) > 1 and all(r.failure is None for r in results):
         results.append(_run(base + list(LINK_FLAGS) + objects + ["-o", module_file], staging))
         names.append("link")
@@ -237,7 +264,46 @@ def _compile(
             f"{kept / 'build.log'}",
             kept / "build.log",
         )
-    return tuple(UnitTime(name, r.seconds) for name, r in zip(names, results))
+    reused = set(range(len(commands))) - set(todo)
+    return tuple(
+        UnitTime(name, r.seconds, k in reused) for k, (name, r) in enumerate(zip(names, results))
+    )
+
+
+def _object_path(root, fingerprint: str, command: list, text: str):
+    """Where the object of a unit compiled by `command` from `text` is kept, or None without an
+    object cache. The key leaves out the `#line` directives: they move with the code before the
+    unit in kernel.c, and without -g they change nothing in the object."""
+    if root is None:
+        return None
+    code = "\n".join(line for line in text.splitlines() if not line.startswith("#line "))
+    argv = [a for a in command if not a.endswith((".c", ".o"))]
+    key = cache.fields_digest([code, fingerprint, " ".join(argv), __version__])
+    return Path(root) / key[:2] / f"{key}.o"
+
+
+def _reuse_object(kept, target: Path) -> bool:
+    """Copies a kept object to `target` and marks it used; False when there is none."""
+    if kept is None:
+        return False
+    try:
+        shutil.copyfile(kept, target)
+        cache.touch(kept)
+        return True
+    except OSError:
+        return False
+
+
+def _keep_object(built: Path, kept: Path) -> None:
+    """Keeps a freshly built object (written under a hidden name, then renamed into place, so
+    a reader never sees half of one); an unwritable cache only loses the reuse."""
+    try:
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        partial = kept.parent / f".{kept.name}.{os.getpid()}.{threading.get_ident()}"
+        shutil.copyfile(built, partial)
+        os.replace(partial, kept)
+    except OSError:
+        pass
 
 
 def unit_flags(cflags: tuple, text: str) -> tuple:
@@ -302,7 +368,9 @@ def _recorded_units(entry: Path) -> tuple:
     """The UnitTimes a cache entry's build recorded (none for entries of older versions)."""
     try:
         recorded = json.loads((entry / "meta.json").read_text()).get("units", [])
-        return tuple(UnitTime(str(name), float(seconds)) for name, seconds in recorded)
+        return tuple(
+            UnitTime(str(unit[0]), float(unit[1]), bool(unit[2:3] and unit[2])) for unit in recorded
+        )
     except (OSError, ValueError, TypeError, AttributeError):
         return ()
 
