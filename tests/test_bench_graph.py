@@ -62,7 +62,7 @@ def test_format_table_keeps_columns_aligned_past_long_labels():
 def test_measure_counts_runs():
     calls = []
     timing = measure(lambda: calls.append(1), runs=4)
-    assert len(calls) == 5, "one warm-up and four timed runs"
+    assert len(calls) == 6, "one warm-up, one untimed round and four timed runs"
     assert len(timing["runs"]) == 4
 
 
