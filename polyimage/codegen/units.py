@@ -87,7 +87,8 @@ def _partition(blocks: list, owners: list) -> list:
 
 def _used_helpers(helpers, code: str) -> list:
     """The helpers `code` calls, with those they call, in their order."""
-    names = [(_HELPER_NAME.match(h).group(1) if _HELPER_NAME.match(h) else None) for h in helpers]
+    matches = [_HELPER_NAME.match(h) for h in helpers]
+    names = [m.group(1) if m else None for m in matches]
     wanted, text = set(), code
     changed = True
     while changed:
