@@ -65,13 +65,18 @@ LAYERS = (
     ("codegen",),
     ("jit",),
     ("arguments", "interp"),
-    ("pipeline", "record", "report", "dump", "profile", "vectorization"),
+    ("pipeline", "background", "record", "report", "dump", "profile", "vectorization"),
     ("scale", "dask"),
     ("cli", "apps", "autotune"),
 )
 
 # public names whose modules load isl and cffi: imported on first use (PEP 562)
-_LAZY = {"compile": "pipeline", "Pipeline": "pipeline", "interpret": "interp"}
+_LAZY = {
+    "compile": "pipeline",
+    "Pipeline": "pipeline",
+    "BackgroundPipeline": "background",
+    "interpret": "interp",
+}
 _SUBMODULES = {name for layer in LAYERS for name in layer}
 
 

@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from .arguments import bind_arguments
+from .background import BackgroundPipeline
 from .codegen.cmodule import generate_module
 from .config import Options
 from .dsl import expr as E
@@ -82,7 +83,8 @@ def compile(
     dump=None,
     check=None,
     march=None,
-) -> "Pipeline":
+    background=False,
+):
     """Compile the pipeline computing `outputs` to a callable `Pipeline`.
 
     estimates: typical parameter values, `{R: 2848, C: 4256}` (used by the optimizer).
@@ -102,12 +104,25 @@ def compile(
         CheckError (default: POLYIMAGE_CHECK; slow, for debugging: see codegen.checked).
     march: the CPU to build for, a gcc -march value (default: POLYIMAGE_MARCH, else "native";
         "x86-64-v3" is AVX2 without AVX-512): part of the cache key.
+    background: return at once a `BackgroundPipeline` that compiles in a thread; calls made
+        before it is built run on a naive compile (see background.py).
     """
     if check is not None:
         options = dataclasses.replace(options or Options.from_env(), check=bool(check))
     if march is not None:
         options = (options or Options.from_env()).for_march(march)
-    return Pipeline(outputs, estimates, constraints, name, schedule, inline, options, weights, dump)
+
+    def make_pipeline(chosen_schedule):
+        return Pipeline(
+            outputs, estimates, constraints, name, chosen_schedule, inline, options, weights, dump
+        )
+
+    if not background:
+        return make_pipeline(schedule)
+    graph = build_graph(outputs)
+    _check_estimates(graph, estimates or {})
+    _check_constraints(graph, constraints)
+    return BackgroundPipeline(make_pipeline, schedule)
 
 
 def target_machine(options) -> tuple:
