@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import polyimage
+from polyimage.codegen.loops import WIDE_COPY
 from polyimage import (
     Cast,
     Char,
@@ -93,3 +94,34 @@ def test_a_table_beyond_int32_takes_the_wide_copy():
     want = polyimage.interpret([out], keys=keys_in)
     np.testing.assert_array_equal(pipe(keys=keys_in), want)
     np.testing.assert_array_equal(want[:7], [2, 2, 2, 11, 29, 29, 29])
+
+
+@pytest.mark.parametrize("schedule", ["naive", "auto", "group 0: table, out [4x16]"])
+def test_the_wide_copy_of_a_split_loop_computes_every_point(schedule):
+    """The int64 copy of an innermost loop is one plain loop (no residue blocks, no interior
+    split): with a table beyond int32 it runs, beside clamped and down-sampled reads, and
+    matches the interpreter on odd sizes and threads."""
+    start = 1 << 40
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y, t = Variable(Int, "x"), Variable(Int, "y"), Variable(Long, "t")
+    keys = Image(Int, "keys", [R, C])
+    half = Image(Float, "half", [R, (C + 1) // 2])
+    table = Function(([t], [Interval(Long, start, start + 9)]), Float, "table")
+    table.defn = [Cast(Float, t - start) * 0.5 + 1]
+    out = Function(([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), Float, "out")
+    out.defn = [
+        table(keys(x, y))
+        + table(Cast(Long, keys(x, y)) + start)
+        + keys(x, polyimage.Clamp(y + 1, 0, C - 1)) * half(x, y // 2)
+        - half(x, y // 2) * (y % 2)
+    ]
+    pipe = polyimage.compile([out], schedule=schedule, estimates={"R": 64, "C": 64})
+    assert WIDE_COPY in pipe.cmodule.source
+    rng = np.random.default_rng(3)
+    for rows, cols in ((1, 1), (5, 37), (17, 8)):
+        keys_in = rng.integers(-3, 13, (rows, cols)).astype(np.int32)
+        half_in = rng.random((rows, (cols + 1) // 2), dtype=np.float32)
+        want = polyimage.interpret([out], keys=keys_in, half=half_in)
+        for threads in (1, 2):
+            got = pipe(keys=keys_in, half=half_in, threads=threads)
+            np.testing.assert_allclose(got, want, rtol=1e-6)

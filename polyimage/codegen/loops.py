@@ -418,16 +418,26 @@ class LoopEmitter:
                 self.emit(self._aliases(variables[loops:]), d)
                 body(d)
 
-        self._narrow_or_wide(innermost, inner)
+        def generic(d):
+            if loops == ndim - 1:
+                it = self.names[variables[-1]]
+                lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
+                self._innermost(variables[-1], lo, hi, body, d, simd=False)
+            else:
+                innermost(d)
+
+        self._narrow_or_wide(innermost, inner, generic)
         self.emit("}", inner - 1)
         self.emit("}" * ndim, depth)
 
-    def _narrow_or_wide(self, emit, depth):
+    def _narrow_or_wide(self, emit, depth, generic):
         """`emit(depth)` the innermost loop; when it gathers from buffers with 32-bit indices
         (cexpr.narrow_gather), with int32 offsets: alone when those buffers' bounds are
-        constants that fit int32 (lookup tables), else twice, the int32 copy where they fit
-        at run time and an int64 copy otherwise. Without such gathers both copies would be
-        the same text, so the one emitted is kept."""
+        constants that fit int32 (lookup tables), else beside an int64 copy for buffers of
+        2^31 elements or more, which `generic(depth)` emits as one plain loop computing every
+        point in full (no residue blocks nor interior split: half the C to compile, for a
+        case that hardly ever runs). Without such gathers both copies would be the same text,
+        so the one emitted is kept."""
         if self.printer.narrow:
             emit(depth)
             return
@@ -448,7 +458,7 @@ class LoopEmitter:
         self.emit(f"if ({fits}) {{", depth)
         self.lines += ["    " + line for line in narrow_lines]
         self.emit(f"}} else {{ {WIDE_COPY}", depth)
-        emit(depth + 1)
+        generic(depth + 1)
         self.emit("}", depth)
 
     def _residue_loops(self, var, residues, body, depth):

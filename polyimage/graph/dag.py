@@ -7,6 +7,7 @@ A Function may read itself only as a scan (see scan_dimension); that read is no 
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 from ..algebra.affine import linear_form
@@ -41,10 +42,31 @@ class StageGraph:
     parameters: tuple
 
     def stage(self, name: str) -> Stage:
-        for s in self.stages:
-            if s.name == name:
-                return s
-        raise KeyError(name)
+        return self._by_name[name]
+
+    @functools.cached_property
+    def _by_name(self) -> dict:
+        return {s.name: s for s in self.stages}
+
+    def reads(self, name: str) -> tuple:
+        """Every reference in the definition of stage `name`, in order (found once per graph:
+        the passes ask again and again)."""
+        return self._reads[name]
+
+    @functools.cached_property
+    def _reads(self) -> dict:
+        return {
+            s.name: tuple(r for e in definition_exprs(s.func) for r in E.references(e))
+            for s in self.stages
+        }
+
+    def scan(self, name: str):
+        """scan_dimension of stage `name`, found once per graph."""
+        return self._scans[name]
+
+    @functools.cached_property
+    def _scans(self) -> dict:
+        return {s.name: scan_dimension(s.func) for s in self.stages}
 
     @property
     def images(self) -> tuple:

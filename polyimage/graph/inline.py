@@ -45,18 +45,16 @@ def _next_candidate(graph, analyze):
             isinstance(func, (Image, Reduction))
             or stage.name in graph.outputs
             or not stage.consumers
-            or scan_dimension(func) is not None
+            or graph.scan(stage.name) is not None
         ):
             continue
-        refs = [
-            r for c in stage.consumers for r in _references(graph.stage(c).func) if r.func is func
-        ]
+        refs = [r for c in stage.consumers for r in graph.reads(c) if r.func is func]
         if any(data_dependent(r) for r in refs):
             continue
         if not all(
             _one_to_one(r, graph.stage(c).func)
             for c in stage.consumers
-            for r in _references(graph.stage(c).func)
+            for r in graph.reads(c)
             if r.func is func
         ):
             continue

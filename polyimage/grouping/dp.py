@@ -188,7 +188,7 @@ def _candidates(dag, done, full, limit, ancestors, leading=False):
     """Connected, closed groups of at most `limit` not-done nodes, each once, in a fixed
     order (by the bitmask's growth from its lowest ready node)."""
     remaining = full & ~done
-    allowed = [i for i in _bits(remaining) if bin(ancestors[i] & remaining).count("1") < limit]
+    allowed = [i for i in _bits(remaining) if (ancestors[i] & remaining).bit_count() < limit]
     allowed_mask = sum(1 << i for i in allowed)
     ready = [i for i in allowed if dag.preds[i] & ~done == 0]
     if leading:
@@ -203,7 +203,7 @@ def _candidates(dag, done, full, limit, ancestors, leading=False):
             seen.add(group)
             if all(dag.preds[i] & ~(done | group) == 0 for i in _bits(group)):
                 order.append(group)
-            if bin(group).count("1") >= limit:
+            if group.bit_count() >= limit:
                 continue
             frontier = 0
             for i in _bits(group):
@@ -215,9 +215,7 @@ def _candidates(dag, done, full, limit, ancestors, leading=False):
 
 
 def _bits(mask: int):
-    i = 0
     while mask:
-        if mask & 1:
-            yield i
-        mask >>= 1
-        i += 1
+        low = mask & -mask
+        yield low.bit_length() - 1
+        mask ^= low

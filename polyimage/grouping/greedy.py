@@ -26,9 +26,10 @@ def greedy_schedule(graph, params, threshold=OVERLAP_THRESHOLD) -> Schedule:
     merged = True
     while merged:
         merged = False
+        children_of = _children_of(graph, groups)
         for group in list(groups):
-            children = _children(graph, groups, group)
-            if len(children) != 1 or not _can_merge(graph, groups, group, children[0]):
+            children = children_of[group]
+            if len(children) != 1 or not _can_merge(children_of, group, children[0]):
                 continue
             union = group | children[0]
             stages = _ordered(graph, union)
@@ -56,9 +57,10 @@ def greedy_cost_schedule(graph, params, machine, weights=Weights(), price=None) 
     groups = _singletons(graph)
     while True:
         best, pair = 0.0, None
+        children_of = _children_of(graph, groups)
         for group in groups:
-            for child in _children(graph, groups, group):
-                if not _can_merge(graph, groups, group, child):
+            for child in children_of[group]:
+                if not _can_merge(children_of, group, child):
                     continue
                 saving = cost(group).cost + cost(child).cost - cost(group | child).cost
                 if saving > best:
@@ -81,26 +83,29 @@ def _owner(groups) -> dict:
     return {name: g for g in groups for name in g}
 
 
-def _children(graph, groups, group) -> list:
-    """Groups reading `group`, in stage order."""
-    owner, found = _owner(groups), []
-    for name in _ordered(graph, group):
-        for consumer in graph.stage(name).consumers:
-            child = owner[consumer]
-            if child != group and child not in found:
-                found.append(child)
-    return found
+def _children_of(graph, groups) -> dict:
+    """The groups reading each group, in stage order."""
+    owner, result = _owner(groups), {}
+    for group in groups:
+        found = []
+        for name in _ordered(graph, group):
+            for consumer in graph.stage(name).consumers:
+                child = owner[consumer]
+                if child != group and child not in found:
+                    found.append(child)
+        result[group] = found
+    return result
 
 
-def _can_merge(graph, groups, producer, consumer) -> bool:
+def _can_merge(children_of, producer, consumer) -> bool:
     """No path from `producer` to `consumer` through a third group (that would be a cycle)."""
-    stack = [c for c in _children(graph, groups, producer) if c != consumer]
+    stack = [c for c in children_of[producer] if c != consumer]
     seen = set(stack)
     while stack:
         group = stack.pop()
         if group == consumer:
             return False
-        for child in _children(graph, groups, group):
+        for child in children_of[group]:
             if child not in seen:
                 seen.add(child)
                 stack.append(child)

@@ -22,7 +22,6 @@ from ..algebra.intervals import as_long
 from ..algebra.simplify import expr_key, simplify
 from ..dsl import expr as E
 from ..dsl.constructs import Reduction
-from ..graph.dag import definition_exprs, scan_dimension
 from .plan import liveouts as group_liveouts
 from .plan import tile_rank
 from .reductions import tile_owned
@@ -180,14 +179,13 @@ def untileable_reason(graph, members):
             if reason:
                 return reason
             continue
-        scan = scan_dimension(func)
+        scan = graph.scan(name)
         if scan is not None:
             along = func.variables[scan].name
             return f"{name} is a scan along {along} (it reads its own earlier points)"
-        for e in definition_exprs(func):
-            for ref in E.references(e):
-                if ref.func.name in inside and data_dependent(ref):
-                    return f"{name} reads {ref.func.name} at a data-dependent index"
+        for ref in graph.reads(name):
+            if ref.func.name in inside and data_dependent(ref):
+                return f"{name} reads {ref.func.name} at a data-dependent index"
     return None
 
 
