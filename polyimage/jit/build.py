@@ -223,9 +223,7 @@ def _compile(
         (staging / files[-1]).write_text(text)
     base = shlex.split(compiler) + list(cflags)
     module_bytes = sum(len(text) for text in units)
-    bases = [
-        shlex.split(compiler) + list(unit_flags(cflags, text, module_bytes)) for text in units
-    ]
+    bases = [shlex.split(compiler) + list(unit_flags(cflags, text, module_bytes)) for text in units]
     module_file = module_name + _suffix()
     objects = [Path(f).with_suffix(".o").name for f in files]
     if len(files) == 1:
