@@ -72,6 +72,8 @@ def check_march(name: str, march) -> str:
 
 
 DEFAULT_CACHE_MAX = 1 << 30
+# stages with fewer points at the estimates get one plain loop nest (schedule.memory.small_stages)
+DEFAULT_PLAIN_POINTS = 1 << 16
 SIZE_UNITS = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
 _SIZE = re.compile(r"(\d+(?:\.\d*)?|\.\d+)\s*(?:([KMGT])(?:I?B)?|B)?", re.IGNORECASE)
 
@@ -97,6 +99,7 @@ class Options:
     multilevel: bool = False
     dump_dir: str = ""
     check: bool = False
+    plain_points: int = DEFAULT_PLAIN_POINTS
 
     @classmethod
     def from_env(cls, environ=None) -> "Options":
@@ -132,6 +135,9 @@ class Options:
             multilevel=_flag("POLYIMAGE_MULTILEVEL", env.get("POLYIMAGE_MULTILEVEL", "")),
             dump_dir=env.get("POLYIMAGE_DUMP", ""),
             check=_flag("POLYIMAGE_CHECK", env.get("POLYIMAGE_CHECK", "")),
+            plain_points=positive("POLYIMAGE_PLAIN_POINTS", env["POLYIMAGE_PLAIN_POINTS"])
+            if env.get("POLYIMAGE_PLAIN_POINTS")
+            else DEFAULT_PLAIN_POINTS,
         )
 
     @property

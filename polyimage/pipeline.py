@@ -56,7 +56,7 @@ from .poly.analysis import analyze
 from .poly.bounds import branch_free_stages, check_analysis, check_inlined
 from .profile import Profile, profile_run
 from .record import FIELDS, compile_key, load_record, save_record
-from .schedule.memory import MemoryEstimate, memory_estimate
+from .schedule.memory import MemoryEstimate, memory_estimate, small_stages
 from .schedule.plan import Schedule, ScheduleError
 from .schedule.reductions import reduction_strategies
 from .schedule.tiling import TiledGroup, plan_groups
@@ -274,6 +274,9 @@ class Pipeline:
             self.reductions = reduction_strategies(self.stage_graph, self.param_values, tiled)
         dumped.write("05-plans.txt", lambda: plans_text(self.group_plans))
         with self._timed("generate_c"):
+            self.plain_stages = small_stages(
+                self.stage_graph, self.param_values, self.options.plain_points
+            )
             self.cmodule = generate_module(
                 self.stage_graph,
                 self.name,
@@ -281,6 +284,7 @@ class Pipeline:
                 self.branch_free,
                 reductions=self.reductions,
                 check=self.options.check,
+                plain=self.plain_stages,
             )
         dumped.write("06-kernel.c", self.cmodule.source)
 
@@ -441,6 +445,7 @@ class Pipeline:
                 profile=True,
                 reductions=self.reductions,
                 check=self.options.check,
+                plain=self.plain_stages,
             )
             self._profiled = build(cmodule, self.options)
         return profile_run(self, self._profiled, runs, threads, images, arguments)

@@ -40,6 +40,7 @@ FIELDS = (
     "group_plans",
     "reductions",
     "branch_free",
+    "plain_stages",
     "cmodule",
     "warnings",
     "weights",

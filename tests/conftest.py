@@ -34,15 +34,23 @@ def pytest_collection_modifyitems(config, items):
 
 @pytest.fixture(scope="session", autouse=True)
 def _private_cache(tmp_path_factory):
-    """Point POLYIMAGE_CACHE_DIR at a temporary directory for the whole session, and keep the
-    user's cost weights (environment, weights file) out of the tests."""
+    """Point POLYIMAGE_CACHE_DIR at a temporary directory for the whole session, keep the
+    user's cost weights (environment, weights file) out of the tests, and generate every
+    version of the innermost loops however small the test's estimates (POLYIMAGE_PLAIN_POINTS=1:
+    tests/test_plain_stages.py covers the plain nests of small stages)."""
     saved = {
         k: os.environ.get(k)
-        for k in ("POLYIMAGE_CACHE_DIR", "POLYIMAGE_WEIGHTS", "POLYIMAGE_WEIGHTS_FILE")
+        for k in (
+            "POLYIMAGE_CACHE_DIR",
+            "POLYIMAGE_WEIGHTS",
+            "POLYIMAGE_WEIGHTS_FILE",
+            "POLYIMAGE_PLAIN_POINTS",
+        )
     }
     os.environ["POLYIMAGE_CACHE_DIR"] = str(tmp_path_factory.mktemp("cache"))
     os.environ["POLYIMAGE_WEIGHTS_FILE"] = str(tmp_path_factory.mktemp("config") / "none.json")
     os.environ.pop("POLYIMAGE_WEIGHTS", None)
+    os.environ["POLYIMAGE_PLAIN_POINTS"] = "1"
     yield
     for key, value in saved.items():
         if value is None:

@@ -45,7 +45,10 @@ class _Stop(Exception):
     pass
 
 
-def test_bench_passes_target_and_machine_through_and_refuses_bad_ones(monkeypatch, capsys):
+def test_bench_passes_target_and_machine_through_and_refuses_bad_ones(
+    monkeypatch, capsys, tmp_path
+):
+    monkeypatch.setenv("POLYIMAGE_CACHE_DIR", str(tmp_path / "cache"))  # it calibrates
     seen = {}
 
     def fake_bench_app(name, size, threads, runs, report, options, target):

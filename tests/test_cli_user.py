@@ -151,6 +151,7 @@ def test_missing_baselines_notes_say_what_and_how_to_install():
 
 
 def test_bench_reports_the_missing_baselines(monkeypatch, tmp_path):
+    monkeypatch.setenv("POLYIMAGE_CACHE_DIR", str(tmp_path / "cache"))  # it calibrates
     fake = {
         "size": {"R": 4, "C": 5},
         "compile": {"cold": 1.0, "cached": 0.01},

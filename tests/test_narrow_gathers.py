@@ -9,7 +9,6 @@ import numpy as np
 import pytest
 
 import polyimage
-from polyimage.codegen.loops import WIDE_COPY
 from polyimage import (
     Cast,
     Char,
@@ -26,6 +25,7 @@ from polyimage import (
     UShort,
     Variable,
 )
+from polyimage.codegen.loops import WIDE_COPY
 
 TYPES = {"int8": Char, "uint8": UChar, "int16": Short, "uint16": UShort, "int32": Int}
 WIDE_TYPES = {"int64": Long, "uint32": UInt}

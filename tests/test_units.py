@@ -205,8 +205,9 @@ def test_processes_build_one_split_pipeline_at_once(tmp_path):
 
 def test_large_units_build_with_o2_and_small_ones_with_o3(monkeypatch, tmp_path):
     """Where the flags ask for -O3, a unit of O2_UNIT_BYTES of C or more, or any unit of a
-    module of O2_MODULE_BYTES, builds with -O2 (as fast in the bench, far quicker to compile); the compiler's commands in build.log show
-    which unit got which; flags asking for another level are left alone."""
+    module of O2_MODULE_BYTES, builds with -O2 (as fast in the bench, far quicker to
+    compile); the compiler's commands in build.log show which unit got which; flags asking
+    for another level are left alone."""
     from polyimage.jit import build as build_module
     from polyimage.jit.build import unit_flags
 

@@ -77,6 +77,7 @@ def generate_module(
     profile=False,
     reductions=None,
     check=False,
+    plain=frozenset(),
 ) -> CModule:
     """C source of `graph` run as the group `plans` (schedule.tiling); stages in `branch_free`
     evaluate their Cases eagerly (see poly.bounds.branch_free_stages); Reductions run by their
@@ -84,7 +85,8 @@ def generate_module(
     entry takes an array of timers after the thread count (`double *prof`), one per
     `CModule.profile` entry (kind, group, stages): "stage" and "group" hold wall seconds,
     "nest" the seconds a tiled group's loop nest took summed over its threads. With `check`,
-    every index is checked at run time (codegen.checked)."""
+    every index is checked at run time (codegen.checked). Stages in `plain` get one plain loop
+    nest, without versions of their innermost loop (see schedule.memory.small_stages)."""
     names = NameRegistry()
     function = "pipeline_" + re.sub(r"\W", "_", name, flags=re.ASCII)
     for p in graph.parameters:
@@ -141,7 +143,7 @@ def generate_module(
     for stage_name in lifetimes:
         func = by_name[stage_name]
         body.append(f"    {storage[stage_name].c_type} *restrict {names[func]} = NULL;")
-    untiled = LoopEmitter(graph, names, helpers, storage, branch_free, reductions)
+    untiled = LoopEmitter(graph, names, helpers, storage, branch_free, reductions, plain)
     functions, owners = [], []
     for i, plan in enumerate(plans):
         for stage_name, (first, _) in lifetimes.items():
@@ -168,7 +170,17 @@ def generate_module(
             first_nest = len(timers) if profile else None
             timers += [("nest", i, nest.stages) for nest in plan.nests] if profile else []
             code = TiledEmitter(
-                graph, names, helpers, storage, plan, i, n_scratch, branch_free, first_nest, check
+                graph,
+                names,
+                helpers,
+                storage,
+                plan,
+                i,
+                n_scratch,
+                branch_free,
+                first_nest,
+                check,
+                plain,
             ).code()
             body += timed[0] + code.body + timed[1]
             functions += code.functions

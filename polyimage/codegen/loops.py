@@ -138,9 +138,11 @@ class LoopEmitter:
         storage: dict,
         branch_free=frozenset(),
         reductions=None,
+        plain=frozenset(),
     ):
         self.graph = graph
         self.branch_free = branch_free
+        self.plain = plain
         self.reductions = reductions or {}
         self.names = names
         self.storage = storage
@@ -198,10 +200,8 @@ class LoopEmitter:
                 1,
                 parallel=True,
                 body=lambda d: self._cases(func, d),
-                split=self._split(func),
-                residues=self._residues(func),
-                clamps=self._clamps([func]),
                 scan=scan_dimension(func),
+                **self._versions([func]),
             )
         return self.lines
 
@@ -319,10 +319,20 @@ class LoopEmitter:
             body=body,
             bounds=bounds,
             simd=True,
-            split=self._split(head) if len(funcs) == 1 else None,
-            residues=self._residues(head) if len(funcs) == 1 else None,
-            clamps=self._clamps(funcs),
+            **self._versions(funcs),
         )
+
+    def _versions(self, funcs) -> dict:
+        """The versions of the innermost loop computing `funcs` (_loops' split, residues and
+        clamps), none for stages in `plain` (small ones: see schedule.memory.small_stages)."""
+        if any(func.name in self.plain for func in funcs):
+            return {}
+        single = len(funcs) == 1
+        return {
+            "split": self._split(funcs[0]) if single else None,
+            "residues": self._residues(funcs[0]) if single else None,
+            "clamps": self._clamps(funcs),
+        }
 
     def _loops(
         self,

@@ -45,6 +45,7 @@ class TiledEmitter(LoopEmitter):
         branch_free=frozenset(),
         profile_slot=None,
         check=False,
+        plain=frozenset(),
     ):
         """`scratch_stride`: scratchpad slots per thread in the workspace (the most any group
         has); `profile_slot`: with a profile, the index of the first of the nests' timers;
@@ -72,7 +73,7 @@ class TiledEmitter(LoopEmitter):
         for name, dim in self.folded.items():
             self.scratch[name].fold[dim] = f"{PREFIX}fold{index}_{names[graph.stage(name).func]}"
         self.array, self.functions = self.v("rg"), []
-        super().__init__(graph, _SymbolNames(self, names), helpers, local, branch_free)
+        super().__init__(graph, _SymbolNames(self, names), helpers, local, branch_free, plain=plain)
         self.check_group = index if check else None
 
     @staticmethod

@@ -42,7 +42,7 @@ LINK_FLAGS = (
 # bench (pyramid_blend 11% faster, the other large apps within 2%) for about 40% less compile
 # time; smaller units keep -O3 (harris runs 7% faster with it, and builds in 0.3 s)
 O2_UNIT_BYTES = 64 * 1024
-O2_MODULE_BYTES = 512 * 1024
+O2_MODULE_BYTES = 320 * 1024
 UNIT_POLICY = (
     f"-O2 for units of {O2_UNIT_BYTES} bytes or more, all units of a module of "
     f"{O2_MODULE_BYTES} bytes or more"

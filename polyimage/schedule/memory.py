@@ -9,14 +9,27 @@ would take), the peak of those alive together, and each tiled group's scratchpad
 from __future__ import annotations
 
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from ..algebra.evaluate import Evaluator, scalar
+from ..algebra.evaluate import Evaluator, extent, scalar
 from .tiling import UntiledGroup, tile_span
 
 MAX_TILES_EVALUATED = 20000
+
+
+def small_stages(graph, params, limit: int) -> frozenset:
+    """Stages with fewer than `limit` points at the parameter values `params`: their run time
+    is too short for versions of their innermost loop (residue blocks, interior split) to pay
+    for the C they take to compile."""
+    evaluate = Evaluator({}, {}, params)
+    return frozenset(
+        s.name
+        for s in graph.computed
+        if math.prod(extent(evaluate, iv) for iv in s.func.intervals) < limit
+    )
 
 
 def buffer_lifetimes(graph, plans) -> dict:
