@@ -1,9 +1,11 @@
-"""Compiling in the background: `compile(..., background=True)` returns at once, and calls run
-on a naive compile of the same pipeline (cheap to build) until the schedule asked for is built in
-a thread."""
+"""Compiling in the background: `compile(..., background=True)` returns at once; a thread builds a
+quick compile of the pipeline first, which calls run on, then the schedule asked for, which calls
+run on once it is built. One after the other, since both are mostly Python (one interpreter
+lock) and C compiles (the same cores): at once, each would take as long as both."""
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 
 from .errors import ArgumentError
@@ -11,17 +13,26 @@ from .errors import ArgumentError
 FALLBACK_SCHEDULE = "naive"
 
 
-class BackgroundPipeline:
-    """A pipeline whose compile runs in a thread. Calls made before it is built go to a naive
-    compile, made on the first call that needs it; `wait()` returns the optimized `Pipeline`
-    (raising its compile error, if any), and every attribute other than calling waits for it."""
+def quick_options(options):
+    """`options` for the fallback: -O1 and one plain loop nest per stage (no versions of
+    innermost loops), which the C compiler builds several times faster."""
+    return dataclasses.replace(
+        options, cflags=tuple(options.cflags) + ("-O1",), plain_points=1 << 62
+    )
 
-    def __init__(self, make_pipeline, schedule):
-        self._make_pipeline = make_pipeline
+
+class BackgroundPipeline:
+    """A pipeline compiled in a thread: first a naive compile built quickly (`quick_options`),
+    then the one asked for. A call runs on the latter once it is built, else on the former
+    (waiting for it if need be); `wait()` returns the optimized `Pipeline` (raising its compile
+    error, if any), and every attribute other than calling waits for it."""
+
+    def __init__(self, make_pipeline, schedule, options):
+        self._make_pipeline, self._fallback_options = make_pipeline, quick_options(options)
         self._schedule = schedule
         self._fallback = self._optimized = self._error = None
-        self._fallback_lock = threading.Lock()
-        self._done = threading.Event()
+        self._changed = threading.Condition()
+        self._ended = False
         self._thread = threading.Thread(
             target=self._build, name="polyimage-background-compile", daemon=True
         )
@@ -29,39 +40,46 @@ class BackgroundPipeline:
 
     def _build(self) -> None:
         try:
-            self._optimized = self._make_pipeline(self._schedule)
+            self._fallback = self._make_pipeline(FALLBACK_SCHEDULE, self._fallback_options)
+        except Exception:  # the compile asked for fails the same way, and says so
+            pass
+        with self._changed:
+            self._changed.notify_all()
+        try:
+            self._optimized = self._make_pipeline(self._schedule, None)
         except BaseException as exc:  # raised again by wait() and by calls
             self._error = exc
-        finally:
-            self._done.set()
+        with self._changed:
+            self._ended = True
+            self._changed.notify_all()
 
     def ready(self) -> bool:
-        """Whether the compile in the background has ended (built or failed)."""
-        return self._done.is_set()
+        """Whether the compile asked for has ended (built or failed)."""
+        return self._ended
 
     def wait(self, timeout=None):
         """The optimized `Pipeline`, once built: blocks up to `timeout` seconds (None: as long
         as it takes), raising TimeoutError after that, or the compile's own error."""
         if timeout is not None and not (isinstance(timeout, (int, float)) and timeout >= 0):
             raise ArgumentError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
-        if not self._done.wait(timeout):
-            raise TimeoutError(f"the background compile did not end within {timeout} s")
+        with self._changed:
+            if not self._changed.wait_for(lambda: self._ended, timeout):
+                raise TimeoutError(f"the background compile did not end within {timeout} s")
         if self._error is not None:
             raise self._error
         return self._optimized
 
     @property
     def serving(self) -> str:
-        """Which compile the next call runs on: "optimized" or "fallback" (the naive one)."""
-        return "optimized" if self._done.is_set() else "fallback"
+        """Which compile a call made now runs on: "optimized", or "fallback" (the quick naive
+        one, once built)."""
+        return "optimized" if self._ended else "fallback"
 
     def _current(self):
-        if self._done.is_set():
-            return self.wait()
-        with self._fallback_lock:
-            if self._fallback is None and not self._done.is_set():
-                self._fallback = self._make_pipeline(FALLBACK_SCHEDULE)
-        return self.wait() if self._done.is_set() else self._fallback
+        with self._changed:
+            self._changed.wait_for(lambda: self._ended or self._fallback is not None)
+            fallback = None if self._ended else self._fallback
+        return fallback if fallback is not None else self.wait()
 
     def __call__(self, *images, **arguments):
         """Run as `Pipeline.__call__` does, on whichever compile is ready."""
@@ -73,6 +91,6 @@ class BackgroundPipeline:
         return getattr(self.wait(), name)
 
     def __repr__(self):
-        state = "ended" if self._done.is_set() else "compiling"
+        state = "ended" if self._ended else "compiling"
         schedule = self._schedule if isinstance(self._schedule, str) else "given schedule"
         return f"<BackgroundPipeline ({schedule}, {state})>"

@@ -112,17 +112,25 @@ def compile(
     if march is not None:
         options = (options or Options.from_env()).for_march(march)
 
-    def make_pipeline(chosen_schedule):
+    def make_pipeline(chosen_schedule, chosen_options):
         return Pipeline(
-            outputs, estimates, constraints, name, chosen_schedule, inline, options, weights, dump
+            outputs,
+            estimates,
+            constraints,
+            name,
+            chosen_schedule,
+            inline,
+            chosen_options or options,
+            weights,
+            dump,
         )
 
     if not background:
-        return make_pipeline(schedule)
+        return make_pipeline(schedule, None)
     graph = build_graph(outputs)
     _check_estimates(graph, estimates or {})
     _check_constraints(graph, constraints)
-    return BackgroundPipeline(make_pipeline, schedule)
+    return BackgroundPipeline(make_pipeline, schedule, options or Options.from_env())
 
 
 def target_machine(options) -> tuple:

@@ -1,5 +1,6 @@
-"""compile(..., background=True): calls run on a naive compile until the schedule asked for is
-built in a thread; its errors reach wait() and calls; bad arguments are refused at once."""
+"""compile(..., background=True): a thread builds a quick naive compile, then the schedule
+asked for; calls run on the first until the second is built; its errors reach wait() and
+calls; bad arguments are refused at once."""
 
 import dataclasses
 import threading
@@ -60,6 +61,8 @@ def test_calls_run_on_the_fallback_until_the_compile_is_built(options, gated_aut
     assert isinstance(optimized, polyimage.Pipeline) and pipe.ready()
     assert pipe.serving == "optimized"
     assert optimized.schedule != pipe._fallback.schedule
+    quick = pipe._fallback.options  # built quickly: -O1, no versions of innermost loops
+    assert quick.cflags[-1] == "-O1" and quick.plain_points > 1 << 40
     np.testing.assert_allclose(pipe(img), expected, rtol=1e-6)
     assert pipe.c_source == optimized.c_source  # other attributes are the optimized one's
 
@@ -83,3 +86,13 @@ def test_bad_arguments_are_refused_before_any_thread_starts(options):
     with pytest.raises(polyimage.ArgumentError, match="timeout"):
         pipe.wait(timeout=-1)
     assert isinstance(pipe.wait(timeout=120), polyimage.Pipeline)
+
+
+def test_the_readme_example_runs():
+    """The README's example: a call on the quick compile and one on the optimized agree."""
+    from helpers import ROOT
+
+    readme = (ROOT / "README.md").read_text()
+    at = readme.index("background=True)\nimg")
+    block = readme[readme.rindex("```python", 0, at) + len("```python") : readme.index("```", at)]
+    exec(compile(block, "README.md", "exec"), {})
