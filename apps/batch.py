@@ -270,7 +270,11 @@ def run_large(
         raise ArgumentError(f"cannot write {os.fspath(output)!r}: its folder does not exist")
     values = parse_params(app, params)
     source = inputs[0] if inputs else bundled(app.PHOTOS[0])
-    size = None if chunks is None else int(chunks)
+    if chunks is not None and (
+        isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1
+    ):
+        raise ArgumentError(f"--chunks must be a positive integer, got {chunks!r}")
+    size = chunks
     if _suffix(source) in STREAMED:
         photo = pdask.open_image(source)
     else:

@@ -232,6 +232,10 @@ class Tuner:
         return score
 
 
+def _integer(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
+
+
 def tune(
     apps=(),
     size="medium",
@@ -254,13 +258,22 @@ def tune(
     clock = Clock(parse_budget(budget))
     if size not in SIZES:
         raise TuneError(f"--size must be one of {', '.join(SIZES)}, got {size!r}")
-    if threads is not None and not 1 <= threads <= MAX_THREADS:
-        raise TuneError(f"--threads must be between 1 and {MAX_THREADS}, got {threads}")
-    if random_count < 0 or runs < 1 or samples < 0:
-        raise TuneError("--random and --samples must be >= 0, --runs >= 1")
+    if threads is not None and not (_integer(threads) and 1 <= threads <= MAX_THREADS):
+        raise TuneError(f"--threads must be between 1 and {MAX_THREADS}, got {threads!r}")
+    for name, value, least in (
+        ("--random", random_count, 0),
+        ("--samples", samples, 0),
+        ("--seed", seed, 0),
+        ("--runs", runs, 1),
+    ):
+        if not (_integer(value) and value >= least):
+            raise TuneError(f"{name} must be an integer >= {least}, got {value!r}")
     options = Options.from_env()
     if march is not None:
-        options = options.for_march(march)
+        try:
+            options = options.for_march(march)
+        except ValueError as exc:
+            raise TuneError(str(exc)) from None
     out = Path(out or options.weights_file)
     check_writable(out, "weights file")
     store_path = Path(store) if store else out.with_name(out.stem + ".measurements.jsonl")

@@ -24,7 +24,7 @@ import sys
 import textwrap
 
 from .config import Options
-from .errors import PolyimageError
+from .errors import ArgumentError, PolyimageError
 from .version import __version__
 
 HELP_WIDTH = 79
@@ -65,10 +65,34 @@ class _HelpWithApps(argparse.Action):
         parser.exit()
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, reporting a usage error in one line (and `--help` for more)."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message} (see {self.prog} --help)\n")
+
+
+def _at_least(minimum: int):
+    """An argparse type: an integer of at least `minimum`."""
+
+    def parse(text):
+        try:
+            value = int(text)
+        except ValueError:
+            value = None
+        if value is None or value < minimum:
+            raise argparse.ArgumentTypeError(f"must be an integer >= {minimum}, got {text!r}")
+        return value
+
+    parse.__name__ = f"integer >= {minimum}"
+    return parse
+
+
+COUNT, SEED = _at_least(1), _at_least(0)
+
+
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="polyimage", description="Compile and run image processing pipelines."
-    )
+    parser = _Parser(prog="polyimage", description="Compile and run image processing pipelines.")
     parser.add_argument("--version", action="version", version=f"polyimage {__version__}")
     parser.add_argument("-v", "--verbose", action="store_true", help="log what the compiler does")
     parser.add_argument(
@@ -104,7 +128,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--chunks",
-        type=int,
+        type=COUNT,
         metavar="N",
         help="compute one large image in blocks of N x N output points on Dask",
     )
@@ -120,8 +144,8 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME=VALUE",
         help="set a parameter (repeatable)",
     )
-    run.add_argument("--threads", type=int, default=None, help="OpenMP threads for the run")
-    run.add_argument("--runs", type=int, default=3, help="timed runs after one warm-up")
+    run.add_argument("--threads", type=COUNT, default=None, help="OpenMP threads for the run")
+    run.add_argument("--runs", type=COUNT, default=3, help="timed runs after one warm-up")
     run.add_argument("--check", action="store_true", help="compare with the NumPy reference")
     run.add_argument(
         "--profile",
@@ -154,8 +178,8 @@ def _parser() -> argparse.ArgumentParser:
         default="paper",
         help="the paper's image sizes or small ones (default: paper)",
     )
-    bench.add_argument("--threads", type=int, default=None, help="threads for every variant")
-    bench.add_argument("--runs", type=int, default=5, help="timed runs after one warm-up")
+    bench.add_argument("--threads", type=COUNT, default=None, help="threads for every variant")
+    bench.add_argument("--runs", type=COUNT, default=5, help="timed runs after one warm-up")
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
     bench.add_argument(
         "--compare", metavar="OLD.json", help="print each time beside a saved --json run"
@@ -255,7 +279,7 @@ def _tune_parser(commands) -> None:
         help="image sizes: the tests' small ones, half the paper's (default), the paper's",
     )
     tune.add_argument("--budget", default="20m", help="time to spend: 90s, 20m, 1h (default 20m)")
-    tune.add_argument("--threads", type=int, default=None, help="default: every core")
+    tune.add_argument("--threads", type=COUNT, default=None, help="default: every core")
     tune.add_argument(
         "--target",
         choices=("native", "avx2"),
@@ -274,13 +298,13 @@ def _tune_parser(commands) -> None:
     tune.add_argument(
         "--plot", metavar="FILE.png", help="draw model cost against time (.png, .svg, .pdf)"
     )
-    tune.add_argument("--seed", type=int, default=0, help="seed of the sampled weights")
+    tune.add_argument("--seed", type=SEED, default=0, help="seed of the sampled weights")
     tune.add_argument(
-        "--random", type=int, default=0, metavar="K", help="also tune on K random pipelines"
+        "--random", type=SEED, default=0, metavar="K", help="also tune on K random pipelines"
     )
-    tune.add_argument("--runs", type=int, default=7, help="timed runs per schedule (default 7)")
+    tune.add_argument("--runs", type=COUNT, default=7, help="timed runs per schedule (default 7)")
     tune.add_argument(
-        "--samples", type=int, default=16, help="weight vectors sampled for candidates (16)"
+        "--samples", type=SEED, default=16, help="weight vectors sampled for candidates (16)"
     )
 
 
@@ -390,7 +414,7 @@ def main(argv=None) -> int:
                     )
                 )
             else:
-                raise ValueError("report needs an app name, or --all")
+                raise ArgumentError("report needs an app name, or --all")
         elif args.command == "cache":
             print(cache_command(args.action, options))
         elif args.command == "calibrate":

@@ -30,6 +30,7 @@ except ImportError as exc:  # the core works without them; this module does not
 
 from .arguments import check_param, derive_values
 from .errors import ArgumentError, ArgumentTypeError
+from .pipeline import check_threads
 from .scale.halo import SplitError, split_plan
 from .scale.windows import block_slices, block_window, stage_range, window_slices
 
@@ -55,6 +56,7 @@ def apply(pipe, *, chunks=None, threads=None, **arguments):
     rounded to multiples of the alignment the pipeline's scale factors need. `threads`: the
     OpenMP threads of each block's call (as in a call of the pipeline; 1 when Dask runs
     several blocks at once on every core)."""
+    check_threads(threads)
     images, values = _bind(pipe, arguments)
     split = split_plan(pipe.stage_graph, pipe.constraints, values)
     params = {k: v for k, v in arguments.items() if k not in images}
@@ -237,9 +239,20 @@ def _recompiled(recipe, threads):
     return _Runner(compile(*recipe), threads)
 
 
+def _positive_ints(chunks) -> bool:
+    items = chunks if isinstance(chunks, tuple) else (chunks,)
+    return all(
+        isinstance(c, (int, np.integer)) and not isinstance(c, bool) and c > 0 for c in items
+    )
+
+
 def open_image(path, chunks=None):
     """A Zarr array or TIFF file as a Dask array, read chunk by chunk when computed."""
     suffix = os.path.splitext(os.fspath(path).rstrip("/"))[1].lower()
+    if chunks is not None and not _positive_ints(chunks):
+        raise ArgumentError(f"chunks must be a positive integer or a tuple of them, got {chunks!r}")
+    if suffix in ZARR_SUFFIXES + TIFF_SUFFIXES and not os.path.exists(path):
+        raise ArgumentError(f"path {os.fspath(path)!r}: no such file or folder")
     if suffix in ZARR_SUFFIXES:
         source = zarr.open_array(os.fspath(path), mode="r")
     elif suffix in TIFF_SUFFIXES:

@@ -439,7 +439,7 @@ class Pipeline:
         outputs = self._outputs(out, binding)
         params = [binding.params[p] for p in self.cmodule.params]
         inputs = [binding.arrays[n] for n in self.cmodule.inputs]
-        return binding, outputs, _check_threads(threads), params, inputs
+        return binding, outputs, check_threads(threads), params, inputs
 
     def profile(self, *images, runs=5, threads=None, **arguments) -> Profile:
         """Time the groups and stages of a call on these arguments (a separate build with
@@ -506,7 +506,8 @@ def _bind_positional(graph, images: tuple, arguments: dict) -> dict:
 MAX_THREADS = max(256, 8 * (os.cpu_count() or 1))
 
 
-def _check_threads(threads) -> int:
+def check_threads(threads) -> int:
+    """`threads` as an int (0 for None: OMP_NUM_THREADS), or ArgumentError naming it."""
     if threads is None:
         return 0
     if (

@@ -84,7 +84,7 @@ def test_tune_for_another_target_records_it_and_measures_apart(private_cache, ca
         (["tune", "sharpen"], "unknown app 'sharpen'"),
         (["tune", "harris", "--budget", "2s"], "--budget 2s is too small for one measurement"),
         (["tune", "harris", "--budget", "soon"], "--budget must be a duration"),
-        (["tune", "harris", "--threads", "0"], "--threads must be between 1 and"),
+        (["tune", "harris", "--threads", "0"], "--threads: must be an integer >= 1"),
         (["tune", "harris", "--plot", "costs.gif"], "--plot costs.gif: give a .png, .svg, .pdf"),
     ],
 )
