@@ -35,6 +35,7 @@ from .inputs import bundled, to_float
 from .runner import check_output_path, load_input, parse_params, resolve_schedule
 
 STREAMED = (".zarr", ".tif", ".tiff")
+SCHEDULER_TIMEOUT_SECONDS = 10
 BAR_WIDTH = 30
 
 
@@ -104,7 +105,10 @@ def _client(scheduler, threads):
     if logging.getLogger("polyimage").getEffectiveLevel() > logging.INFO:  # unless --verbose
         logging.getLogger("distributed").setLevel(logging.ERROR)
     if scheduler:
-        return Client(scheduler)
+        try:
+            return Client(scheduler, timeout=SCHEDULER_TIMEOUT_SECONDS)
+        except (OSError, ValueError) as exc:  # unreachable, refused, or not an address
+            raise ArgumentError(f"--scheduler {scheduler}: {exc}") from None
     cores = os.cpu_count() or 1
     workers = max(1, cores // (threads or 1))
     cluster = LocalCluster(

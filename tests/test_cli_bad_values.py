@@ -122,3 +122,13 @@ def test_dask_entry_points_refuse_bad_arguments_before_any_work(tmp_path):
         pdask.open_image(tmp_path / "missing.zarr")
     with pytest.raises(polyimage.ArgumentError, match="photo.png"):
         pdask.open_image(tmp_path / "photo.png")
+
+
+def test_a_scheduler_that_is_no_address_is_named(tmp_path, capsys, monkeypatch):
+    pytest.importorskip("distributed", reason="needs the dask extra")
+    monkeypatch.setenv("POLYIMAGE_CACHE_DIR", str(tmp_path / "cache"))
+    argv = ["run", "unsharp_mask", "--scheduler", "no address", "-o", str(tmp_path / "o.zarr")]
+    assert main(argv) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "--scheduler no address" in lines[0]
+    assert not (tmp_path / "o.zarr").exists()
