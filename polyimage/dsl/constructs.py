@@ -445,13 +445,56 @@ class Reduction(Function):
             raise ValueError(
                 f"{self.name}: Reduce must update {self.name}, not {red.target.func.name}"
             )
-        for part in (case.cond, red.value, *red.target.args):
+        cond = self._on_target(case.cond, red.target.args)
+        for part in (cond, red.value, *red.target.args):
             self._check_symbols(part, self.reduction_variables)
         value = E.strong(red.value)
         if value.typ is not self.typ:
             value = E.Cast(self.typ, value)
-        new_reduce = Reduce(red.target, value, red.op)
-        return _rebuild_case(case, new_reduce)
+        new_case = _rebuild_case(case, Reduce(red.target, value, red.op))
+        new_case.cond = cond
+        return new_case
+
+    def _on_target(self, cond, target_args):
+        """`cond` with each of the Reduction's own variables that is not a reduction variable
+        and stands alone on one side of a comparison replaced by the index of the Case's
+        Reduce target along it: PolyMage's `Case(c == 0, Reduce(grid(0, ...), ...))` selects
+        the updates whose target has c = 0. Any other use of such a variable is refused."""
+        if cond is None:
+            return None
+        reduction = {id(v) for v in self.reduction_variables}
+        own = {id(v): d for d, v in enumerate(self.variables) if id(v) not in reduction}
+        if isinstance(cond, E.Condition):
+            sides = [
+                target_args[own[id(side)]] if id(side) in own else side
+                for side in (cond.lhs, cond.rhs)
+            ]
+            for side in sides:
+                self._refuse_own_variables(side, own)
+            if sides[0] is cond.lhs and sides[1] is cond.rhs:
+                return cond
+            return E.Condition(sides[0], cond.op, sides[1])
+        if isinstance(cond, E.Logic):
+            return E.Logic(
+                cond.op,
+                self._on_target(cond.a, target_args),
+                self._on_target(cond.b, target_args),
+            )
+        if isinstance(cond, E.Not):
+            return E.Not(self._on_target(cond.a, target_args))
+        self._refuse_own_variables(cond, own)
+        return cond
+
+    def _refuse_own_variables(self, e, own):
+        for node in E.walk(e):
+            if isinstance(node, E.Variable) and id(node) in own:
+                raise ValueError(
+                    f"{self.name}: `{e}` uses {node.name}, a variable of {self.name}'s own "
+                    f"domain; a condition of a Reduction may use it only alone on one side "
+                    f"of a comparison (`{node.name} == 0`: the updates whose target has "
+                    f"{node.name} = 0), else only the reduction variables "
+                    f"({', '.join(v.name for v in self.reduction_variables)})"
+                )
 
 
 def Stencil(func, indices, kernel, origin=None) -> E.Expr:
