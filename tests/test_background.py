@@ -88,11 +88,11 @@ def test_bad_arguments_are_refused_before_any_thread_starts(options):
     assert isinstance(pipe.wait(timeout=120), polyimage.Pipeline)
 
 
-def test_the_readme_example_runs():
-    """The README's example: a call on the quick compile and one on the optimized agree."""
+def test_the_docs_example_runs():
+    """The docs' example: a call on the quick compile and one on the optimized agree."""
     from helpers import ROOT
 
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "docs" / "compiling.md").read_text()
     at = readme.index("background=True)\nimg")
     block = readme[readme.rindex("```python", 0, at) + len("```python") : readme.index("```", at)]
-    exec(compile(block, "README.md", "exec"), {})
+    exec(compile(block, "docs/compiling.md", "exec"), {})

@@ -257,9 +257,9 @@ def test_windows_meet_the_pipelines_constraints():
     np.testing.assert_array_equal(out.compute(), pipe(img=arr))
 
 
-def test_readme_example_runs(apps, tmp_path, monkeypatch):
-    """The README's Dask example, with `pipe` the unsharp mask and scan.zarr a small image."""
-    text = (Path(__file__).resolve().parent.parent / "README.md").read_text()
+def test_docs_example_runs(apps, tmp_path, monkeypatch):
+    """The docs' Dask example, with `pipe` the unsharp mask and scan.zarr a small image."""
+    text = (Path(__file__).resolve().parent.parent / "docs" / "dask.md").read_text()
     blocks = re.findall(r"```python\n(.*?)```", text, re.S)
     block = next(b for b in blocks if "polyimage.dask.apply" in b)
     pipe, _, params, _ = apps("unsharp_mask")
@@ -267,7 +267,7 @@ def test_readme_example_runs(apps, tmp_path, monkeypatch):
     scan = zarr.open_array(str(tmp_path / "scan.zarr"), mode="w", shape=arr.shape, dtype=arr.dtype)
     scan[:] = arr
     monkeypatch.chdir(tmp_path)
-    exec(compile(block, "README.md", "exec"), {"pipe": pipe})
+    exec(compile(block, "docs/dask.md", "exec"), {"pipe": pipe})
     written = zarr.open_array(str(tmp_path / "sharpened.zarr"), mode="r")[:]
     np.testing.assert_array_equal(written, pipe(img=arr, **params))
 

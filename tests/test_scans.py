@@ -310,11 +310,11 @@ def test_scan_is_never_tiled_fused_or_inlined():
     np.testing.assert_allclose(hand(img=a), np.cumsum(a * 2, 1) * 0.5, rtol=1e-5)
 
 
-def test_readme_integral_image_runs():
-    text = (ROOT / "README.md").read_text()
+def test_docs_integral_image_runs():
+    text = (ROOT / "docs" / "dsl.md").read_text()
     block = next(b for b in re.findall(r"```python\n(.*?)```", text, re.S) if "sat.defn" in b)
     namespace = {}
-    exec(compile(block, "README.md", "exec"), namespace)
+    exec(compile(block, "docs/dsl.md", "exec"), namespace)
     assert namespace["out"].shape == (480, 640)
 
 
