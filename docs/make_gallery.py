@@ -1,0 +1,60 @@
+"""Writes docs/gallery/: every app run on its bundled photos (as `polyimage run APP -o ...`
+does), the inputs and outputs as JPEG, and docs/gallery.md listing them.
+Run from the repository root: python docs/make_gallery.py"""
+
+from pathlib import Path
+
+import numpy as np
+
+from polyimage.apps import APP_NAMES, app_descriptions
+from polyimage.apps.inputs import bundled
+from polyimage.apps.runner import run_app
+from polyimage.io import load_image, save_image
+
+DOCS = Path(__file__).resolve().parent
+GALLERY = DOCS / "gallery"
+
+
+def _as_jpeg(source: Path, target: Path) -> None:
+    image = load_image(source)
+    if image.dtype != np.uint8:  # 16-bit photos, shown at 8 bits
+        image = (image >> 8).astype(np.uint8)
+    save_image(target, image)
+
+
+def main() -> None:
+    GALLERY.mkdir(exist_ok=True)
+    catalog = app_descriptions()
+    lines = [
+        "# Gallery",
+        "",
+        "Every app on its bundled photos, as `polyimage run APP -o out.png` writes it "
+        "(made by `python docs/make_gallery.py`).",
+        "",
+    ]
+    for name in APP_NAMES:
+        description, photos = catalog[name]
+        output = GALLERY / f"{name}.png"
+        run_app(name, output=str(output), runs=1, report=lambda text: None)
+        shown = GALLERY / f"{name}.jpg"
+        _as_jpeg(output, shown)
+        output.unlink()
+        inputs = []
+        for photo in photos:
+            target = GALLERY / f"input-{Path(photo).stem}.jpg"
+            if not target.exists():
+                _as_jpeg(bundled(photo), target)
+            inputs.append(f"![{photo}](gallery/{target.name}){{ width=240 }}")
+        lines += [
+            f"## {name}",
+            "",
+            f"{description[0].upper()}{description[1:]}.",
+            "",
+            " ".join(inputs) + f" ![{name}](gallery/{shown.name}){{ width=240 }}",
+            "",
+        ]
+    (DOCS / "gallery.md").write_text("\n".join(lines))
+
+
+if __name__ == "__main__":
+    main()
