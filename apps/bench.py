@@ -28,6 +28,7 @@ from . import APP_NAMES, app_schedules, default_schedule, load_app
 from .baselines import halide_variants, opencv_variants
 from .baselines.halide_runner import AUTOSCHEDULERS, MANUAL
 from .inputs import bundled
+from .plot import check_plot, draw
 from .targets import describe, header, parse_machine, target_options
 
 # optional baselines: (name, module to import, the timings it adds)
@@ -270,10 +271,13 @@ def run_bench(
     compare=None,
     target="native",
     machine="",
+    plot=None,
 ):
     """Benchmark `apps` (all by default) built for `target` (apps.targets.TARGETS) with the
     cache sizes `machine` ("l2=512K,llc=8M") overriding the host's; print what it measures on
-    and the table (beside the saved run `compare`, a JSON file), and write JSON when asked."""
+    and the table (beside the saved run `compare`, a JSON file), and write JSON and a chart
+    (`plot`, apps/plot.py) when asked."""
+    plot = check_plot(plot) if plot else None
     saved = load_saved(compare) if compare else None
     options = target_options(target, parse_machine(machine))
     if load_calibration(options) is None:
@@ -298,26 +302,21 @@ def run_bench(
     report(format_table(results, saved))
     for note in left_out:
         report(f"note: {note}")
+    measured_on = {
+        "platform": platform.platform(),
+        "processor": platform.processor(),
+        "cpus": os.cpu_count(),
+        "threads": threads,
+        "polyimage": polyimage.__version__,
+        **described,
+    }
+    document = {"machine": measured_on, "size": size, "runs": runs, "left_out": left_out}
+    document["apps"] = results
     if json_path:
-        machine = {
-            "platform": platform.platform(),
-            "processor": platform.processor(),
-            "cpus": os.cpu_count(),
-            "threads": threads,
-            "polyimage": polyimage.__version__,
-            **described,
-        }
         with open(json_path, "w") as fh:
-            json.dump(
-                {
-                    "machine": machine,
-                    "size": size,
-                    "runs": runs,
-                    "left_out": left_out,
-                    "apps": results,
-                },
-                fh,
-                indent=1,
-            )
+            json.dump(document, fh, indent=1)
         report(f"wrote {json_path}")
+    if plot:
+        draw(document, plot)
+        report(f"wrote {plot}")
     return results

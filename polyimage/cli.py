@@ -185,6 +185,17 @@ def _parser() -> argparse.ArgumentParser:
         "--compare", metavar="OLD.json", help="print each time beside a saved --json run"
     )
     bench.add_argument(
+        "--plot",
+        metavar="FILE.svg",
+        help="also draw a bar chart per app (.svg, .png or .pdf; needs matplotlib)",
+    )
+    bench.add_argument(
+        "--from",
+        dest="saved_run",
+        metavar="RUN.json",
+        help="with --plot: draw a saved --json run instead of running the bench",
+    )
+    bench.add_argument(
         "--target",
         choices=("native", "avx2"),
         default="native",
@@ -385,6 +396,13 @@ def main(argv=None) -> int:
                 chunks=args.chunks,
                 scheduler=args.scheduler,
             )
+        elif args.command == "bench" and args.saved_run:
+            from polyimage.apps.plot import check_plot, draw, load_run
+
+            if not args.plot:
+                raise ArgumentError("--from draws a saved run: give --plot FILE.svg too")
+            draw(load_run(args.saved_run), check_plot(args.plot))
+            print(f"wrote {args.plot}")
         elif args.command == "bench":
             from polyimage.apps.bench import run_bench
 
@@ -398,6 +416,7 @@ def main(argv=None) -> int:
                 compare=args.compare,
                 target=args.target,
                 machine=args.machine,
+                plot=args.plot,
             )
         elif args.command == "report":
             from polyimage.apps.runner import grouping_table, report_app

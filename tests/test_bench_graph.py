@@ -3,6 +3,8 @@
 import json
 import shutil
 
+import pytest
+
 import polyimage
 from polyimage.apps import unsharp_mask
 from polyimage.apps.bench import format_table, measure, run_bench
@@ -136,3 +138,40 @@ def test_grouping_table_lists_states_and_times():
     cells = row.split()
     assert cells[:4] == ["harris", "11", "3", "1"]
     assert cells[4:].count("/") == 4
+
+
+def test_bench_plot_draws_every_app_under_the_machine(tmp_path, capsys):
+    """`polyimage bench --plot FILE --from RUN.json` draws a saved run: a panel per app with
+    its variants, the machine's header as the title, the same file for the same run."""
+    pytest.importorskip("matplotlib", reason="bench --plot needs matplotlib")
+    machine = {
+        "cpu": "Test CPU",
+        "target": "native",
+        "march": "native",
+        "isa": "testisa",
+        "l1_bytes": 32768,
+        "l2_bytes": 1 << 20,
+        "llc_bytes": 8 << 20,
+        "overrides": {},
+        "vector_bytes": 32,
+        "op_bytes": 0.4,
+        "threads": 2,
+    }
+    timing = {"median": 0.012, "min": 0.011, "max": 0.013}
+    apps = {
+        name: {
+            "size": {"R": 64, "C": 96},
+            "timings": {"polyimage:auto": timing, "halide:manual": timing, "numpy": timing},
+        }
+        for name in ("unsharp_mask", "harris", "interpolate")
+    }
+    run = tmp_path / "run.json"
+    run.write_text(json.dumps({"machine": machine, "apps": apps}))
+    charts = [tmp_path / "a.svg", tmp_path / "b.svg"]
+    for chart in charts:
+        assert main(["bench", "--plot", str(chart), "--from", str(run)]) == 0
+    svg = charts[0].read_text()
+    assert all(name in svg for name in apps) and "Test CPU; target native" in svg
+    assert "halide:manual" in svg and "numpy" not in svg  # numpy is left out of the chart
+    assert charts[0].read_bytes() == charts[1].read_bytes()
+    assert f"wrote {charts[1]}" in capsys.readouterr().out
