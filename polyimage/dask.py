@@ -203,7 +203,7 @@ def _blocks(split, axis, images, chunks) -> list:
     size = chunks.get(axis.param) if isinstance(chunks, dict) else chunks
     step = axis.alignment
     if size is not None:
-        if isinstance(size, bool) or not isinstance(size, (int, np.integer)) or size < 1:
+        if not _positive_int(size):
             raise ArgumentError(f"chunks along {axis.param}: a positive integer, not {size!r}")
         size = -(-int(size) // step) * step
         borders = list(range(start, end + 1, size))
@@ -239,17 +239,16 @@ def _recompiled(recipe, threads):
     return _Runner(compile(*recipe), threads)
 
 
-def _positive_ints(chunks) -> bool:
-    items = chunks if isinstance(chunks, tuple) else (chunks,)
-    return all(
-        isinstance(c, (int, np.integer)) and not isinstance(c, bool) and c > 0 for c in items
-    )
+def _positive_int(value) -> bool:
+    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0
 
 
 def open_image(path, chunks=None):
     """A Zarr array or TIFF file as a Dask array, read chunk by chunk when computed."""
     suffix = os.path.splitext(os.fspath(path).rstrip("/"))[1].lower()
-    if chunks is not None and not _positive_ints(chunks):
+    if chunks is not None and not all(
+        map(_positive_int, chunks if isinstance(chunks, tuple) else (chunks,))
+    ):
         raise ArgumentError(f"chunks must be a positive integer or a tuple of them, got {chunks!r}")
     if suffix in ZARR_SUFFIXES + TIFF_SUFFIXES and not os.path.exists(path):
         raise ArgumentError(f"path {os.fspath(path)!r}: no such file or folder")
