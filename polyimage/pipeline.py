@@ -282,9 +282,6 @@ class Pipeline:
             self.reductions = reduction_strategies(self.stage_graph, self.param_values, tiled)
         dumped.write("05-plans.txt", lambda: plans_text(self.group_plans))
         with self._timed("generate_c"):
-            self.plain_stages = small_stages(
-                self.stage_graph, self.param_values, self.options.plain_points
-            )
             self.cmodule = generate_module(
                 self.stage_graph,
                 self.name,
@@ -344,6 +341,12 @@ class Pipeline:
                         f"the schedule or compile with inline=False"
                     )
         return schedule.validate(self.stage_graph)
+
+    @property
+    def plain_stages(self) -> frozenset:
+        """The stages generated as one plain loop nest: fewer points at the estimates than
+        Options.plain_points (schedule.memory.small_stages)."""
+        return small_stages(self.stage_graph, self.param_values, self.options.plain_points)
 
     def release(self) -> None:
         """Free the memory calls keep for the next ones (intermediate buffers, scratchpads);

@@ -40,7 +40,6 @@ FIELDS = (
     "group_plans",
     "reductions",
     "branch_free",
-    "plain_stages",
     "cmodule",
     "warnings",
     "weights",
