@@ -31,8 +31,8 @@ from polyimage.graph import build_graph
 from polyimage.io import save_image
 
 from . import load_app
+from .arguments import check_output_path, load_input, parse_params, resolve_schedule
 from .inputs import bundled, to_float
-from .runner import check_output_path, load_input, parse_params, resolve_schedule
 
 STREAMED = (".zarr", ".tif", ".tiff")
 SCHEDULER_TIMEOUT_SECONDS = 10

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import statistics
 import time
 from pathlib import Path
@@ -11,63 +10,11 @@ import numpy as np
 
 import polyimage
 from polyimage.errors import ArgumentError
-from polyimage.io import load_image, save_format, save_image
+from polyimage.io import load_image, save_image
 
-from . import app_schedules, default_schedule, load_app
+from . import batch, load_app
+from .arguments import check_output_path, load_input, parse_params, resolve_schedule
 from .inputs import bundled
-
-
-def resolve_schedule(app, choice=None):
-    """The schedule to compile `app` with: None (the app's default), "naive", the name of one
-    of the app's schedules, or a file holding a schedule's text or JSON."""
-    choice = choice or default_schedule(app)
-    known = app_schedules(app)
-    if choice in known:
-        return known[choice]
-    if os.path.exists(choice):
-        with open(choice) as fh:
-            return polyimage.Schedule.parse(fh.read())
-    raise ArgumentError(f"--schedule {choice!r}: not a file, nor one of {', '.join(known)}")
-
-
-def parse_params(app, pairs) -> dict:
-    """`["weight=2.5", ...]` -> {"weight": 2.5} with values typed as the parameters."""
-    _, params = app.build()
-    values = dict(app.DEFAULTS)
-    for pair in pairs or ():
-        name, sep, text = pair.partition("=")
-        if not sep or name not in params:
-            raise ArgumentError(
-                f"--param {pair!r}: expected NAME=VALUE with NAME one of "
-                f"{', '.join(sorted(params))}"
-            )
-        try:
-            values[name] = int(text) if params[name].typ.is_int else float(text)
-        except ValueError:
-            raise ArgumentError(
-                f"--param {name}: {text!r} is not a valid {params[name].typ} value"
-            ) from None
-    return values
-
-
-def check_output_path(path) -> None:
-    """Reject an output that could not be saved (unsupported extension, missing directory)
-    before anything is compiled or run."""
-    save_format(path)
-    folder = Path(path).parent
-    if not folder.is_dir():
-        raise ArgumentError(
-            f"cannot save {os.fspath(path)!r}: folder {str(folder)!r} does not exist"
-        )
-
-
-def load_input(path):
-    """An input photo, any failure to read it a one-line ValueError naming the file."""
-    try:
-        return load_image(path)
-    except OSError as exc:  # missing, a folder, unreadable
-        reason = exc.strerror or str(exc)
-        raise ArgumentError(f"cannot read input {os.fspath(path)!r}: {reason}") from None
 
 
 def run_app(
@@ -88,8 +35,6 @@ def run_app(
     with `profile`, also report the time of each group and stage. Returns the timings in
     seconds. An output folder runs a batch; `chunks`, a Zarr or TIFF input or a Zarr output
     one large image block by block; both on Dask (apps/batch.py)."""
-    from . import batch
-
     if output and batch.is_batch_output(output):
         return batch.run_batch(name, inputs, output, params, schedule, scheduler, threads, report)
     if batch.is_large_run(inputs, output, chunks):
@@ -142,7 +87,6 @@ def draw_graph(name: str, output: str, report=print, schedule=None) -> None:
     written, or, given a schedule, as compiled (after inlining) with a colour per group."""
     import shutil
     import subprocess
-    from pathlib import Path
 
     from polyimage.graph import build_graph
     from polyimage.graph.dot import to_dot

@@ -1,0 +1,66 @@
+"""The command line's shared arguments, checked before any work: a schedule choice, parameter
+values, an input photo, an output path."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import polyimage
+from polyimage.errors import ArgumentError
+from polyimage.io import load_image, save_format
+
+from . import app_schedules, default_schedule
+
+
+def resolve_schedule(app, choice=None):
+    """The schedule to compile `app` with: None (the app's default), "naive", the name of one
+    of the app's schedules, or a file holding a schedule's text or JSON."""
+    choice = choice or default_schedule(app)
+    known = app_schedules(app)
+    if choice in known:
+        return known[choice]
+    if os.path.exists(choice):
+        with open(choice) as fh:
+            return polyimage.Schedule.parse(fh.read())
+    raise ArgumentError(f"--schedule {choice!r}: not a file, nor one of {', '.join(known)}")
+
+
+def parse_params(app, pairs) -> dict:
+    """`["weight=2.5", ...]` -> {"weight": 2.5} with values typed as the parameters."""
+    _, params = app.build()
+    values = dict(app.DEFAULTS)
+    for pair in pairs or ():
+        name, sep, text = pair.partition("=")
+        if not sep or name not in params:
+            raise ArgumentError(
+                f"--param {pair!r}: expected NAME=VALUE with NAME one of "
+                f"{', '.join(sorted(params))}"
+            )
+        try:
+            values[name] = int(text) if params[name].typ.is_int else float(text)
+        except ValueError:
+            raise ArgumentError(
+                f"--param {name}: {text!r} is not a valid {params[name].typ} value"
+            ) from None
+    return values
+
+
+def check_output_path(path) -> None:
+    """Reject an output that could not be saved (unsupported extension, missing directory)
+    before anything is compiled or run."""
+    save_format(path)
+    folder = Path(path).parent
+    if not folder.is_dir():
+        raise ArgumentError(
+            f"cannot save {os.fspath(path)!r}: folder {str(folder)!r} does not exist"
+        )
+
+
+def load_input(path):
+    """An input photo, any failure to read it a one-line ValueError naming the file."""
+    try:
+        return load_image(path)
+    except OSError as exc:  # missing, a folder, unreadable
+        reason = exc.strerror or str(exc)
+        raise ArgumentError(f"cannot read input {os.fspath(path)!r}: {reason}") from None
