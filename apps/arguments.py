@@ -64,3 +64,12 @@ def load_input(path):
     except OSError as exc:  # missing, a folder, unreadable
         reason = exc.strerror or str(exc)
         raise ArgumentError(f"cannot read input {os.fspath(path)!r}: {reason}") from None
+
+
+def check_folder(option: str, path) -> None:
+    """Reject a file to be written whose folder is missing or not writable, before any work."""
+    folder = Path(path).parent
+    if not folder.is_dir() or not os.access(folder, os.W_OK):
+        raise ArgumentError(
+            f"{option} {os.fspath(path)}: its folder does not exist or is not writable"
+        )

@@ -25,6 +25,7 @@ from polyimage.io import load_image
 from polyimage.jit.calibrate import calibrate, load_calibration
 
 from . import APP_NAMES, app_schedules, default_schedule, load_app
+from .arguments import check_folder
 from .baselines import halide_variants, opencv_variants
 from .baselines.halide_runner import AUTOSCHEDULERS, MANUAL
 from .inputs import bundled
@@ -278,6 +279,8 @@ def run_bench(
     and the table (beside the saved run `compare`, a JSON file), and write JSON and a chart
     (`plot`, apps/plot.py) when asked."""
     plot = check_plot(plot) if plot else None
+    if json_path:
+        check_folder("--json", json_path)
     saved = load_saved(compare) if compare else None
     options = target_options(target, parse_machine(machine))
     if load_calibration(options) is None:

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 import json
 import math
-import os
 from pathlib import Path
 
 from polyimage.errors import ArgumentError
 
+from .arguments import check_folder
 from .targets import header
 
 PLOT_SUFFIXES = (".svg", ".png", ".pdf")
@@ -40,8 +40,7 @@ def check_plot(path) -> Path:
     path = Path(path)
     if path.suffix.lower() not in PLOT_SUFFIXES:
         raise ArgumentError(f"--plot {path}: give a {', '.join(PLOT_SUFFIXES)} file")
-    if not path.parent.is_dir() or not os.access(path.parent, os.W_OK):
-        raise ArgumentError(f"--plot {path}: its folder does not exist or is not writable")
+    check_folder("--plot", path)
     try:
         import matplotlib  # noqa: F401
     except ImportError:

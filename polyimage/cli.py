@@ -196,6 +196,27 @@ def _parser() -> argparse.ArgumentParser:
         help="with --plot: draw a saved --json run instead of running the bench",
     )
     bench.add_argument(
+        "--dask",
+        action="store_true",
+        help="time the apps that take one large image block by block on Dask, against "
+        "reading the same Zarr alone and copying it Zarr to Zarr, with peak memory "
+        "(needs the dask extra)",
+    )
+    bench.add_argument(
+        "--dask-size",
+        type=COUNT,
+        default=4096,
+        metavar="N",
+        help="with --dask: the side of the square test image (default 4096)",
+    )
+    bench.add_argument(
+        "--chunks",
+        type=COUNT,
+        default=1024,
+        metavar="N",
+        help="with --dask: the side of each Zarr chunk and Dask block (default 1024)",
+    )
+    bench.add_argument(
         "--target",
         choices=("native", "avx2"),
         default="native",
@@ -403,6 +424,31 @@ def main(argv=None) -> int:
                 raise ArgumentError("--from draws a saved run: give --plot FILE.svg too")
             draw(load_run(args.saved_run), check_plot(args.plot))
             print(f"wrote {args.plot}")
+        elif args.command == "bench" and args.dask:
+            from polyimage.apps.dask_bench import run_dask_bench
+
+            refused = [
+                option
+                for option, given in (
+                    ("--plot", args.plot),
+                    ("--compare", args.compare),
+                    ("--target", args.target != "native"),
+                    ("--machine", args.machine),
+                    ("--size", args.size != "paper"),
+                )
+                if given
+            ]
+            if refused:
+                raise ArgumentError(f"--dask does not take {', '.join(refused)}")
+            run_dask_bench(
+                args.apps,
+                args.dask_size,
+                args.chunks,
+                args.threads,
+                args.runs,
+                args.json,
+                report=lambda text: print(text, flush=True),
+            )
         elif args.command == "bench":
             from polyimage.apps.bench import run_bench
 

@@ -23,7 +23,9 @@ try:
     import zarr
     from dask.highlevelgraph import HighLevelGraph
 except ImportError as exc:  # the core works without them; this module does not
-    raise ImportError(
+    from .errors import MissingExtraError
+
+    raise MissingExtraError(
         f"polyimage.dask needs Dask, Zarr and tifffile ({exc.name} is missing): "
         f"pip install polyimage[dask]"
     ) from exc

@@ -22,6 +22,10 @@ class ArgumentTypeError(PolyimageError, TypeError):
     """An argument of the wrong kind: a list for an image, a float for an integer parameter."""
 
 
+class MissingExtraError(PolyimageError, ImportError):
+    """An optional extra a feature needs is not installed; the message says how to install it."""
+
+
 class CompileError(PolyimageError, RuntimeError):
     """The C compiler failed; `log_path` holds its full output."""
 
