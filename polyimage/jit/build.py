@@ -145,13 +145,8 @@ def build(cmodule: CModule, options: Options) -> Kernel:
     the C compiler runs as a child process whose output is captured, and nothing process-wide
     (descriptors, working directory) changes."""
     start = time.perf_counter()
-    compiler = compiler_command()
-    given = tuple(options.cflags)
-    remembered = facts_dir(options)
-    cflags = given + target_facts(compiler, given, remembered).flags
+    compiler, cflags, fingerprint = compile_flags(options)
     flags = cflags + LINK_FLAGS
-    # the target's flags are in `flags`; they change no -march or -mtune the fingerprint reads
-    fingerprint = compiler_fingerprint(compiler, given, remembered)
     key = cache.cache_key(cmodule.source, compiler, fingerprint, flags + (UNIT_POLICY,))
     module_name = f"_pim_{key[:24]}"
     module_file = module_name + _suffix()
@@ -198,6 +193,17 @@ def build(cmodule: CModule, options: Options) -> Kernel:
     else:
         log.info("%s: compiled in %.2f s with %s (%s)", cmodule.function, seconds, compiler, entry)
     return Kernel(module, cmodule, info)
+
+
+def compile_flags(options: Options) -> tuple:
+    """(the compiler command, the flags it builds generated C with under `options`, its
+    fingerprint for cache keys): the JIT build and `polyimage export` share them."""
+    compiler = compiler_command()
+    given = tuple(options.cflags)
+    remembered = facts_dir(options)
+    cflags = given + target_facts(compiler, given, remembered).flags
+    # the target's flags are in `cflags`; they change no -march or -mtune the fingerprint reads
+    return compiler, cflags, compiler_fingerprint(compiler, given, remembered)
 
 
 def _compile(
