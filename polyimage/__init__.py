@@ -30,6 +30,7 @@ from .errors import (
     EstimateWarning,
     PipelineError,
     PolyimageError,
+    SerialBuildWarning,
     UncoveredReadWarning,
     WeightsWarning,
 )
@@ -46,6 +47,7 @@ __all__ = list(_dsl_all) + [
     "EstimateWarning",
     "PipelineError",
     "PolyimageError",
+    "SerialBuildWarning",
     "UncoveredReadWarning",
     "WeightsWarning",
     "GroupSchedule",
@@ -65,7 +67,17 @@ LAYERS = (
     ("codegen",),
     ("jit",),
     ("arguments", "interp"),
-    ("pipeline", "background", "record", "report", "dump", "profile", "vectorization"),
+    (
+        "pipeline",
+        "background",
+        "record",
+        "report",
+        "dump",
+        "profile",
+        "vectorization",
+        "export",
+        "deploy",
+    ),
     ("scale", "dask"),
     ("cli", "apps", "autotune"),
 )
@@ -76,6 +88,7 @@ _LAZY = {
     "Pipeline": "pipeline",
     "BackgroundPipeline": "background",
     "interpret": "interp",
+    "load": "deploy",
 }
 _SUBMODULES = {name for layer in LAYERS for name in layer}
 

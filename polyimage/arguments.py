@@ -6,6 +6,7 @@ Shared by the compiled pipeline and the interpreter, so both accept and reject t
 from __future__ import annotations
 
 import numbers
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -237,3 +238,66 @@ def _check_fits(func, var, lb, ub, values):
             f" give {func.name} the range [{lb}, {ub}] for {var.name}, which does "
             f"not fit its type {var.typ}"
         )
+
+
+def bind_positional(graph, images: tuple, arguments: dict) -> dict:
+    """The one input image given by position, as if by name; anything else is refused with the
+    call written by name."""
+    names = [img.name for img in graph.images]
+    if len(names) == 1 and len(images) == 1 and names[0] not in arguments:
+        return {names[0]: images[0], **arguments}
+    by_name = ", ".join(f"{n}=..." for n in names + [p.name for p in graph.parameters])
+    raise ArgumentTypeError(
+        f"pass images and parameters by name: pipe({by_name}) (got {len(images)} "
+        f"positional argument(s))"
+    )
+
+
+# far beyond any core count, short of what makes the OpenMP runtime fail to start threads
+MAX_THREADS = max(256, 8 * (os.cpu_count() or 1))
+
+
+def check_threads(threads) -> int:
+    """`threads` as an int (0 for None: OMP_NUM_THREADS), or ArgumentError naming it."""
+    if threads is None:
+        return 0
+    if (
+        isinstance(threads, bool)
+        or not isinstance(threads, (int, np.integer))
+        or not 1 <= threads <= MAX_THREADS
+    ):
+        raise ArgumentError(f"threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
+    return int(threads)
+
+
+def output_arrays(graph, out, binding) -> list:
+    """The output arrays of a call: new ones, or those given as `out=`, checked (shape,
+    dtype, contiguous, writeable, overlapping no other argument)."""
+    names = graph.outputs
+    stages = {s.name: s.func for s in graph.stages}
+    if out is None:
+        return [np.empty(binding.shapes[n], stages[n].typ.dtype) for n in names]
+    given = [out] if isinstance(out, np.ndarray) else list(out)
+    if len(given) != len(names):
+        raise ArgumentError(
+            f"out= must hold {len(names)} array(s) ({', '.join(names)}), got {len(given)}"
+        )
+    for name, array in zip(names, given):
+        shape, dtype = binding.shapes[name], stages[name].typ.dtype
+        if not isinstance(array, np.ndarray) or array.dtype != dtype or array.shape != shape:
+            got = (
+                f"{array.dtype} {array.shape}"
+                if isinstance(array, np.ndarray)
+                else type(array).__name__
+            )
+            raise ArgumentError(
+                f"out for {name} must be a {dtype} array of shape {shape}, got {got}"
+            )
+        if not (array.flags.c_contiguous and array.flags.writeable):
+            raise ArgumentError(f"out for {name} must be C-contiguous and writeable")
+    others = list(binding.arrays.items()) + list(zip(names, given))
+    for i, (name, array) in enumerate(zip(names, given)):
+        for j, (other_name, other) in enumerate(others):
+            if j != len(binding.arrays) + i and np.shares_memory(array, other):
+                raise ArgumentError(f"out for {name} overlaps {other_name}")
+    return given

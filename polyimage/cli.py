@@ -231,6 +231,39 @@ def _parser() -> argparse.ArgumentParser:
         "l1, l2, llc with K, M, G suffixes, and cores (e.g. l2=512K,llc=8M)",
     )
 
+    export = commands.add_parser(
+        "export",
+        help="write an app or your pipeline as a C library (header, static and shared library)",
+        description="Compile an app, or the pipeline a function of your file returns "
+        "(FILE.py:function), and write it into a folder as a C library that needs no Python: "
+        "NAME.c, NAME.h, libNAME.a, libNAME.so, a README with the line that links it, and a "
+        "manifest from which polyimage.load(DIR) calls it. CC picks the compiler (a cross "
+        "compiler too, with --march for its CPU).",
+    )
+    export.add_argument("pipeline", metavar="APP|FILE.py:function", help="what to export")
+    export.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder to write")
+    export.add_argument(
+        "--schedule", metavar="NAME|FILE", help="as for run (default: the app's, else auto)"
+    )
+    export.add_argument(
+        "--estimates",
+        action="append",
+        metavar="K=V,...",
+        help="typical parameter values for the optimizer (default: the app's paper size)",
+    )
+    export.add_argument("--name", help="the entry function's name (default: the pipeline's)")
+    export.add_argument(
+        "--target",
+        choices=("native", "avx2"),
+        default="native",
+        help="build for this CPU, as for bench (default: native)",
+    )
+    export.add_argument(
+        "--march",
+        metavar="CPU",
+        help="build for any -march value instead (e.g. armv8-a with CC=aarch64-linux-gnu-gcc)",
+    )
+
     report = commands.add_parser("report", help="print what the compiler made of an app")
     report.add_argument("app", nargs="?", metavar="APP", help="app name")
     report.add_argument(
@@ -424,6 +457,18 @@ def main(argv=None) -> int:
                 raise ArgumentError("--from draws a saved run: give --plot FILE.svg too")
             draw(load_run(args.saved_run), check_plot(args.plot))
             print(f"wrote {args.plot}")
+        elif args.command == "export":
+            from polyimage.apps.exporting import export_command
+
+            export_command(
+                args.pipeline,
+                args.output,
+                schedule=args.schedule,
+                estimates=args.estimates,
+                cpu=args.target,
+                march=args.march,
+                name=args.name,
+            )
         elif args.command == "bench" and args.dask:
             from polyimage.apps.dask_bench import run_dask_bench
 

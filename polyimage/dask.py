@@ -30,9 +30,8 @@ except ImportError as exc:  # the core works without them; this module does not
         f"pip install polyimage[dask]"
     ) from exc
 
-from .arguments import check_param, derive_values
+from .arguments import check_param, check_threads, derive_values
 from .errors import ArgumentError, ArgumentTypeError
-from .pipeline import check_threads
 from .scale.halo import SplitError, split_plan
 from .scale.windows import block_slices, block_window, stage_range, window_slices
 

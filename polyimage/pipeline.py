@@ -14,13 +14,18 @@ import contextlib
 import dataclasses
 import html
 import logging
-import os
 import time
 import warnings
 
 import numpy as np
 
-from .arguments import bind_arguments
+from .arguments import (  # noqa: F401  (MAX_THREADS and check_threads are used from here too)
+    MAX_THREADS,
+    bind_arguments,
+    bind_positional,
+    check_threads,
+    output_arrays,
+)
 from .background import BackgroundPipeline
 from .codegen.cmodule import generate_module
 from .config import Options
@@ -84,6 +89,7 @@ def compile(
     check=None,
     march=None,
     background=False,
+    build=True,
 ):
     """Compile the pipeline computing `outputs` to a callable `Pipeline`.
 
@@ -106,6 +112,8 @@ def compile(
         "x86-64-v3" is AVX2 without AVX-512): part of the cache key.
     background: return at once a `BackgroundPipeline` that compiles in a thread; calls made
         before it is built run on a naive compile (see background.py).
+    build: False runs every pass but builds no module for this machine: the pipeline can be
+        exported (`export`, for another CPU or with a cross compiler as CC), not called.
     """
     if check is not None:
         options = dataclasses.replace(options or Options.from_env(), check=bool(check))
@@ -123,10 +131,13 @@ def compile(
             chosen_options or options,
             weights,
             dump,
+            build,
         )
 
     if not background:
         return make_pipeline(schedule, None)
+    if not build:
+        raise ArgumentError("background=True compiles to call: it cannot go with build=False")
     graph = build_graph(outputs)
     _check_estimates(graph, estimates or {})
     _check_constraints(graph, constraints)
@@ -163,6 +174,7 @@ class Pipeline:
         options=None,
         weights=None,
         dump=None,
+        build_module=True,
     ):
         self.pass_seconds, self._bindings, self._workspaces = {}, {}, []
         self._started = time.perf_counter()
@@ -206,9 +218,11 @@ class Pipeline:
         if not self.cached:
             self._run_passes(schedule, inline, dumped)
         self._warn_assumed_estimates()
-        with self._timed("build"):
-            self.kernel = build(self.cmodule, self.options)
-        dumped.copy("07-build.log", self.kernel.info.path / "build.log")
+        self.kernel = None
+        if build_module:
+            with self._timed("build"):
+                self.kernel = build(self.cmodule, self.options)
+            dumped.copy("07-build.log", self.kernel.info.path / "build.log")
         dumped.write("passes.txt", lambda: passes_text(self.pass_seconds))
         if key is not None and not self.cached:
             try:
@@ -221,7 +235,7 @@ class Pipeline:
                 evict_over_cap(
                     self.options.cache_dir,
                     self.options.cache_max_bytes,
-                    keep=[record, self.kernel.info.path],
+                    keep=[record] + ([self.kernel.info.path] if self.kernel else []),
                 )
         log.info(
             "%s %s in %.3f s",
@@ -416,7 +430,14 @@ class Pipeline:
     @property
     def build_info(self):
         """Cache key, module path and whether the build came from the cache."""
-        return self.kernel.info
+        return self._built().info
+
+    def _built(self):
+        if self.kernel is None:
+            raise PipelineError(
+                f"{self.name} was compiled with build=False: it can be exported, not called"
+            )
+        return self.kernel
 
     def __call__(self, *images, out=None, threads=None, **arguments):
         """Run on the given images and parameters (by name; a pipeline with one input image
@@ -426,20 +447,29 @@ class Pipeline:
         `release`); calls from several threads at once each use their own."""
         _, outputs, nthreads, params, inputs = self._prepare_call(images, out, threads, arguments)
         pool = self._workspaces
-        workspace = pool.pop() if pool else self.kernel.workspace()
+        workspace = pool.pop() if pool else self._built().workspace()
         try:
             self.kernel(workspace, nthreads, params, inputs, outputs)
         finally:
             pool.append(workspace)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
+    def export(self, folder, name=None):
+        """Write this pipeline into `folder` as a C library (source, header, static and shared
+        library, README, manifest) with entry `name` (default: the pipeline's name), built as
+        this pipeline was; `polyimage.load(folder)` calls it back without a compiler. Returns
+        an `export.Exported` listing the files."""
+        from .export import export_pipeline
+
+        return export_pipeline(self, folder, name)
+
     def _prepare_call(self, images, out, threads, arguments) -> tuple:
         """(binding, output arrays, thread count, parameter values and input arrays in the
         entry's order) of a call, every argument checked."""
         if images:
-            arguments = _bind_positional(self.graph, images, arguments)
+            arguments = bind_positional(self.graph, images, arguments)
         binding = bind_arguments(self.graph, arguments, self.constraints, self._bindings)
-        outputs = self._outputs(out, binding)
+        outputs = output_arrays(self.graph, out, binding)
         params = [binding.params[p] for p in self.cmodule.params]
         inputs = [binding.arrays[n] for n in self.cmodule.inputs]
         return binding, outputs, check_threads(threads), params, inputs
@@ -460,66 +490,6 @@ class Pipeline:
             )
             self._profiled = build(cmodule, self.options)
         return profile_run(self, self._profiled, runs, threads, images, arguments)
-
-    def _outputs(self, out, binding) -> list:
-        names = self.graph.outputs
-        stages = {s.name: s.func for s in self.graph.stages}
-        if out is None:
-            return [np.empty(binding.shapes[n], stages[n].typ.dtype) for n in names]
-        given = [out] if isinstance(out, np.ndarray) else list(out)
-        if len(given) != len(names):
-            raise ArgumentError(
-                f"out= must hold {len(names)} array(s) ({', '.join(names)}), got {len(given)}"
-            )
-        for name, array in zip(names, given):
-            shape, dtype = binding.shapes[name], stages[name].typ.dtype
-            if not isinstance(array, np.ndarray) or array.dtype != dtype or array.shape != shape:
-                got = (
-                    f"{array.dtype} {array.shape}"
-                    if isinstance(array, np.ndarray)
-                    else type(array).__name__
-                )
-                raise ArgumentError(
-                    f"out for {name} must be a {dtype} array of shape {shape}, got {got}"
-                )
-            if not (array.flags.c_contiguous and array.flags.writeable):
-                raise ArgumentError(f"out for {name} must be C-contiguous and writeable")
-        others = list(binding.arrays.items()) + list(zip(names, given))
-        for i, (name, array) in enumerate(zip(names, given)):
-            for j, (other_name, other) in enumerate(others):
-                if j != len(binding.arrays) + i and np.shares_memory(array, other):
-                    raise ArgumentError(f"out for {name} overlaps {other_name}")
-        return given
-
-
-def _bind_positional(graph, images: tuple, arguments: dict) -> dict:
-    """The one input image given by position, as if by name; anything else is refused with the
-    call written by name."""
-    names = [img.name for img in graph.images]
-    if len(names) == 1 and len(images) == 1 and names[0] not in arguments:
-        return {names[0]: images[0], **arguments}
-    by_name = ", ".join(f"{n}=..." for n in names + [p.name for p in graph.parameters])
-    raise ArgumentTypeError(
-        f"pass images and parameters by name: pipe({by_name}) (got {len(images)} "
-        f"positional argument(s))"
-    )
-
-
-# far beyond any core count, short of what makes the OpenMP runtime fail to start threads
-MAX_THREADS = max(256, 8 * (os.cpu_count() or 1))
-
-
-def check_threads(threads) -> int:
-    """`threads` as an int (0 for None: OMP_NUM_THREADS), or ArgumentError naming it."""
-    if threads is None:
-        return 0
-    if (
-        isinstance(threads, bool)
-        or not isinstance(threads, (int, np.integer))
-        or not 1 <= threads <= MAX_THREADS
-    ):
-        raise ArgumentError(f"threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
-    return int(threads)
 
 
 def _param_by_name(graph, key, what: str):

@@ -23,7 +23,7 @@ i386""".split()
 _LIBRARY_PATTERN = re.compile(r"^(u?int\w*_t|(omp_|Py|PY|PIM_|M_|L_|P_|PRI|SCN)\w*|_\w*)$")
 
 
-def _reserved(name: str) -> bool:
+def reserved(name: str) -> bool:
     """C keywords, the library and header names generated code may meet, every name polyimage
     derives (those all start with PREFIX), and names shaped like macros (no lowercase)."""
     return (
@@ -49,7 +49,7 @@ class NameRegistry:
         base = re.sub(r"[^A-Za-z0-9_]", "_", wanted) or "v"
         if base[0] in "_0123456789" or base.startswith((PREFIX, "PIM_")):
             base = "v" + base
-        if _reserved(base):
+        if reserved(base):
             base += "_"
         candidate, n = base, 1
         while candidate in self._taken:

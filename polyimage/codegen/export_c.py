@@ -1,0 +1,358 @@
+"""The C of a pipeline shipped without Python (`polyimage export`): a header documenting its one
+entry function, and that entry, appended to kernel.c, which checks every parameter value and
+buffer extent against what the pipeline requires before any memory is touched.
+
+The checks are the ones the Python call makes (polyimage.arguments): the constraints, every
+stage's domain non-empty and within its variables' type, each buffer's extents equal to what
+the parameters give, outputs overlapping no other buffer. Extents are computed in 64-bit
+arithmetic from parameters of at most 32 bits, so no check can overflow.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..algebra.simplify import simplify
+from ..dsl import expr as E
+from ..dsl.constructs import Image
+from .cexpr import CExprPrinter, helper_source
+from .names import PREFIX, NameRegistry, reserved
+
+OK, ERROR_MEMORY, ERROR_ARGUMENT = 0, 1, 2
+MESSAGE_BYTES = 512
+
+
+@dataclass(frozen=True)
+class ExportedC:
+    """The exported library's C (`source`: kernel.c and the entry), its header, and the
+    number of extents `<name>_extents` writes (the inputs', then the outputs')."""
+
+    source: str
+    header: str
+    extent_count: int
+
+
+def exported_c(graph, cmodule, name: str, constraints=(), version: str = "") -> ExportedC:
+    """The exported C of `cmodule` (generated from `graph` after inlining) under the entry
+    name `name`, checking `constraints` (Conditions on parameters)."""
+    if reserved(name):
+        raise ValueError(f"{name!r} is a C keyword or a library name; export it under another")
+    names = NameRegistry()
+    for taken in (name, cmodule.function, "workspace", "nthreads", "extents"):
+        names.name(_Key(), taken)
+    params = [(p, names.name(p, p.name)) for p in graph.parameters]
+    by_name = {s.name: s.func for s in graph.stages}
+    stages = [(by_name[n], True) for n in cmodule.inputs]
+    stages += [(by_name[n], False) for n in cmodule.outputs]
+    buffers, first = [], 0
+    for func, is_input in stages:
+        c_name = names.name(func, func.name)
+        extents = _extents(func)
+        extents_name = names.name(_Key(), f"{c_name}_extents")
+        buffers.append(_Buffer(func, is_input, c_name, extents_name, extents, first))
+        first += len(extents)
+    count = first
+    helpers = set()
+    writer = _CheckWriter(CExprPrinter(names, None, helpers), params)
+
+    param_args = [f"{p.typ.c_name} {c}" for p, c in params]
+    buffer_args = []
+    for b in buffers:
+        const = "const " if b.is_input else ""
+        buffer_args += [
+            f"{const}{b.func.typ.c_name} *{b.c_name}",
+            f"const int64_t *{b.extents_name}",
+        ]
+    extents_fn = f"int {name}_extents({', '.join(param_args + ['int64_t *extents'])})"
+    entry_fn = (
+        f"int {name}({', '.join(['void *workspace', 'int nthreads'] + param_args + buffer_args)})"
+    )
+
+    body = [f"{extents_fn}", "{", f"    {PREFIX}message[0] = 0;"]
+    body += writer.constraints(constraints)
+    body += writer.domains(graph)
+    for b in buffers:
+        for d, extent in enumerate(b.extents):
+            body.append(f"    extents[{b.first + d}] = {writer.int64(extent)};")
+    body += [f"    return {OK};", "}", ""]
+
+    body += [entry_fn, "{", f"    int64_t {PREFIX}expected[{max(count, 1)}];"]
+    body.append(f"    {PREFIX}message[0] = 0;")
+    for b in buffers:
+        body += [
+            f"    if ({b.c_name} == NULL || {b.extents_name} == NULL)",
+            f'        return {PREFIX}fail("{b.what}: the buffer or its extents are NULL");',
+        ]
+    call = ", ".join([c for _, c in params] + [f"{PREFIX}expected"])
+    body += [
+        f"    if ({name}_extents({call}) != {OK})",
+        f"        return {ERROR_ARGUMENT};",
+    ]
+    for b in buffers:
+        for d, extent in enumerate(b.extents):
+            expected, given = f"{PREFIX}expected[{b.first + d}]", f"{b.extents_name}[{d}]"
+            body += [
+                f"    if ({given} != {expected})",
+                f'        return {PREFIX}fail("{b.what}: dimension {d} must have extent '
+                f'{_c_text(extent)} = %lld, got %lld", (long long){expected}, (long long){given});',
+            ]
+    body += _overlap_checks(buffers)
+    args = ", ".join([c for _, c in params] + [b.c_name for b in buffers])
+    body += [
+        f"    int {PREFIX}status = {cmodule.function}(workspace, nthreads, {args});",
+        f"    if ({PREFIX}status == {ERROR_MEMORY})",
+        f'        return {PREFIX}fail_with({ERROR_MEMORY}, "{name}: could not allocate its '
+        f'buffers");',
+        f"    return {PREFIX}status;",
+        "}",
+        "",
+        f"const char *{name}_error(void)",
+        "{",
+        f"    return {PREFIX}message;",
+        "}",
+        "",
+        f"void *{name}_workspace_new(void)",
+        "{",
+        f"    return {cmodule.function}_workspace_new();",
+        "}",
+        "",
+        f"void {name}_workspace_free(void *workspace)",
+        "{",
+        f"    {cmodule.function}_workspace_free(workspace);",
+        "}",
+    ]
+    extra = [
+        helper_source(op, c)
+        for op, c in sorted(helpers)
+        if helper_source(op, c) not in cmodule.source
+    ]
+    source = cmodule.source + _SHIM_PRELUDE + "".join(h + "\n" for h in extra) + "\n"
+    source += "\n".join(body) + "\n"
+    header = _header(name, params, buffers, constraints, version)
+    header += f"{extents_fn};\n\n{entry_fn};\n\nconst char *{name}_error(void);\n"
+    header += f"void *{name}_workspace_new(void);\nvoid {name}_workspace_free(void *workspace);\n"
+    header += _HEADER_END.format(guard=_guard(name))
+    return ExportedC(source=source, header=header, extent_count=count)
+
+
+class _Key:
+    """A registry key for names that belong to no DSL object."""
+
+
+@dataclass(frozen=True)
+class _Buffer:
+    """One input or output of the entry: its stage, C argument names and extents."""
+
+    func: object
+    is_input: bool
+    c_name: str
+    extents_name: str
+    extents: list
+    first: int  # the index of its first extent in `<name>_extents`' array
+
+    @property
+    def what(self) -> str:
+        return f"{'image' if self.is_input else 'output'} {self.func.name}"
+
+
+def _extents(func) -> list:
+    """The extent of each dimension of an input (its declared extents) or output (its box)."""
+    if isinstance(func, Image):
+        return list(func.extents)
+    return [simplify(iv.ub - iv.lb + 1) for iv in func.intervals]
+
+
+class _CheckWriter:
+    """C for the checks on parameter values: constraints and domains, in int64 arithmetic."""
+
+    def __init__(self, printer: CExprPrinter, params: list):
+        self.printer, self.params = printer, params
+
+    def int64(self, e) -> str:
+        """An integer expression of parameters in int64 arithmetic (exact for affine ones)."""
+        try:
+            return self.printer.wide(e)
+        except (AttributeError, KeyError):
+            return f"(int64_t)({self.printer(e)})"
+
+    def value(self, e) -> str:
+        return self.int64(e) if e.typ.is_int else f"({self.printer(e)})"
+
+    def condition(self, e) -> str:
+        if isinstance(e, E.Condition):
+            return f"({self.value(e.lhs)} {e.op} {self.value(e.rhs)})"
+        if isinstance(e, E.Logic):
+            return f"({self.condition(e.a)} {e.op} {self.condition(e.b)})"
+        if isinstance(e, E.Not):
+            return f"(!{self.condition(e.a)})"
+        return f"({self.printer(e)})"
+
+    def described(self, exprs) -> tuple:
+        """(`R=%lld, C=%lld`, its arguments) naming the parameters `exprs` use."""
+        used = {id(p) for e in exprs for p in E.free_symbols(e, E.Parameter)}
+        chosen = [(p, c) for p, c in self.params if id(p) in used]
+        text = ", ".join(f"{p.name}={'%lld' if p.typ.is_int else '%g'}" for p, _ in chosen)
+        args = [f"(long long){c}" if p.typ.is_int else f"(double){c}" for p, c in chosen]
+        return text, args
+
+    def constraints(self, constraints) -> list:
+        lines = []
+        for cond in constraints:
+            text, args = self.described([cond])
+            lines += [
+                f"    if (!{self.condition(cond)})",
+                f'        return {PREFIX}fail("parameter values {text} violate the constraint '
+                f'{_c_text(cond)}"{"".join(", " + a for a in args)});',
+            ]
+        return lines
+
+    def domains(self, graph) -> list:
+        """Every stage's domain non-empty, and within its variables' types (with one to spare)
+        as its loops need."""
+        lines = []
+        for stage in graph.stages:
+            func = stage.func
+            pairs = list(zip(func.variables, func.intervals))
+            reductions = list(
+                zip(
+                    getattr(func, "reduction_variables", ()),
+                    getattr(func, "reduction_intervals", ()),
+                )
+            )
+            for k, (var, iv) in enumerate(pairs + reductions):
+                lb, ub = self.int64(iv.lb), self.int64(iv.ub)
+                text, args = self.described([iv.lb, iv.ub])
+                tail = "".join(", " + a for a in args)
+                if k < len(pairs):
+                    lines += [
+                        f"    if ({ub} < {lb})",
+                        f'        return {PREFIX}fail("parameter values {text} make the domain '
+                        f"of {func.name} empty: {var.name} in [{_c_text(iv.lb)}, "
+                        f'{_c_text(iv.ub)}]"{tail});',
+                    ]
+                low, high = var.typ.min_value(), var.typ.max_value()
+                lines += [
+                    f"    if ({lb} <= {ub} && ({lb} < INT64_C({low}) || {ub} >= INT64_C({high})))",
+                    f'        return {PREFIX}fail("parameter values {text} give {func.name} a '
+                    f'range for {var.name} that does not fit its type {var.typ}"{tail});',
+                ]
+        return lines
+
+
+def _overlap_checks(buffers: list) -> list:
+    """Each output overlaps no input and no other output (the entry's pointers are restrict)."""
+    spans = [
+        f"sizeof(*{b.c_name}) * "
+        + " * ".join(f"(size_t){PREFIX}expected[{b.first + d}]" for d in range(len(b.extents)))
+        for b in buffers
+    ]
+    lines = []
+    for i, b in enumerate(buffers):
+        for j, other in enumerate(buffers):
+            if b.is_input or j == i or (j > i and not other.is_input):
+                continue  # each output against every input and every earlier output
+            lines += [
+                f"    if ((uintptr_t){b.c_name} < (uintptr_t){other.c_name} + {spans[j]} && "
+                f"(uintptr_t){other.c_name} < (uintptr_t){b.c_name} + {spans[i]})",
+                f'        return {PREFIX}fail("output {b.func.name} overlaps {other.func.name}");',
+            ]
+    return lines
+
+
+def _c_text(e) -> str:
+    """An expression as the DSL prints it, safe inside a C format string."""
+    return str(e).replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
+
+
+def _guard(name: str) -> str:
+    return f"POLYIMAGE_{name.upper()}_H"
+
+
+_SHIM_PRELUDE = f"""
+/* ---- the exported entry: checks before any memory is touched (polyimage export) ---- */
+#include <stdarg.h>
+#include <stdio.h>
+#if defined(__GNUC__) || defined(__clang__)
+#define PIM_THREAD_LOCAL __thread
+#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
+#define PIM_THREAD_LOCAL _Thread_local
+#else
+#define PIM_THREAD_LOCAL
+#endif
+
+static PIM_THREAD_LOCAL char {PREFIX}message[{MESSAGE_BYTES}];
+
+static int {PREFIX}fail_with(int code, const char *format, ...)
+{{
+    va_list args;
+    va_start(args, format);
+    vsnprintf({PREFIX}message, sizeof {PREFIX}message, format, args);
+    va_end(args);
+    return code;
+}}
+
+#define {PREFIX}fail(...) {PREFIX}fail_with({ERROR_ARGUMENT}, __VA_ARGS__)
+"""
+
+_HEADER_END = """
+#ifdef __cplusplus
+}}
+#endif
+
+#endif /* {guard} */
+"""
+
+
+def _header(name: str, params: list, buffers: list, constraints, version: str) -> str:
+    """The header's opening: what the library is, its return codes, and the documentation of
+    its functions (parameters, buffers with their extents, constraints)."""
+    guard, upper = _guard(name), name.upper()
+    count = sum(len(b.extents) for b in buffers)
+    lines = [
+        f"/* {name}.h: the pipeline {name}, exported by polyimage {version}.",
+        " *",
+        f" * Link with lib{name}.a (or -l{name}) and the OpenMP runtime: cc app.c lib{name}.a",
+        " * -fopenmp -lm. Buffers are dense, row-major (the last index varies fastest).",
+        " */",
+        f"#ifndef {guard}",
+        f"#define {guard}",
+        "",
+        "#include <stdint.h>",
+        "",
+        "#ifdef __cplusplus",
+        'extern "C" {',
+        "#endif",
+        "",
+        f"#define {upper}_OK {OK}",
+        f"#define {upper}_ERROR_MEMORY {ERROR_MEMORY} /* a buffer could not be allocated */",
+        f"#define {upper}_ERROR_ARGUMENT {ERROR_ARGUMENT} /* a wrong parameter or extent */",
+        f"#define {upper}_EXTENT_COUNT {count}",
+        "",
+        "/* Parameters:",
+    ]
+    lines += [f" *   {c}: {p.name}, {p.typ.c_name}" for p, c in params]
+    lines.append(" * Buffers, each with a pointer to its extents (int64_t, one per dimension):")
+    for b in buffers:
+        shape = ", ".join(_comment(x) for x in b.extents)
+        lines.append(f" *   {b.c_name} ({b.what}): {b.func.typ.c_name}[{shape}]")
+    if constraints:
+        lines.append(" * Constraints every call must meet:")
+        lines += [f" *   {_comment(c)}" for c in constraints]
+    lines += [
+        " *",
+        f" * {name}_extents(parameters, extents) writes the extents every buffer must have, the",
+        f" * inputs' then the outputs', {upper}_EXTENT_COUNT values in all.",
+        f" * {name}(workspace, nthreads, parameters, buffers) runs the pipeline. workspace: NULL,",
+        f" * or from {name}_workspace_new() to keep buffers for the next call (one per thread",
+        " * calling at once); nthreads: 0 for OpenMP's default. Both check every parameter",
+        f" * and extent first and return {upper}_ERROR_ARGUMENT, touching no buffer, when one",
+        f" * is wrong; {name}_error() then says which (the calling thread's last message).",
+        " */",
+        "",
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def _comment(e) -> str:
+    return re.sub(r"\*/", "* /", str(e))

@@ -1,0 +1,179 @@
+"""`polyimage.load(DIR)`: a pipeline exported by `pipe.export(DIR)` called from Python through
+cffi's ABI mode, on a machine with NumPy and cffi and neither a C compiler nor islpy. Calls
+take the arguments, and make the checks with the messages, of a compiled pipeline
+(polyimage.arguments); the library's own checks stand behind them."""
+
+from __future__ import annotations
+
+import json
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+
+from .arguments import bind_arguments, bind_positional, check_threads, output_arrays
+from .dsl import expr as E
+from .dsl.constructs import Image
+from .dsl.serial import from_data, type_named
+from .dsl.types import ALL_TYPES
+from .errors import ArgumentError, PolyimageError
+
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = 1
+
+
+class LoadError(PolyimageError, OSError):
+    """An export folder that cannot be loaded: missing, incomplete, or of another format."""
+
+
+@dataclass(frozen=True)
+class _Stage:
+    name: str
+    func: object
+
+
+@dataclass(frozen=True)
+class _Output:
+    """An output's name, type and domain: what a call needs to size and check it."""
+
+    name: str
+    typ: object
+    variables: tuple
+    intervals: tuple
+
+
+@dataclass(frozen=True)
+class _Interval:
+    lb: E.Expr
+    ub: E.Expr
+
+
+@dataclass(frozen=True)
+class CallGraph:
+    """The part of a stage graph that binding a call reads: images, parameters, outputs."""
+
+    images: tuple
+    parameters: tuple
+    stages: tuple
+    outputs: tuple
+
+
+def load(folder) -> "LoadedPipeline":
+    """The pipeline exported into `folder`, ready to call like the compiled one."""
+    return LoadedPipeline(folder)
+
+
+class LoadedPipeline:
+    """An exported pipeline's shared library, called on NumPy arrays: `pipe(img=array, ...)`
+    with the arguments, `out=` and `threads=` of a compiled Pipeline."""
+
+    def __init__(self, folder):
+        self.folder = Path(folder)
+        spec = _read_manifest(self.folder)
+        self.name = spec["name"]
+        self.manifest = spec
+        params = {n: E.Parameter(type_named(t), n) for n, t in spec["params"]}
+        images = tuple(
+            Image(type_named(i["type"]), i["name"], [from_data(x, params) for x in i["extents"]])
+            for i in spec["inputs"]
+        )
+        outputs = tuple(_output(o, params) for o in spec["outputs"])
+        self.graph = CallGraph(
+            images=images,
+            parameters=tuple(params.values()),
+            stages=tuple(_Stage(f.name, f) for f in images + outputs),
+            outputs=tuple(o.name for o in outputs),
+        )
+        self.constraints = tuple(from_data(c, params) for c in spec["constraints"])
+        self._param_order = [n for n, _ in spec["params"]]
+        self._input_order = [i["name"] for i in spec["inputs"]]
+        self.ffi, self.lib = _open(self.folder, spec)
+        self._entry = getattr(self.lib, self.name)
+        self._bindings, self._workspaces = {}, []
+        self._c_arrays = {t.dtype: f"{t.c_name}[]" for t in ALL_TYPES}
+        self._lock = threading.Lock()
+
+    def __call__(self, *images, out=None, threads=None, **arguments):
+        """Run on the given images and parameters (by name; one input image also by position);
+        the output array, or a tuple of them for several outputs."""
+        if images:
+            arguments = bind_positional(self.graph, images, arguments)
+        binding = bind_arguments(self.graph, arguments, self.constraints, self._bindings)
+        outputs = output_arrays(self.graph, out, binding)
+        nthreads = check_threads(threads)
+        ffi = self.ffi
+        args = [binding.params[n] for n in self._param_order]
+        arrays = [binding.arrays[n] for n in self._input_order]
+        for array in arrays:
+            args += [ffi.from_buffer(self._c_arrays[array.dtype], array), _extents(ffi, array)]
+        for array in outputs:
+            buffer = ffi.from_buffer(self._c_arrays[array.dtype], array, require_writable=True)
+            args += [buffer, _extents(ffi, array)]
+        workspace = self._workspace()
+        try:
+            status = self._entry(workspace, nthreads, *args)
+        finally:
+            with self._lock:
+                self._workspaces.append(workspace)
+        codes = self.manifest["codes"]
+        if status == codes["argument"]:
+            message = ffi.string(getattr(self.lib, f"{self.name}_error")()).decode()
+            raise ArgumentError(f"{self.name}: {message}")
+        if status == codes["memory"]:
+            raise MemoryError(f"{self.name}: could not allocate its buffers")
+        if status != codes["ok"]:
+            raise RuntimeError(f"{self.name} returned status {status}")
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _workspace(self):
+        with self._lock:
+            if self._workspaces:
+                return self._workspaces.pop()
+        new = getattr(self.lib, f"{self.name}_workspace_new")()
+        if new == self.ffi.NULL:
+            raise MemoryError(f"{self.name}: could not allocate a workspace")
+        return self.ffi.gc(new, getattr(self.lib, f"{self.name}_workspace_free"))
+
+    def __repr__(self):
+        return f"<LoadedPipeline {self.name} from {self.folder}>"
+
+
+def _extents(ffi, array):
+    return ffi.new("int64_t[]", list(array.shape) or [1])
+
+
+def _output(spec: dict, params: dict) -> _Output:
+    variables = tuple(E.Variable(type_named(t), n) for n, t in spec["variables"])
+    intervals = tuple(
+        _Interval(from_data(lb, params), from_data(ub, params)) for lb, ub in spec["intervals"]
+    )
+    return _Output(spec["name"], type_named(spec["type"]), variables, intervals)
+
+
+def _read_manifest(folder: Path) -> dict:
+    path = folder / MANIFEST
+    try:
+        spec = json.loads(path.read_text())
+    except OSError as exc:
+        raise LoadError(f"cannot load {folder}: {exc.strerror} ({path.name})") from None
+    except ValueError as exc:
+        raise LoadError(f"cannot load {folder}: {path.name} is not JSON ({exc})") from None
+    if not isinstance(spec, dict) or spec.get("format") != MANIFEST_FORMAT:
+        raise LoadError(
+            f"cannot load {folder}: {path.name} is not an export of this polyimage "
+            f"(format {spec.get('format') if isinstance(spec, dict) else None!r}, "
+            f"expected {MANIFEST_FORMAT}); export it again"
+        )
+    return spec
+
+
+def _open(folder: Path, spec: dict):
+    """(ffi, library) of the export's shared library, opened through cffi's ABI mode."""
+    from cffi import FFI
+
+    ffi = FFI()
+    ffi.cdef(spec["cdef"])
+    path = folder / spec["shared"]
+    try:
+        return ffi, ffi.dlopen(str(path.resolve()))
+    except OSError as exc:
+        raise LoadError(f"cannot load {path}: {exc}") from None

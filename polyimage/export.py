@@ -1,0 +1,197 @@
+"""`pipe.export(DIR)` and `polyimage export`: a compiled pipeline as a C library that needs no
+Python: its C source, a header, a static and a shared library built with the flags `compile()`
+uses, a README with the line that links it into a program, and a manifest from which
+`polyimage.load(DIR)` calls the shared library without a compiler (deploy.py)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from .codegen.export_c import ERROR_ARGUMENT, ERROR_MEMORY, OK, exported_c
+from .dsl.serial import to_data
+from .errors import ArgumentError, CompileError
+from .jit.build import compile_flags, unit_flags
+from .version import __version__
+
+log = logging.getLogger("polyimage")
+
+MANIFEST = "manifest.json"
+MANIFEST_FORMAT = 1
+SHARED_SUFFIX = ".dylib" if sys.platform == "darwin" else ".so"
+SHARED_FLAGS = ("-dynamiclib",) if sys.platform == "darwin" else ("-shared",)
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What export wrote: the folder, the entry name, and the files by role."""
+
+    folder: Path
+    name: str
+    files: dict  # {"source", "header", "static", "shared", "readme", "manifest"}: Path
+    seconds: float
+
+    def describe(self) -> str:
+        sizes = ", ".join(f"{p.name} ({p.stat().st_size} B)" for p in self.files.values())
+        return f"exported {self.name} to {self.folder} in {self.seconds:.2f} s: {sizes}"
+
+
+def export_pipeline(pipe, folder, name=None) -> Exported:
+    """Write `pipe` (a compiled Pipeline) into `folder` as a C library with entry `name`
+    (default: the pipeline's name), built by the compiler and flags of `pipe.options` (CC
+    picks another compiler, a cross compiler included)."""
+    start = time.perf_counter()
+    name = name or pipe.name
+    if not isinstance(name, str) or not name.isidentifier():
+        raise ArgumentError(f"export name must be a C identifier, got {name!r}")
+    folder = Path(folder)
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ArgumentError(f"cannot create the export folder {folder}: {exc.strerror}") from None
+    try:
+        code = exported_c(pipe.stage_graph, pipe.cmodule, name, pipe.constraints, __version__)
+    except ValueError as exc:
+        raise ArgumentError(str(exc)) from None
+    compiler, cflags, _ = compile_flags(pipe.options)
+    files = {
+        "source": folder / f"{name}.c",
+        "header": folder / f"{name}.h",
+        "static": folder / f"lib{name}.a",
+        "shared": folder / f"lib{name}{SHARED_SUFFIX}",
+        "readme": folder / "README.md",
+        "manifest": folder / MANIFEST,
+    }
+    files["source"].write_text(code.source)
+    files["header"].write_text(code.header)
+    flags = list(unit_flags(cflags, code.source, len(code.source)))
+    cc = shlex.split(compiler)
+    obj = folder / f"{name}.o"
+    log_lines = []
+    _run(cc + flags + ["-fPIC", "-c", files["source"].name, "-o", obj.name], folder, log_lines)
+    _run([archiver(compiler), "rcs", files["static"].name, obj.name], folder, log_lines)
+    link = cc + flags + list(SHARED_FLAGS) + [obj.name, "-o", files["shared"].name, "-lm"]
+    _run(link, folder, log_lines)
+    obj.unlink()
+    files["manifest"].write_text(
+        json.dumps(manifest(pipe, name, compiler, flags, files), indent=1) + "\n"
+    )
+    files["readme"].write_text(readme(pipe, name, compiler, flags))
+    exported = Exported(folder, name, files, time.perf_counter() - start)
+    log.info("%s", exported.describe())
+    return exported
+
+
+def archiver(compiler: str) -> str:
+    """The `ar` beside a cross compiler (`aarch64-linux-gnu-gcc` -> `aarch64-linux-gnu-ar`),
+    else `ar`."""
+    program = Path(shlex.split(compiler)[0]).name
+    for tail in ("-gcc", "-clang", "-cc"):
+        if program.endswith(tail):
+            return program[: -len(tail)] + "-ar"
+    return "ar"
+
+
+def _run(argv: list, folder: Path, log_lines: list) -> None:
+    try:
+        done = subprocess.run(argv, cwd=folder, capture_output=True, text=True, errors="replace")
+    except OSError as exc:
+        raise CompileError(f"export: cannot run {argv[0]}: {exc.strerror or exc}") from None
+    log_lines.append(f"{shlex.join(argv)}\n{done.stdout}{done.stderr}")
+    if done.returncode != 0:
+        (folder / "build.log").write_text("\n".join(log_lines))
+        raise CompileError(
+            f"export: {argv[0]} failed (exit status {done.returncode}); see {folder / 'build.log'}",
+            folder / "build.log",
+        )
+
+
+def manifest(pipe, name: str, compiler: str, flags: list, files: dict) -> dict:
+    """What `polyimage.load` needs to check and make a call: the parameters, inputs and
+    outputs in the entry's order, with their extents and domains, the constraints, and the C
+    declarations of the library."""
+    graph, cmodule = pipe.stage_graph, pipe.cmodule
+    by_name = {s.name: s.func for s in graph.stages}
+    params = {p.name: p for p in graph.parameters}
+    outputs = []
+    for output in cmodule.outputs:
+        func = by_name[output]
+        outputs.append(
+            {
+                "name": output,
+                "type": func.typ.name,
+                "variables": [[v.name, v.typ.name] for v in func.variables],
+                "intervals": [[to_data(iv.lb), to_data(iv.ub)] for iv in func.intervals],
+            }
+        )
+    return {
+        "format": MANIFEST_FORMAT,
+        "name": name,
+        "polyimage": __version__,
+        "compiler": compiler,
+        "flags": flags,
+        "shared": files["shared"].name,
+        "static": files["static"].name,
+        "codes": {"ok": OK, "memory": ERROR_MEMORY, "argument": ERROR_ARGUMENT},
+        "params": [[n, params[n].typ.name] for n in cmodule.params],
+        "inputs": [
+            {
+                "name": n,
+                "type": by_name[n].typ.name,
+                "extents": [to_data(x) for x in by_name[n].extents],
+            }
+            for n in cmodule.inputs
+        ],
+        "outputs": outputs,
+        "constraints": [to_data(c) for c in pipe.constraints],
+        "cdef": declarations(files["header"].read_text(), name),
+    }
+
+
+def declarations(header: str, name: str) -> str:
+    """The function prototypes of the header, as cffi's cdef takes them."""
+    lines = [line for line in header.splitlines() if line.startswith(("int ", "const ", "void "))]
+    return "\n".join(lines)
+
+
+def _cpu_note(pipe) -> str:
+    if pipe.options.march != "native":
+        return f"It runs on CPUs that `-march={pipe.options.march}` builds for.\n\n"
+    return (
+        "Built for this machine's CPU (`-march=native`): for other machines export with "
+        "`--target avx2` or `--march CPU` (`compile(..., march=...)`).\n\n"
+    )
+
+
+def readme(pipe, name: str, compiler: str, flags: list) -> str:
+    """The README of an export: the files, the line that links the library into a program,
+    and how to load it back into Python."""
+    cc = Path(shlex.split(compiler)[0]).name
+    return f"""# {name}
+
+The pipeline `{name}`, exported by polyimage {__version__} with `{cc}` and
+`{" ".join(flags)}`.
+
+- `{name}.h`: the entry `{name}(...)`, its parameters, buffers, extents and return codes.
+- `lib{name}.a`, `lib{name}{SHARED_SUFFIX}`: the library, static and shared; `{name}.c`: its source.
+- `{MANIFEST}`: what `polyimage.load()` reads to call the shared library from Python.
+
+{_cpu_note(pipe)}Link a program with the static library and the OpenMP runtime:
+
+```sh
+{cc} -O2 app.c -I. lib{name}.a -fopenmp -lm -o app
+```
+
+Load it back into Python (needs NumPy and cffi; no compiler, no islpy):
+
+```python
+import polyimage
+pipe = polyimage.load("path/to/this/folder")
+```
+"""

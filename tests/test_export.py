@@ -1,0 +1,242 @@
+"""Exported C libraries (`pipe.export`, `polyimage export`): C programs built against them match
+the interpreter on odd sizes with 1 and 2 threads; bad extents and parameter values return an
+error code and a message naming the culprit, touching no memory (under AddressSanitizer); and
+`polyimage.load` calls them like compiled pipelines."""
+
+import json
+import shutil
+import subprocess
+
+import numpy as np
+import pytest
+from export_harness import build_harness, run_harness
+from oracle import as_outputs, assert_same
+
+import polyimage
+from polyimage.apps import bilateral_grid, histogram_equalize, unsharp_mask
+from polyimage.arguments import bind_arguments
+from polyimage.cli import main
+
+APPS = {
+    "unsharp_mask": unsharp_mask,  # a stencil pipeline
+    "histogram_equalize": histogram_equalize,  # a Reduction, a scan, a gather by pixel value
+    "bilateral_grid": bilateral_grid,  # a scattering Reduction, trilinear gathers
+}
+SIZES = [(1, 1), (5, 3), (37, 53)]
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory):
+    """{app: (export folder, outputs, compiled pipeline, harness program)}."""
+    made = {}
+    for name, app in APPS.items():
+        folder = tmp_path_factory.mktemp(name)
+        outputs = app.build()[0]
+        pipe = polyimage.compile(outputs, estimates=app.SMALL_SIZE, name=name)
+        pipe.export(folder / "lib")
+        program = build_harness(folder / "lib", folder / "run")
+        made[name] = (folder / "lib", outputs, pipe, program)
+    return made
+
+
+def _arguments(app, rng, rows, cols) -> dict:
+    photo = rng.integers(0, 256, (rows, cols, 3), dtype=np.uint8)
+    return {**app.prepare([photo], {"R": rows, "C": cols}), **app.DEFAULTS}
+
+
+def _values(pipe, arguments) -> dict:
+    return bind_arguments(pipe.graph, arguments, pipe.constraints).params
+
+
+def _manifest(folder) -> dict:
+    return json.loads((folder / "manifest.json").read_text())
+
+
+@pytest.mark.parametrize("name", list(APPS))
+def test_the_export_holds_its_files(exported, name):
+    folder = exported[name][0]
+    names = {p.name for p in folder.iterdir()}
+    assert names == {
+        f"{name}.c",
+        f"{name}.h",
+        f"lib{name}.a",
+        f"lib{name}.so",
+        "README.md",
+        "manifest.json",
+    }
+    header = (folder / f"{name}.h").read_text()
+    assert 'extern "C"' in header and f"int {name}(void *workspace, int nthreads" in header
+    assert f"lib{name}.a -fopenmp -lm" in (folder / "README.md").read_text()
+    symbols = subprocess.run(
+        ["nm", "-g", "--defined-only", str(folder / f"lib{name}.so")],
+        capture_output=True,
+        text=True,
+    ).stdout
+    for function in (name, f"{name}_extents", f"{name}_error", f"{name}_workspace_new"):
+        assert f" T {function}\n" in symbols
+
+
+@pytest.mark.parametrize("name", list(APPS))
+@pytest.mark.parametrize("rows, cols", SIZES)
+def test_a_c_program_matches_the_interpreter(exported, name, rows, cols, rng, tmp_path):
+    folder, outputs, pipe, program = exported[name]
+    arguments = _arguments(APPS[name], rng, rows, cols)
+    expected = as_outputs(polyimage.interpret(outputs, **arguments))
+    values = _values(pipe, arguments)
+    images = {i.name: arguments[i.name] for i in pipe.graph.images}
+    for threads in (1, 2):
+        status, message, got = run_harness(
+            program,
+            _manifest(folder),
+            threads,
+            values,
+            images,
+            [e.shape for e in expected],
+            tmp_path,
+        )
+        assert (status, message) == (0, "")
+        for g, e in zip(got, expected):
+            assert_same(g, e, f"{name} {rows}x{cols}, {threads} threads")
+
+
+def test_the_header_compiles_as_cpp(exported, tmp_path):
+    if shutil.which("g++") is None:
+        pytest.skip("needs a C++ compiler: apt-get install g++")
+    folder = exported["unsharp_mask"][0]
+    source = tmp_path / "use.cpp"
+    source.write_text(
+        '#include "unsharp_mask.h"\nint main() { return unsharp_mask_error() == nullptr; }\n'
+    )
+    done = subprocess.run(
+        [
+            "g++",
+            "-I",
+            str(folder),
+            str(source),
+            str(folder / "libunsharp_mask.a"),
+            "-fopenmp",
+            "-o",
+            str(tmp_path / "use"),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert subprocess.run([str(tmp_path / "use")]).returncode == 0
+
+
+@pytest.fixture(scope="module")
+def sanitized(exported, tmp_path_factory):
+    """(the unsharp_mask harness built from the exported source under AddressSanitizer, the
+    export's manifest)."""
+    folder = exported["unsharp_mask"][0]
+    flags = ["-g", "-O1", "-fsanitize=address", "-fno-omit-frame-pointer", "-fopenmp"]
+    program = tmp_path_factory.mktemp("asan") / "run"
+    try:
+        build_harness(folder, program, "gcc", flags, [str(folder / "unsharp_mask.c"), "-lm"])
+    except AssertionError as exc:
+        if "asan" in str(exc).lower():
+            pytest.skip(f"no AddressSanitizer runtime (apt-get install libasan8): {exc}")
+        raise
+    return program, _manifest(folder)
+
+
+BAD = [
+    # (a change to a good call: R=11, C=9, img 3x15x13, mask 3x11x9; what the message says)
+    ({"img": (3, 15, 12)}, "image img: dimension 2 must have extent C + 4 = 13, got 12"),
+    ({"img": (2, 15, 13)}, "image img: dimension 0 must have extent 3 = 3, got 2"),
+    ({"mask": (3, 10, 9)}, "output mask: dimension 1 must have extent R = 11, got 10"),
+    ({"R": 0}, "parameter values R=0 make the domain of blurx empty: x in [2, R + 1]"),
+    ({"C": -7}, "parameter values C=-7 make the domain of"),
+    ({"R": 2**31 - 1}, "R=2147483647 give"),
+]
+
+
+@pytest.mark.parametrize("change, named", BAD, ids=[str(c) for c, _ in BAD])
+def test_bad_extents_and_parameters_return_an_error_from_c(sanitized, change, named, tmp_path):
+    program, manifest = sanitized
+    img = np.zeros(change.get("img", (3, 15, 13)), np.float32)
+    values = {"R": 11, "C": 9, "weight": 3.0, "threshold": 0.001}
+    values.update({k: v for k, v in change.items() if k in values})
+    mask = change.get("mask", (3, 11, 9))
+    status, message, _ = run_harness(program, manifest, 2, values, {"img": img}, [mask], tmp_path)
+    assert status == 2 and named in message, message
+
+
+def test_a_good_call_under_the_sanitizer_matches(sanitized, rng, tmp_path):
+    program, manifest = sanitized
+    arguments = _arguments(unsharp_mask, rng, 11, 9)
+    expected = polyimage.interpret(unsharp_mask.build()[0], **arguments)
+    values = {"R": 11, "C": 9, **unsharp_mask.DEFAULTS}
+    status, message, got = run_harness(
+        program, manifest, 2, values, {"img": arguments["img"]}, [expected.shape], tmp_path
+    )
+    assert (status, message) == (0, "")
+    assert_same(got[0], expected)
+
+
+USER_FILE = """
+from polyimage import *
+
+
+def sharpen():
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y = Variable(Int, "x"), Variable(Int, "y")
+    img = Image(Float, "img", [R + 2, C + 2])
+    rows, cols = Interval(Int, 1, R), Interval(Int, 1, C)
+    blur = Function(([x, y], [rows, cols]), Float, "blur")
+    blur.defn = [(img(x - 1, y) + img(x, y) + img(x + 1, y)) / 3]
+    out = Function(([x, y], [rows, cols]), Float, "out")
+    sharper = 2 * img(x, y) - blur(x, y)
+    out.defn = [Select(Condition(img(x, y), ">", blur(x, y)), sharper, img(x, y))]
+    return [out]
+"""
+
+
+def test_polyimage_export_takes_a_function_of_a_users_file(tmp_path, rng, capsys):
+    (tmp_path / "mine.py").write_text(USER_FILE)
+    folder = tmp_path / "out"
+    argv = [
+        "export",
+        f"{tmp_path / 'mine.py'}:sharpen",
+        "-o",
+        str(folder),
+        "--estimates",
+        "R=64,C=64",
+    ]
+    assert main(argv) == 0
+    assert "exported out to" in capsys.readouterr().out
+    program = build_harness(folder, tmp_path / "run")
+    manifest = _manifest(folder)
+    img = rng.random((23, 18), dtype=np.float32)
+    spec = {}
+    exec(compile(USER_FILE, "mine.py", "exec"), spec)
+    expected = polyimage.interpret(spec["sharpen"](), img=img)
+    for threads in (1, 2):
+        status, message, got = run_harness(
+            program, manifest, threads, {"R": 21, "C": 16}, {"img": img}, [expected.shape], tmp_path
+        )
+        assert (status, message) == (0, "")
+        assert_same(got[0], expected)
+
+
+def test_a_constraint_is_checked_by_the_library(tmp_path):
+    R = polyimage.Parameter(polyimage.Int, "R")
+    x = polyimage.Variable(polyimage.Int, "x")
+    img = polyimage.Image(polyimage.Float, "img", [R])
+    out = polyimage.Function(
+        ([x], [polyimage.Interval(polyimage.Int, 0, R - 1)]), polyimage.Float, "out"
+    )
+    out.defn = [img(x) * 2]
+    pipe = polyimage.compile([out], constraints=[R >= 8], estimates={R: 64}, name="twice")
+    pipe.export(tmp_path / "twice")
+    program = build_harness(tmp_path / "twice", tmp_path / "run")
+    manifest = _manifest(tmp_path / "twice")
+    small = np.ones(5, np.float32)
+    status, message, _ = run_harness(
+        program, manifest, 1, {"R": 5}, {"img": small}, [(5,)], tmp_path
+    )
+    assert status == 2 and message == "parameter values R=5 violate the constraint R >= 8"
+    big = np.arange(9, dtype=np.float32)
+    status, _, got = run_harness(program, manifest, 1, {"R": 9}, {"img": big}, [(9,)], tmp_path)
+    assert status == 0 and np.array_equal(got[0], big * 2)
