@@ -11,6 +11,7 @@ from pathlib import Path
 import polyimage
 from polyimage.config import Options
 from polyimage.errors import ArgumentError
+from polyimage.export import check_export
 
 from . import APP_NAMES, load_app
 from .arguments import resolve_schedule
@@ -78,10 +79,14 @@ def export_command(
     """Compile `target` (an app or FILE.py:function) for `cpu` (a --target name) or `march`
     (any -march value: with a cross compiler as CC, its CPU) and export it into `output`."""
     outputs, default_estimates, app = pipeline_source(target)
+    check_export(output, name or (app.NAME if app is not None else None) or "pipeline")
     chosen = resolve_schedule(app, schedule) if app is not None else (schedule or "auto")
     if app is None and os.path.isfile(chosen):
         chosen = polyimage.Schedule.parse(Path(chosen).read_text())
-    options = Options.from_env().for_march(march or TARGETS[cpu][0])
+    try:
+        options = Options.from_env().for_march(march or TARGETS[cpu][0])
+    except ValueError as exc:
+        raise ArgumentError(f"--{exc}") from None
     pipe = polyimage.compile(
         outputs,
         estimates={**default_estimates, **parse_estimates(estimates)},

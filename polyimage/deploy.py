@@ -32,13 +32,15 @@ class _Stage:
 
 
 @dataclass(frozen=True)
-class _Output:
-    """An output's name, type and domain: what a call needs to size and check it."""
+class _Domain:
+    """A stage's name, type and domain: what a call needs to check it (and size an output)."""
 
     name: str
     typ: object
     variables: tuple
     intervals: tuple
+    reduction_variables: tuple
+    reduction_intervals: tuple
 
 
 @dataclass(frozen=True)
@@ -72,16 +74,12 @@ class LoadedPipeline:
         self.name = spec["name"]
         self.manifest = spec
         params = {n: E.Parameter(type_named(t), n) for n, t in spec["params"]}
-        images = tuple(
-            Image(type_named(i["type"]), i["name"], [from_data(x, params) for x in i["extents"]])
-            for i in spec["inputs"]
-        )
-        outputs = tuple(_output(o, params) for o in spec["outputs"])
+        stages = tuple(_stage(d, params) for d in spec["stages"])
         self.graph = CallGraph(
-            images=images,
+            images=tuple(f for f in stages if isinstance(f, Image)),
             parameters=tuple(params.values()),
-            stages=tuple(_Stage(f.name, f) for f in images + outputs),
-            outputs=tuple(o.name for o in outputs),
+            stages=tuple(_Stage(f.name, f) for f in stages),
+            outputs=tuple(spec["outputs"]),
         )
         self.constraints = tuple(from_data(c, params) for c in spec["constraints"])
         self._param_order = [n for n, _ in spec["params"]]
@@ -141,12 +139,26 @@ def _extents(ffi, array):
     return ffi.new("int64_t[]", list(array.shape) or [1])
 
 
-def _output(spec: dict, params: dict) -> _Output:
-    variables = tuple(E.Variable(type_named(t), n) for n, t in spec["variables"])
-    intervals = tuple(
-        _Interval(from_data(lb, params), from_data(ub, params)) for lb, ub in spec["intervals"]
+def _stage(spec: dict, params: dict):
+    """An Image, or a stage's name, type and domain, from the manifest."""
+    if "image" in spec:
+        extents = [from_data(x, params) for x in spec["extents"]]
+        return Image(type_named(spec["type"]), spec["image"], extents)
+
+    def variables(pairs):
+        return tuple(E.Variable(type_named(t), n) for n, t, *_ in pairs)
+
+    def intervals(pairs):
+        return tuple(_Interval(from_data(lb, params), from_data(ub, params)) for lb, ub in pairs)
+
+    return _Domain(
+        name=spec["name"],
+        typ=type_named(spec["type"]),
+        variables=variables(spec["variables"]),
+        intervals=intervals(spec["intervals"]),
+        reduction_variables=variables(spec["reductions"]),
+        reduction_intervals=intervals([r[2:] for r in spec["reductions"]]),
     )
-    return _Output(spec["name"], type_named(spec["type"]), variables, intervals)
 
 
 def _read_manifest(folder: Path) -> dict:
@@ -174,6 +186,8 @@ def _open(folder: Path, spec: dict):
     ffi.cdef(spec["cdef"])
     path = folder / spec["shared"]
     try:
-        return ffi, ffi.dlopen(str(path.resolve()))
+        # never unloaded: the OpenMP runtime it brings keeps threads that would outlive it
+        flags = ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0)
+        return ffi, ffi.dlopen(str(path.resolve()), flags)
     except OSError as exc:
         raise LoadError(f"cannot load {path}: {exc}") from None

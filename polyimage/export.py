@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import shlex
 import subprocess
 import sys
@@ -15,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .codegen.export_c import ERROR_ARGUMENT, ERROR_MEMORY, OK, exported_c
+from .codegen.names import reserved
+from .dsl.constructs import Image
 from .dsl.serial import to_data
 from .errors import ArgumentError, CompileError
 from .jit.build import compile_flags, unit_flags
@@ -47,18 +50,13 @@ def export_pipeline(pipe, folder, name=None) -> Exported:
     (default: the pipeline's name), built by the compiler and flags of `pipe.options` (CC
     picks another compiler, a cross compiler included)."""
     start = time.perf_counter()
-    name = name or pipe.name
-    if not isinstance(name, str) or not name.isidentifier():
-        raise ArgumentError(f"export name must be a C identifier, got {name!r}")
+    name = check_export(folder, name or pipe.name)
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ArgumentError(f"cannot create the export folder {folder}: {exc.strerror}") from None
-    try:
-        code = exported_c(pipe.stage_graph, pipe.cmodule, name, pipe.constraints, __version__)
-    except ValueError as exc:
-        raise ArgumentError(str(exc)) from None
+    code = exported_c(pipe.stage_graph, pipe.cmodule, name, pipe.constraints, __version__)
     compiler, cflags, _ = compile_flags(pipe.options)
     files = {
         "source": folder / f"{name}.c",
@@ -86,6 +84,23 @@ def export_pipeline(pipe, folder, name=None) -> Exported:
     exported = Exported(folder, name, files, time.perf_counter() - start)
     log.info("%s", exported.describe())
     return exported
+
+
+def check_export(folder, name) -> str:
+    """`name` if it can name the entry of a library written into `folder` (a C identifier that
+    clashes with no C keyword or library name, a folder that exists or can be made), else
+    ArgumentError; before anything is compiled."""
+    if not isinstance(name, str) or not name.isidentifier() or reserved(name):
+        raise ArgumentError(
+            f"export name {name!r} must be a C identifier that is no C keyword or library name"
+        )
+    path = Path(folder).absolute()
+    if path.exists() and not path.is_dir():
+        raise ArgumentError(f"cannot export into {folder}: it is a file, not a folder")
+    existing = next(p for p in (path, *path.parents) if p.exists())
+    if not existing.is_dir() or not os.access(existing, os.W_OK):
+        raise ArgumentError(f"cannot export into {folder}: {existing} is not a writable folder")
+    return name
 
 
 def archiver(compiler: str) -> str:
@@ -119,17 +134,7 @@ def manifest(pipe, name: str, compiler: str, flags: list, files: dict) -> dict:
     graph, cmodule = pipe.stage_graph, pipe.cmodule
     by_name = {s.name: s.func for s in graph.stages}
     params = {p.name: p for p in graph.parameters}
-    outputs = []
-    for output in cmodule.outputs:
-        func = by_name[output]
-        outputs.append(
-            {
-                "name": output,
-                "type": func.typ.name,
-                "variables": [[v.name, v.typ.name] for v in func.variables],
-                "intervals": [[to_data(iv.lb), to_data(iv.ub)] for iv in func.intervals],
-            }
-        )
+    domains = [_domain(s.func) for s in pipe.graph.stages]
     return {
         "format": MANIFEST_FORMAT,
         "name": name,
@@ -148,9 +153,33 @@ def manifest(pipe, name: str, compiler: str, flags: list, files: dict) -> dict:
             }
             for n in cmodule.inputs
         ],
-        "outputs": outputs,
+        "outputs": list(pipe.graph.outputs),
+        "stages": domains,
         "constraints": [to_data(c) for c in pipe.constraints],
         "cdef": declarations(files["header"].read_text(), name),
+    }
+
+
+def _domain(func) -> dict:
+    """A stage of the pipeline as written, as binding a call reads it: name, type, domain (an
+    image's is its extents)."""
+    if isinstance(func, Image):
+        return {
+            "image": func.name,
+            "type": func.typ.name,
+            "extents": [to_data(x) for x in func.extents],
+        }
+    reductions = zip(
+        getattr(func, "reduction_variables", ()), getattr(func, "reduction_intervals", ())
+    )
+    return {
+        "name": func.name,
+        "type": func.typ.name,
+        "variables": [[v.name, v.typ.name] for v in func.variables],
+        "intervals": [[to_data(iv.lb), to_data(iv.ub)] for iv in func.intervals],
+        "reductions": [
+            [v.name, v.typ.name, to_data(iv.lb), to_data(iv.ub)] for v, iv in reductions
+        ],
     }
 
 

@@ -41,7 +41,9 @@ def harness_source(manifest: dict) -> str:
         parse = "strtoll(argv[k++], NULL, 10)" if t.is_int else "strtod(argv[k++], NULL)"
         lines.append(f"    {t.c_name} p{n} = ({t.c_name}){parse};")
         args.append(f"p{n}")
-    buffers = [(b, True) for b in manifest["inputs"]] + [(b, False) for b in manifest["outputs"]]
+    stages = {s["name"]: s for s in manifest["stages"] if "name" in s}
+    buffers = [(b, True) for b in manifest["inputs"]]
+    buffers += [(stages[name], False) for name in manifest["outputs"]]
     for n, (b, is_input) in enumerate(buffers):
         t = type_named(b["type"])
         rank = len(b["extents"] if is_input else b["intervals"])
@@ -108,15 +110,16 @@ def run_harness(program, manifest, threads, params, inputs, output_shapes, tmp, 
         array.tofile(path)
         argv += [str(path)] + [str(x) for x in array.shape]
     paths = []
-    for spec, shape in zip(manifest["outputs"], output_shapes):
-        paths.append(Path(tmp) / f"out_{spec['name']}.bin")
+    for name, shape in zip(manifest["outputs"], output_shapes):
+        paths.append(Path(tmp) / f"out_{name}.bin")
         argv += [str(paths[-1])] + [str(x) for x in shape]
     done = subprocess.run(argv, capture_output=True, text=True, env={**os.environ})
     assert done.returncode == 0, f"{shlex.join(argv)}\n{done.stdout}{done.stderr}"
     status_line, _, message = done.stdout.partition("\n")
     outputs = []
     if int(status_line) == 0:
-        for spec, shape, path in zip(manifest["outputs"], output_shapes, paths):
-            dtype = type_named(spec["type"]).dtype
+        types = {s["name"]: s["type"] for s in manifest["stages"] if "name" in s}
+        for name, shape, path in zip(manifest["outputs"], output_shapes, paths):
+            dtype = type_named(types[name]).dtype
             outputs.append(np.fromfile(path, dtype).reshape(shape))
     return int(status_line), message.strip(), outputs

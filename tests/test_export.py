@@ -4,12 +4,15 @@ error code and a message naming the culprit, touching no memory (under AddressSa
 `polyimage.load` calls them like compiled pipelines."""
 
 import json
+import re
 import shutil
 import subprocess
+import sys
 
 import numpy as np
 import pytest
 from export_harness import build_harness, run_harness
+from helpers import ROOT
 from oracle import as_outputs, assert_same
 
 import polyimage
@@ -240,3 +243,105 @@ def test_a_constraint_is_checked_by_the_library(tmp_path):
     big = np.arange(9, dtype=np.float32)
     status, _, got = run_harness(program, manifest, 1, {"R": 9}, {"img": big}, [(9,)], tmp_path)
     assert status == 0 and np.array_equal(got[0], big * 2)
+
+
+def _needs(tool: str, package: str) -> None:
+    if shutil.which(tool) is None:
+        pytest.skip(f"needs {tool}: apt-get install {package}")
+
+
+def _compare_runs(folder, program, rng, tmp_path, runner=()):
+    """The harness of an unsharp_mask export on an odd size, 1 and 2 threads, against the
+    interpreter."""
+    arguments = _arguments(unsharp_mask, rng, 29, 31)
+    expected = polyimage.interpret(unsharp_mask.build()[0], **arguments)
+    values = {"R": 29, "C": 31, **unsharp_mask.DEFAULTS}
+    for threads in (1, 2):
+        status, message, got = run_harness(
+            program,
+            _manifest(folder),
+            threads,
+            values,
+            {"img": arguments["img"]},
+            [expected.shape],
+            tmp_path,
+            runner,
+        )
+        assert (status, message) == (0, "")
+        assert_same(got[0], expected, f"{threads} threads")
+
+
+def test_an_export_cross_compiled_for_arm_runs_under_qemu(tmp_path, rng, monkeypatch):
+    _needs("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")
+    _needs("qemu-aarch64", "qemu-user")
+    monkeypatch.setenv("CC", "aarch64-linux-gnu-gcc")
+    pipe = polyimage.compile(
+        unsharp_mask.build()[0],
+        estimates={"R": 256, "C": 256},
+        name="unsharp_mask",
+        march="armv8-a",
+        build=False,
+    )
+    with pytest.raises(polyimage.PipelineError, match="build=False"):
+        pipe(img=np.zeros((3, 9, 9), np.float32), weight=3.0, threshold=0.001)
+    folder = tmp_path / "arm"
+    pipe.export(folder)
+    elf = (folder / "libunsharp_mask.so").read_bytes()
+    assert elf[:4] == b"\x7fELF" and int.from_bytes(elf[18:20], "little") == 183  # EM_AARCH64
+    assert "-march=armv8-a" in (folder / "README.md").read_text()
+    program = build_harness(folder, tmp_path / "run", "aarch64-linux-gnu-gcc", ["-static"])
+    _compare_runs(folder, program, rng, tmp_path, runner=["qemu-aarch64"])
+
+
+def test_clang_builds_an_export_and_a_program_with_it(tmp_path, rng, monkeypatch):
+    _needs("clang", "clang")
+    probe = tmp_path / "omp.c"
+    probe.write_text("#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n")
+    if subprocess.run(["clang", "-fopenmp", str(probe), "-o", str(tmp_path / "omp")]).returncode:
+        pytest.skip("clang has no OpenMP runtime: apt-get install libomp-dev")
+    monkeypatch.setenv("CC", "clang")
+    pipe = polyimage.compile(
+        unsharp_mask.build()[0], estimates={"R": 256, "C": 256}, name="unsharp_mask", build=False
+    )
+    folder = tmp_path / "clang"
+    pipe.export(folder)
+    assert "with `clang`" in (folder / "README.md").read_text()
+    program = build_harness(folder, tmp_path / "run", "clang")
+    _compare_runs(folder, program, rng, tmp_path)
+
+
+def _blocks(kind: str) -> list:
+    """The ```kind blocks of docs/deploying.md."""
+    text = (ROOT / "docs" / "deploying.md").read_text()
+    return re.findall(rf"```{kind}\n(.*?)```", text, re.S)
+
+
+def _shell(block: str, folder, env=None):
+    """Run each line of a docs ```sh block in `folder`, polyimage as this Python's."""
+    for line in block.strip().splitlines():
+        line = re.sub(r"(^|=\S+ )polyimage ", rf"\1{sys.executable} -m polyimage ", line)
+        done = subprocess.run(line, shell=True, cwd=folder, capture_output=True, text=True, env=env)
+        assert done.returncode == 0, f"{line}\n{done.stdout}{done.stderr}"
+
+
+def test_the_deploying_page_runs(tmp_path):
+    (app,) = _blocks("c")
+    (tmp_path / "app.c").write_text(app)
+    _shell(_blocks("sh")[0], tmp_path)
+    # the page's example of a wrong extent, and its message
+    (tmp_path / "app.c").write_text(app.replace("C + 4}", "C + 3}"))
+    _shell(_blocks("sh")[0].splitlines()[1], tmp_path)
+    done = subprocess.run(["./app"], cwd=tmp_path, capture_output=True, text=True)
+    assert done.returncode == 2
+    assert (
+        done.stderr
+        == "unsharp_mask: image img: dimension 2 must have extent C + 4 = 644, got 643\n"
+    )
+
+
+def test_the_deploying_pages_cross_compile_runs(tmp_path):
+    _needs("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")
+    _needs("qemu-aarch64", "qemu-user")
+    (app,) = _blocks("c")
+    (tmp_path / "app.c").write_text(app)
+    _shell(_blocks("sh")[1], tmp_path)

@@ -17,7 +17,7 @@ from ..algebra.simplify import simplify
 from ..dsl import expr as E
 from ..dsl.constructs import Image
 from .cexpr import CExprPrinter, helper_source
-from .names import PREFIX, NameRegistry, reserved
+from .names import PREFIX, NameRegistry
 
 OK, ERROR_MEMORY, ERROR_ARGUMENT = 0, 1, 2
 MESSAGE_BYTES = 512
@@ -35,9 +35,8 @@ class ExportedC:
 
 def exported_c(graph, cmodule, name: str, constraints=(), version: str = "") -> ExportedC:
     """The exported C of `cmodule` (generated from `graph` after inlining) under the entry
-    name `name`, checking `constraints` (Conditions on parameters)."""
-    if reserved(name):
-        raise ValueError(f"{name!r} is a C keyword or a library name; export it under another")
+    name `name` (checked by export.check_export), checking `constraints` (Conditions on
+    parameters)."""
     names = NameRegistry()
     for taken in (name, cmodule.function, "workspace", "nthreads", "extents"):
         names.name(_Key(), taken)
