@@ -16,7 +16,8 @@ POLYIMAGE_WEIGHTS_FILE  the autotuner's weights file (default:
 POLYIMAGE_MULTILEVEL 1: schedule="auto" also weighs two-level tiles (Algorithm 4); default 0
 POLYIMAGE_CHECK      1: the checked build, every buffer index checked at run time (codegen.checked)
 POLYIMAGE_DUMP       a folder: every compile writes what each pass produced there (dump.py)
-CC                   the C compiler (as for any Python extension build)
+CC                   the C compiler (as for any Python extension build): gcc or clang; one
+                     without OpenMP builds serial code (flags_for)
 """
 
 from __future__ import annotations
@@ -49,6 +50,27 @@ DEFAULT_CFLAGS = (
     "-fno-builtin-cos",
     "-fno-builtin-pow",
 )
+
+
+# flags only gcc takes (clang ignores `--param` with a warning, other compilers may refuse it)
+GCC_ONLY_FLAGS = ("--param", "-mtune-ctrl=")
+
+
+def flags_for(flags: tuple, family: str, openmp: bool = True, openmp_simd: bool = False) -> tuple:
+    """`flags` as a compiler of `family` ("gcc", "clang", "other") builds with them: gcc's own
+    flags (GCC_ONLY_FLAGS, `--param` with its value) only for gcc; without OpenMP, `-fopenmp`
+    becomes `-fopenmp-simd` where the compiler takes it (`omp simd` loops still vectorize)."""
+    kept, skip = [], False
+    for flag in flags:
+        if skip:
+            skip = False
+        elif family != "gcc" and flag.startswith(GCC_ONLY_FLAGS):
+            skip = flag == "--param"
+        elif flag == "-fopenmp" and not openmp:
+            kept += ["-fopenmp-simd"] if openmp_simd else []
+        else:
+            kept.append(flag)
+    return tuple(kept)
 
 
 DEFAULT_MARCH = "native"

@@ -51,5 +51,9 @@ class WeightsWarning(UserWarning):
     """The cost weights were tuned on another CPU or target."""
 
 
+class SerialBuildWarning(UserWarning):
+    """The C compiler has no OpenMP: pipelines build serial and every call runs on one thread."""
+
+
 class CacheWarning(UserWarning):
     """A build cache entry was damaged (truncated, garbled, half-deleted) and is rebuilt."""

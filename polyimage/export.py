@@ -9,6 +9,7 @@ import json
 import logging
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import time
@@ -56,8 +57,9 @@ def export_pipeline(pipe, folder, name=None) -> Exported:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ArgumentError(f"cannot create the export folder {folder}: {exc.strerror}") from None
-    code = exported_c(pipe.stage_graph, pipe.cmodule, name, pipe.constraints, __version__)
     compiler, cflags, _ = compile_flags(pipe.options)
+    link = link_flags(cflags)
+    code = exported_c(pipe.stage_graph, pipe.cmodule, name, pipe.constraints, __version__, link)
     files = {
         "source": folder / f"{name}.c",
         "header": folder / f"{name}.h",
@@ -103,12 +105,18 @@ def check_export(folder, name) -> str:
     return name
 
 
+def link_flags(cflags) -> str:
+    """What a program links the library with: the OpenMP runtime where it was built with
+    OpenMP (a compiler without it builds serial code), and libm."""
+    return "-fopenmp -lm" if "-fopenmp" in cflags else "-lm"
+
+
 def archiver(compiler: str) -> str:
-    """The `ar` beside a cross compiler (`aarch64-linux-gnu-gcc` -> `aarch64-linux-gnu-ar`),
-    else `ar`."""
+    """The `ar` beside a cross compiler (`aarch64-linux-gnu-gcc` -> `aarch64-linux-gnu-ar`)
+    where there is one, else `ar`."""
     program = Path(shlex.split(compiler)[0]).name
     for tail in ("-gcc", "-clang", "-cc"):
-        if program.endswith(tail):
+        if program.endswith(tail) and shutil.which(program[: -len(tail)] + "-ar"):
             return program[: -len(tail)] + "-ar"
     return "ar"
 
@@ -211,10 +219,10 @@ The pipeline `{name}`, exported by polyimage {__version__} with `{cc}` and
 - `lib{name}.a`, `lib{name}{SHARED_SUFFIX}`: the library, static and shared; `{name}.c`: its source.
 - `{MANIFEST}`: what `polyimage.load()` reads to call the shared library from Python.
 
-{_cpu_note(pipe)}Link a program with the static library and the OpenMP runtime:
+{_cpu_note(pipe)}Link a program with the static library:
 
 ```sh
-{cc} -O2 app.c -I. lib{name}.a -fopenmp -lm -o app
+{cc} -O2 app.c -I. lib{name}.a {link_flags(flags)} -o app
 ```
 
 Load it back into Python (needs NumPy and cffi; no compiler, no islpy):

@@ -73,6 +73,10 @@ def pipeline_report(pipe, vectorization=False) -> str:
     lines.append("warnings:" if pipe.warnings else "warnings: none")
     lines += [f"  {w}" for w in pipe.warnings]
     lines.append(f"C target: -march={pipe.options.march}")
+    if pipe.kernel is not None and pipe.kernel.info.serial:
+        lines.append(
+            f"threads: serial build (the compiler {pipe.kernel.info.compiler} has no OpenMP)"
+        )
     lines.append(
         "passes: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in pipe.pass_seconds.items())
     )

@@ -245,3 +245,21 @@ def assert_exact_on_threads(pipe, outputs, arguments, threads=(1, 2, 3)):
     for count in threads:
         got = pipe(threads=count, **arguments)
         np.testing.assert_array_equal(got, want, err_msg=f"{count} threads")
+
+
+def no_openmp_compiler(folder) -> Path:
+    """A compiler that has no OpenMP: gcc behind a script refusing -fopenmp (as Apple's
+    clang does)."""
+    wrapper = Path(folder) / "no-openmp-cc"
+    wrapper.write_text(NO_OPENMP_CC)
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+NO_OPENMP_CC = """\
+#!/bin/sh
+for arg in "$@"; do
+    case "$arg" in -fopenmp*) echo "no-openmp-cc: unsupported option '$arg'" >&2; exit 1;; esac
+done
+exec gcc "$@"
+"""

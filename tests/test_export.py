@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 from export_harness import build_harness, run_harness
-from helpers import ROOT
+from helpers import ROOT, no_openmp_compiler
 from oracle import as_outputs, assert_same
 
 import polyimage
@@ -345,3 +345,20 @@ def test_the_deploying_pages_cross_compile_runs(tmp_path):
     (app,) = _blocks("c")
     (tmp_path / "app.c").write_text(app)
     _shell(_blocks("sh")[1], tmp_path)
+
+
+def test_a_compiler_without_openmp_exports_a_serial_library(tmp_path, rng, monkeypatch):
+    wrapper = no_openmp_compiler(tmp_path)
+    monkeypatch.setenv("CC", str(wrapper))
+    pipe = polyimage.compile(
+        unsharp_mask.build()[0], estimates={"R": 256, "C": 256}, name="unsharp_mask", build=False
+    )
+    folder = tmp_path / "serial"
+    with pytest.warns(polyimage.SerialBuildWarning):
+        pipe.export(folder)
+    assert "libunsharp_mask.a -lm -o app" in (folder / "README.md").read_text()
+    assert "cc app.c libunsharp_mask.a -lm\n" in (folder / "unsharp_mask.h").read_text()
+    program = build_harness(
+        folder, tmp_path / "run", str(wrapper), [], [str(folder / "libunsharp_mask.a"), "-lm"]
+    )
+    _compare_runs(folder, program, rng, tmp_path)

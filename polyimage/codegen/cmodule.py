@@ -23,15 +23,40 @@ from .tiled import TiledEmitter
 from .units import layout
 from .workspace import WORKSPACE, workspace_cdef, workspace_source
 
-_PRELUDE = """\
+# without OpenMP (a compiler that has none builds without -fopenmp) the code runs serial: the
+# pragmas are ignored and these stand in for the runtime's calls
+OPENMP_HEADER = """\
+#ifdef _OPENMP
+#include <omp.h>
+#else
+static inline int omp_get_max_threads(void) { return 1; }
+static inline int omp_get_thread_limit(void) { return 1; }
+static inline int omp_get_thread_num(void) { return 0; }
+#endif
+"""
+# the profiled build's clock (clock_gettime is POSIX.1-2001, as the prelude asks)
+OPENMP_TIMER = """\
+#ifndef _OPENMP
+#include <time.h>
+static inline double omp_get_wtime(void)
+{
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
+}
+#endif
+"""
+
+_INCLUDES = """\
 #ifndef _POSIX_C_SOURCE
 #define _POSIX_C_SOURCE 200112L
 #endif
 #include <stdint.h>
 #include <stdlib.h>
 #include <math.h>
-#include <omp.h>
+"""
 
+_HELPERS = """
 #if defined(__GNUC__)
 #define PIM_NOINLINE __attribute__((noinline))
 #else
@@ -51,6 +76,7 @@ static inline int64_t pim_extent(int64_t lo, int64_t hi)
     return hi < lo ? 0 : hi - lo + 1;
 }
 """
+_PRELUDE = _INCLUDES + OPENMP_HEADER + _HELPERS
 
 
 @dataclass(frozen=True)
@@ -194,7 +220,7 @@ def generate_module(
     ]
 
     workspace = workspace_source(function, len(set(slots.values())), n_scratch)
-    prelude = [_PRELUDE] + ([checked.HEADER] if check else [])
+    prelude = [_PRELUDE, *([OPENMP_TIMER] if profile else []), *([checked.HEADER] if check else [])]
     if check:
         workspace += "\n" + checked.state_source(function)
     source, units = layout(

@@ -33,10 +33,12 @@ class ExportedC:
     extent_count: int
 
 
-def exported_c(graph, cmodule, name: str, constraints=(), version: str = "") -> ExportedC:
+def exported_c(
+    graph, cmodule, name: str, constraints=(), version: str = "", link: str = "-fopenmp -lm"
+) -> ExportedC:
     """The exported C of `cmodule` (generated from `graph` after inlining) under the entry
     name `name` (checked by export.check_export), checking `constraints` (Conditions on
-    parameters)."""
+    parameters); `link` the flags a program links it with."""
     names = NameRegistry()
     for taken in (name, cmodule.function, "workspace", "nthreads", "extents"):
         names.name(_Key(), taken)
@@ -128,7 +130,7 @@ def exported_c(graph, cmodule, name: str, constraints=(), version: str = "") -> 
     ]
     source = cmodule.source + _SHIM_PRELUDE + "".join(h + "\n" for h in extra) + "\n"
     source += "\n".join(body) + "\n"
-    header = _header(name, params, buffers, constraints, version)
+    header = _header(name, params, buffers, constraints, version, link)
     header += f"{extents_fn};\n\n{entry_fn};\n\nconst char *{name}_error(void);\n"
     header += f"void *{name}_workspace_new(void);\nvoid {name}_workspace_free(void *workspace);\n"
     header += _HEADER_END.format(guard=_guard(name))
@@ -303,7 +305,7 @@ _HEADER_END = """
 """
 
 
-def _header(name: str, params: list, buffers: list, constraints, version: str) -> str:
+def _header(name: str, params: list, buffers: list, constraints, version: str, link: str) -> str:
     """The header's opening: what the library is, its return codes, and the documentation of
     its functions (parameters, buffers with their extents, constraints)."""
     guard, upper = _guard(name), name.upper()
@@ -311,8 +313,8 @@ def _header(name: str, params: list, buffers: list, constraints, version: str) -
     lines = [
         f"/* {name}.h: the pipeline {name}, exported by polyimage {version}.",
         " *",
-        f" * Link with lib{name}.a (or -l{name}) and the OpenMP runtime: cc app.c lib{name}.a",
-        " * -fopenmp -lm. Buffers are dense, row-major (the last index varies fastest).",
+        f" * Link with lib{name}.a (or -l{name}): cc app.c lib{name}.a {link}",
+        " * Buffers are dense, row-major (the last index varies fastest).",
         " */",
         f"#ifndef {guard}",
         f"#define {guard}",

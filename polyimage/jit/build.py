@@ -28,7 +28,15 @@ from ..dsl.types import ALL_TYPES
 from ..errors import CheckError, CompileError
 from ..version import __version__
 from . import cache
-from .toolchain import compiler_command, compiler_fingerprint, facts_dir, target_facts
+from .toolchain import (
+    compiler_command,
+    compiler_facts,
+    compiler_fingerprint,
+    facts_dir,
+    serial_build,
+    target_facts,
+    warn_serial,
+)
 
 log = logging.getLogger("polyimage")
 
@@ -72,13 +80,16 @@ class UnitTime:
 @dataclass(frozen=True)
 class BuildInfo:
     """What the build step did: the cache key, where the module is, whether it was cached, and
-    the compiler's time per unit when the module was built (now or, on a hit, earlier)."""
+    the compiler's time per unit when the module was built (now or, on a hit, earlier); the
+    compiler, and `serial` when it has no OpenMP (the module runs on one thread)."""
 
     key: str
     path: Path
     cache_hit: bool
     seconds: float
     units: tuple = ()
+    compiler: str = ""
+    serial: bool = False
 
     def describe(self) -> str:
         """Where the module came from and the compiler's seconds per translation unit."""
@@ -187,7 +198,8 @@ def build(cmodule: CModule, options: Options) -> Kernel:
         if not options.use_cache:
             shutil.rmtree(root, ignore_errors=True)
     seconds = time.perf_counter() - start
-    info = BuildInfo(key=key, path=entry, cache_hit=hit, seconds=seconds, units=units)
+    serial = serial_build(compiler, options.cflags, facts_dir(options))
+    info = BuildInfo(key, entry, hit, seconds, units, compiler, serial)
     if hit:
         log.info("%s: loaded from the cache in %.3f s (%s)", cmodule.function, seconds, entry)
     else:
@@ -197,11 +209,16 @@ def build(cmodule: CModule, options: Options) -> Kernel:
 
 def compile_flags(options: Options) -> tuple:
     """(the compiler command, the flags it builds generated C with under `options`, its
-    fingerprint for cache keys): the JIT build and `polyimage export` share them."""
+    fingerprint for cache keys): the JIT build and `polyimage export` share them. The flags
+    are those the compiler takes (config.flags_for: gcc's own only for gcc, -fopenmp only with
+    OpenMP, warning once when it has none) and the target's."""
     compiler = compiler_command()
     given = tuple(options.cflags)
     remembered = facts_dir(options)
-    cflags = given + target_facts(compiler, given, remembered).flags
+    if serial_build(compiler, given, remembered):
+        warn_serial(compiler)
+    cflags = compiler_facts(compiler, given, remembered).flags
+    cflags += target_facts(compiler, given, remembered).flags
     # the target's flags are in `cflags`; they change no -march or -mtune the fingerprint reads
     return compiler, cflags, compiler_fingerprint(compiler, given, remembered)
 

@@ -24,18 +24,19 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..codegen.cmodule import OPENMP_HEADER, OPENMP_TIMER
 from ..errors import CompileError
 from ..grouping.machine import REFERENCE_GATHER_OPS, REFERENCE_OP_BYTES, cpu_model
+from .build import compile_flags
 from .cache import fields_digest
-from .toolchain import compiler_command, compiler_fingerprint, facts_dir, target_facts
+from .toolchain import compiler_command, compiler_fingerprint, facts_dir
 
 MACHINES = ".machines"
 
-KERNELS_C = r"""
+_KERNELS = r"""
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <omp.h>
 #define ROW 1024
 static float af[2 * ROW + 4], bf[ROW];
 static uint16_t au[2 * ROW + 4], bu[ROW];
@@ -94,6 +95,8 @@ int main(int argc, char **argv) {
     return 0;
 }
 """
+# with the generated code's stand-ins for OpenMP (codegen.cmodule): a compiler without it measures
+KERNELS_C = "#define _POSIX_C_SOURCE 200112L\n" + OPENMP_HEADER + OPENMP_TIMER + _KERNELS
 
 # operations per point of the lookup kernel, its read of the table counted as one
 LOOKUP_OPS = 6
@@ -196,9 +199,7 @@ def calibrate(options, force: bool = False, seconds: float = 0.05) -> Calibratio
 
 def measure(options, seconds: float) -> dict:
     """Build and run the kernels with the target's flags; their figures as a dict."""
-    compiler = compiler_command()
-    flags = tuple(options.cflags)
-    flags += target_facts(compiler, flags, facts_dir(options)).flags
+    compiler, flags, _ = compile_flags(options)
     with tempfile.TemporaryDirectory(prefix="polyimage-calibrate-") as folder:
         source, program = Path(folder) / "kernels.c", Path(folder) / "kernels"
         source.write_text(KERNELS_C)
