@@ -11,7 +11,9 @@ from dataclasses import dataclass
 
 from .codegen.loops import WIDE_COPY
 from .codegen.units import SOURCE_NAME
+from .errors import ArgumentError
 from .jit.build import build
+from .jit.toolchain import compiler_command, compiler_facts, facts_dir
 
 # identical functions (two images filtered alike) stay apart, so each reports its own loops
 REPORT_FLAGS = ("-fopt-info-vec-optimized", "-fopt-info-vec-missed", "-fno-ipa-icf")
@@ -32,7 +34,15 @@ class LoopVerdict:
 
 
 def vectorization(pipe) -> tuple:
-    """A LoopVerdict for every innermost (`omp simd`) loop of `pipe`'s C, in source order."""
+    """A LoopVerdict for every innermost (`omp simd`) loop of `pipe`'s C, in source order;
+    ArgumentError from a compiler other than gcc, whose report this does not read."""
+    compiler = compiler_command()
+    family = compiler_facts(compiler, tuple(pipe.options.cflags), facts_dir(pipe.options)).family
+    if family != "gcc":
+        raise ArgumentError(
+            f"the vectorization report reads gcc's -fopt-info messages; the C compiler "
+            f"{compiler!r} is {family}: set CC=gcc for it"
+        )
     options = dataclasses.replace(pipe.options, cflags=pipe.options.cflags + REPORT_FLAGS)
     with tempfile.TemporaryDirectory() as root:
         kernel = build(pipe.cmodule, dataclasses.replace(options, cache_dir=root))

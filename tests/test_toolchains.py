@@ -69,6 +69,12 @@ def test_clang_builds_and_matches_the_interpreter(clang, make, schedule):
     assert "clang" in (pipe.build_info.path / "build.log").read_text()
 
 
+def test_the_vectorization_report_under_clang_says_it_needs_gcc(clang):
+    pipe = polyimage.compile(_blur()[0])
+    with pytest.raises(polyimage.ArgumentError, match="set CC=gcc"):
+        pipe.report(vectorization=True)
+
+
 def test_gcc_and_clang_build_apart(clang, monkeypatch):
     outputs, arguments = _blur()
     built = {}
