@@ -19,6 +19,7 @@ import polyimage
 from polyimage.apps import bilateral_grid, histogram_equalize, unsharp_mask
 from polyimage.arguments import bind_arguments
 from polyimage.cli import main
+from polyimage.graph import build_graph
 
 APPS = {
     "unsharp_mask": unsharp_mask,  # a stencil pipeline
@@ -30,7 +31,7 @@ SIZES = [(1, 1), (5, 3), (37, 53)]
 
 @pytest.fixture(scope="module")
 def exported(tmp_path_factory):
-    """{app: (export folder, outputs, compiled pipeline, harness program)}."""
+    """{app: (export folder, harness program)}."""
     made = {}
     for name, app in APPS.items():
         folder = tmp_path_factory.mktemp(name)
@@ -38,17 +39,13 @@ def exported(tmp_path_factory):
         pipe = polyimage.compile(outputs, estimates=app.SMALL_SIZE, name=name)
         pipe.export(folder / "lib")
         program = build_harness(folder / "lib", folder / "run")
-        made[name] = (folder / "lib", outputs, pipe, program)
+        made[name] = (folder / "lib", program)
     return made
 
 
 def _arguments(app, rng, rows, cols) -> dict:
     photo = rng.integers(0, 256, (rows, cols, 3), dtype=np.uint8)
     return {**app.prepare([photo], {"R": rows, "C": cols}), **app.DEFAULTS}
-
-
-def _values(pipe, arguments) -> dict:
-    return bind_arguments(pipe.graph, arguments, pipe.constraints).params
 
 
 def _manifest(folder) -> dict:
@@ -82,24 +79,8 @@ def test_the_export_holds_its_files(exported, name):
 @pytest.mark.parametrize("name", list(APPS))
 @pytest.mark.parametrize("rows, cols", SIZES)
 def test_a_c_program_matches_the_interpreter(exported, name, rows, cols, rng, tmp_path):
-    folder, outputs, pipe, program = exported[name]
-    arguments = _arguments(APPS[name], rng, rows, cols)
-    expected = as_outputs(polyimage.interpret(outputs, **arguments))
-    values = _values(pipe, arguments)
-    images = {i.name: arguments[i.name] for i in pipe.graph.images}
-    for threads in (1, 2):
-        status, message, got = run_harness(
-            program,
-            _manifest(folder),
-            threads,
-            values,
-            images,
-            [e.shape for e in expected],
-            tmp_path,
-        )
-        assert (status, message) == (0, "")
-        for g, e in zip(got, expected):
-            assert_same(g, e, f"{name} {rows}x{cols}, {threads} threads")
+    folder, program = exported[name]
+    _compare_runs(folder, program, APPS[name], rng, tmp_path, rows, cols)
 
 
 def test_the_header_compiles_as_cpp(exported, tmp_path):
@@ -250,25 +231,23 @@ def _needs(tool: str, package: str) -> None:
         pytest.skip(f"needs {tool}: apt-get install {package}")
 
 
-def _compare_runs(folder, program, rng, tmp_path, runner=()):
-    """The harness of an unsharp_mask export on an odd size, 1 and 2 threads, against the
-    interpreter."""
-    arguments = _arguments(unsharp_mask, rng, 29, 31)
-    expected = polyimage.interpret(unsharp_mask.build()[0], **arguments)
-    values = {"R": 29, "C": 31, **unsharp_mask.DEFAULTS}
+def _compare_runs(folder, program, app, rng, tmp_path, rows=29, cols=31, runner=()):
+    """The harness of an export of `app` on a random image of rows x cols, on 1 and 2
+    threads, against the interpreter."""
+    outputs = app.build()[0]
+    graph = build_graph(outputs)
+    arguments = _arguments(app, rng, rows, cols)
+    expected = as_outputs(polyimage.interpret(outputs, **arguments))
+    values = bind_arguments(graph, arguments).params
+    images = {i.name: arguments[i.name] for i in graph.images}
+    shapes = [e.shape for e in expected]
     for threads in (1, 2):
         status, message, got = run_harness(
-            program,
-            _manifest(folder),
-            threads,
-            values,
-            {"img": arguments["img"]},
-            [expected.shape],
-            tmp_path,
-            runner,
+            program, _manifest(folder), threads, values, images, shapes, tmp_path, runner
         )
         assert (status, message) == (0, "")
-        assert_same(got[0], expected, f"{threads} threads")
+        for g, e in zip(got, expected):
+            assert_same(g, e, f"{app.NAME} {rows}x{cols}, {threads} threads")
 
 
 def test_an_export_cross_compiled_for_arm_runs_under_qemu(tmp_path, rng, monkeypatch):
@@ -290,7 +269,7 @@ def test_an_export_cross_compiled_for_arm_runs_under_qemu(tmp_path, rng, monkeyp
     assert elf[:4] == b"\x7fELF" and int.from_bytes(elf[18:20], "little") == 183  # EM_AARCH64
     assert "-march=armv8-a" in (folder / "README.md").read_text()
     program = build_harness(folder, tmp_path / "run", "aarch64-linux-gnu-gcc", ["-static"])
-    _compare_runs(folder, program, rng, tmp_path, runner=["qemu-aarch64"])
+    _compare_runs(folder, program, unsharp_mask, rng, tmp_path, runner=["qemu-aarch64"])
 
 
 def test_clang_builds_an_export_and_a_program_with_it(tmp_path, rng, monkeypatch):
@@ -307,7 +286,7 @@ def test_clang_builds_an_export_and_a_program_with_it(tmp_path, rng, monkeypatch
     pipe.export(folder)
     assert "with `clang`" in (folder / "README.md").read_text()
     program = build_harness(folder, tmp_path / "run", "clang")
-    _compare_runs(folder, program, rng, tmp_path)
+    _compare_runs(folder, program, unsharp_mask, rng, tmp_path)
 
 
 def _blocks(kind: str) -> list:
@@ -361,4 +340,4 @@ def test_a_compiler_without_openmp_exports_a_serial_library(tmp_path, rng, monke
     program = build_harness(
         folder, tmp_path / "run", str(wrapper), [], [str(folder / "libunsharp_mask.a"), "-lm"]
     )
-    _compare_runs(folder, program, rng, tmp_path)
+    _compare_runs(folder, program, unsharp_mask, rng, tmp_path)
