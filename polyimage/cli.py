@@ -157,7 +157,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="NAME|FILE",
         help="auto, naive, greedy, "
         "greedy-cost, one of the app's own schedules, or a file with a schedule "
-        "(default: the app's first, else auto)",
+        "(default: auto)",
     )
 
     bench = commands.add_parser(
@@ -242,9 +242,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     export.add_argument("pipeline", metavar="APP|FILE.py:function", help="what to export")
     export.add_argument("-o", "--output", required=True, metavar="DIR", help="the folder to write")
-    export.add_argument(
-        "--schedule", metavar="NAME|FILE", help="as for run (default: the app's, else auto)"
-    )
+    export.add_argument("--schedule", metavar="NAME|FILE", help="as for run (default: auto)")
     export.add_argument(
         "--estimates",
         action="append",
