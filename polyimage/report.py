@@ -69,18 +69,20 @@ def pipeline_report(pipe, vectorization=False) -> str:
         lines.append("reductions:")
         for name, strategy in pipe.reductions.items():
             lines.append(f"  {name}: {strategy.describe()}")
-    lines.append("memory: " + pipe.memory().describe(os.cpu_count() or 1))
+    serial = pipe.kernel is not None and pipe.kernel.info.serial
+    lines.append("memory: " + pipe.memory().describe(1 if serial else os.cpu_count() or 1))
     lines.append("warnings:" if pipe.warnings else "warnings: none")
     lines += [f"  {w}" for w in pipe.warnings]
     lines.append(f"C target: -march={pipe.options.march}")
-    if pipe.kernel is not None and pipe.kernel.info.serial:
+    if serial:
         lines.append(
             f"threads: serial build (the compiler {pipe.kernel.info.compiler} has no OpenMP)"
         )
     lines.append(
         "passes: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in pipe.pass_seconds.items())
     )
-    lines.append("C compile: " + pipe.build_info.describe())
+    built = pipe.kernel.info.describe() if pipe.kernel is not None else "not built (build=False)"
+    lines.append("C compile: " + built)
     if vectorization:
         from .vectorization import describe
         from .vectorization import vectorization as loops

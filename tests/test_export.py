@@ -263,6 +263,7 @@ def test_an_export_cross_compiled_for_arm_runs_under_qemu(tmp_path, rng, monkeyp
     )
     with pytest.raises(polyimage.PipelineError, match="build=False"):
         pipe(img=np.zeros((3, 9, 9), np.float32), weight=3.0, threshold=0.001)
+    assert "C compile: not built (build=False)" in pipe.report()
     folder = tmp_path / "arm"
     pipe.export(folder)
     elf = (folder / "libunsharp_mask.so").read_bytes()

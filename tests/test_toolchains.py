@@ -126,6 +126,7 @@ def test_a_compiler_without_openmp_builds_serial_code(monkeypatch, tmp_path):
     assert len(said) == 1 and str(wrapper) in str(said[0].message)
     assert pipe.build_info.serial and pipe.build_info.compiler == str(wrapper)
     assert f"threads: serial build (the compiler {wrapper} has no OpenMP)" in pipe.report()
+    assert "for 1 thread)" in pipe.report()  # the scratchpads of one thread
     meta = json.loads((pipe.build_info.path / "meta.json").read_text())
     assert not any(flag.startswith("-fopenmp") for flag in meta["flags"])
     source = pipe.c_source

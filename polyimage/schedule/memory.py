@@ -76,7 +76,8 @@ class MemoryEstimate:
             f"intermediate full buffers {_mb(self.peak_full)} at peak, {_mb(self.kept_full)} "
             f"kept between calls ({_mb(self.all_full)} if each had its own); scratchpads "
             f"{_mb(scratch)} per thread"
-            f" in the largest group ({_mb(scratch * threads)} for {threads} threads)"
+            f" in the largest group ({_mb(scratch * threads)} for {threads} "
+            f"thread{'s' if threads != 1 else ''})"
         )
 
 
