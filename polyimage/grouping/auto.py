@@ -85,13 +85,14 @@ def auto_schedule(
     )
     chosen = [tuple(sorted(g, key=order.get)) for g in groups]
 
-    # the DP is bounded: where pairwise merging finds a grouping its own model prices lower,
-    # take that one
-    greedy = greedy_cost_schedule(graph, params, machine, weights, price=group_cost)
-    merged = [tuple(sorted(g.stages, key=order.get)) for g in greedy.groups]
-    if sum(cost(g) for g in merged) < sum(cost(g) for g in chosen):
-        log.info("auto: pairwise merging found a cheaper grouping than the DP; taking it")
-        chosen, stats.greedy_cheaper = merged, True
+    # the DP is bounded: where pairwise merging, from one group per stage or from the DP's
+    # groups, finds a grouping its own model prices lower, take that one
+    for initial in (None, chosen):
+        greedy = greedy_cost_schedule(graph, params, machine, weights, group_cost, initial)
+        merged = [tuple(sorted(g.stages, key=order.get)) for g in greedy.groups]
+        if sum(cost(g) for g in merged) < sum(cost(g) for g in chosen):
+            log.info("auto: pairwise merging found a cheaper grouping than the DP; taking it")
+            chosen, stats.greedy_cheaper = merged, True
     stats.seconds = time.perf_counter() - start
     schedule = Schedule(tuple(GroupSchedule(g, costs[g].levels) for g in chosen))
     plans = tuple(with_tiles(tiling_plan(graph, g, params), costs[g].levels) for g in chosen)

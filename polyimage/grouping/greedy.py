@@ -43,9 +43,12 @@ def greedy_schedule(graph, params, threshold=OVERLAP_THRESHOLD) -> Schedule:
     return _schedule(graph, groups, lambda stages: _fixed_or_untiled(graph, stages, params))
 
 
-def greedy_cost_schedule(graph, params, machine, weights=Weights(), price=None) -> Schedule:
-    """Pairwise merging by the cost model; `price(stages)` gives a group's GroupCost (default:
-    a fresh CostModel's; auto passes its own, whose groups are already priced)."""
+def greedy_cost_schedule(
+    graph, params, machine, weights=Weights(), price=None, start=None
+) -> Schedule:
+    """Pairwise merging by the cost model, from one group per stage or from the groups `start`
+    (stage names each); `price(stages)` gives a group's GroupCost (default: a fresh
+    CostModel's; auto passes its own, whose groups are already priced)."""
     costs = {}
     price = price or CostModel(graph, params, machine, weights)
 
@@ -54,7 +57,7 @@ def greedy_cost_schedule(graph, params, machine, weights=Weights(), price=None) 
             costs[group] = price(_ordered(graph, group))
         return costs[group]
 
-    groups = _singletons(graph)
+    groups = [frozenset(g) for g in start] if start is not None else _singletons(graph)
     while True:
         best, pair = 0.0, None
         children_of = _children_of(graph, groups)
