@@ -25,12 +25,10 @@ MESSAGE_BYTES = 512
 
 @dataclass(frozen=True)
 class ExportedC:
-    """The exported library's C (`source`: kernel.c and the entry), its header, and the
-    number of extents `<name>_extents` writes (the inputs', then the outputs')."""
+    """The exported library's C (`source`: kernel.c and the entry) and its header."""
 
     source: str
     header: str
-    extent_count: int
 
 
 def exported_c(
@@ -43,20 +41,9 @@ def exported_c(
     for taken in (name, cmodule.function, "workspace", "nthreads", "extents"):
         names.name(_Key(), taken)
     params = [(p, names.name(p, p.name)) for p in graph.parameters]
-    by_name = {s.name: s.func for s in graph.stages}
-    stages = [(by_name[n], True) for n in cmodule.inputs]
-    stages += [(by_name[n], False) for n in cmodule.outputs]
-    buffers, first = [], 0
-    for func, is_input in stages:
-        c_name = names.name(func, func.name)
-        extents = _extents(func)
-        extents_name = names.name(_Key(), f"{c_name}_extents")
-        buffers.append(_Buffer(func, is_input, c_name, extents_name, extents, first))
-        first += len(extents)
-    count = first
+    buffers = _buffers(graph, cmodule, names)
     helpers = set()
     writer = _CheckWriter(CExprPrinter(names, None, helpers), params)
-
     param_args = [f"{p.typ.c_name} {c}" for p, c in params]
     buffer_args = []
     for b in buffers:
@@ -69,60 +56,14 @@ def exported_c(
     entry_fn = (
         f"int {name}({', '.join(['void *workspace', 'int nthreads'] + param_args + buffer_args)})"
     )
-
-    body = [f"{extents_fn}", "{", f"    {PREFIX}message[0] = 0;"]
-    body += writer.constraints(constraints)
-    body += writer.domains(graph)
+    body = [extents_fn, "{", f"    {PREFIX}message[0] = 0;"]
+    body += writer.constraints(constraints) + writer.domains(graph)
     for b in buffers:
         for d, extent in enumerate(b.extents):
             body.append(f"    extents[{b.first + d}] = {writer.int64(extent)};")
-    body += [f"    return {OK};", "}", ""]
-
-    body += [entry_fn, "{", f"    int64_t {PREFIX}expected[{max(count, 1)}];"]
-    body.append(f"    {PREFIX}message[0] = 0;")
-    for b in buffers:
-        body += [
-            f"    if ({b.c_name} == NULL || {b.extents_name} == NULL)",
-            f'        return {PREFIX}fail("{b.what}: the buffer or its extents are NULL");',
-        ]
-    call = ", ".join([c for _, c in params] + [f"{PREFIX}expected"])
-    body += [
-        f"    if ({name}_extents({call}) != {OK})",
-        f"        return {ERROR_ARGUMENT};",
-    ]
-    for b in buffers:
-        for d, extent in enumerate(b.extents):
-            expected, given = f"{PREFIX}expected[{b.first + d}]", f"{b.extents_name}[{d}]"
-            body += [
-                f"    if ({given} != {expected})",
-                f'        return {PREFIX}fail("{b.what}: dimension {d} must have extent '
-                f'{_c_text(extent)} = %lld, got %lld", (long long){expected}, (long long){given});',
-            ]
-    body += _overlap_checks(buffers)
-    args = ", ".join([c for _, c in params] + [b.c_name for b in buffers])
-    body += [
-        f"    int {PREFIX}status = {cmodule.function}(workspace, nthreads, {args});",
-        f"    if ({PREFIX}status == {ERROR_MEMORY})",
-        f'        return {PREFIX}fail_with({ERROR_MEMORY}, "{name}: could not allocate its '
-        f'buffers");',
-        f"    return {PREFIX}status;",
-        "}",
-        "",
-        f"const char *{name}_error(void)",
-        "{",
-        f"    return {PREFIX}message;",
-        "}",
-        "",
-        f"void *{name}_workspace_new(void)",
-        "{",
-        f"    return {cmodule.function}_workspace_new();",
-        "}",
-        "",
-        f"void {name}_workspace_free(void *workspace)",
-        "{",
-        f"    {cmodule.function}_workspace_free(workspace);",
-        "}",
-    ]
+    body += [f"    return {OK};", "}", "", entry_fn, "{"]
+    body += _entry_body(name, cmodule, params, buffers) + ["}", ""]
+    body += _accessors(name, cmodule.function)
     extra = [
         helper_source(op, c)
         for op, c in sorted(helpers)
@@ -134,7 +75,73 @@ def exported_c(
     header += f"{extents_fn};\n\n{entry_fn};\n\nconst char *{name}_error(void);\n"
     header += f"void *{name}_workspace_new(void);\nvoid {name}_workspace_free(void *workspace);\n"
     header += _HEADER_END.format(guard=_guard(name))
-    return ExportedC(source=source, header=header, extent_count=count)
+    return ExportedC(source=source, header=header)
+
+
+def _buffers(graph, cmodule, names: NameRegistry) -> list:
+    """A _Buffer for each input, then each output, in the entry's order."""
+    by_name = {s.name: s.func for s in graph.stages}
+    stages = [(by_name[n], True) for n in cmodule.inputs]
+    stages += [(by_name[n], False) for n in cmodule.outputs]
+    buffers, first = [], 0
+    for func, is_input in stages:
+        c_name = names.name(func, func.name)
+        extents = _extents(func)
+        extents_name = names.name(_Key(), f"{c_name}_extents")
+        buffers.append(_Buffer(func, is_input, c_name, extents_name, extents, first))
+        first += len(extents)
+    return buffers
+
+
+def _entry_body(name: str, cmodule, params: list, buffers: list) -> list:
+    """The entry's lines: NULLs, parameter values (through `<name>_extents`), every extent and
+    overlap checked, then the pipeline called."""
+    count = sum(len(b.extents) for b in buffers)
+    body = [f"    int64_t {PREFIX}expected[{max(count, 1)}];", f"    {PREFIX}message[0] = 0;"]
+    for b in buffers:
+        body += [
+            f"    if ({b.c_name} == NULL || {b.extents_name} == NULL)",
+            f'        return {PREFIX}fail("{b.what}: the buffer or its extents are NULL");',
+        ]
+    call = ", ".join([c for _, c in params] + [f"{PREFIX}expected"])
+    body += [f"    if ({name}_extents({call}) != {OK})", f"        return {ERROR_ARGUMENT};"]
+    for b in buffers:
+        for d, extent in enumerate(b.extents):
+            expected, given = f"{PREFIX}expected[{b.first + d}]", f"{b.extents_name}[{d}]"
+            body += [
+                f"    if ({given} != {expected})",
+                f'        return {PREFIX}fail("{b.what}: dimension {d} must have extent '
+                f'{_c_text(extent)} = %lld, got %lld", (long long){expected}, (long long){given});',
+            ]
+    body += _overlap_checks(buffers)
+    args = ", ".join([c for _, c in params] + [b.c_name for b in buffers])
+    return body + [
+        f"    int {PREFIX}status = {cmodule.function}(workspace, nthreads, {args});",
+        f"    if ({PREFIX}status == {ERROR_MEMORY})",
+        f'        return {PREFIX}fail_with({ERROR_MEMORY}, "{name}: could not allocate its '
+        f'buffers");',
+        f"    return {PREFIX}status;",
+    ]
+
+
+def _accessors(name: str, function: str) -> list:
+    """The error message and workspace functions under the export's name."""
+    return [
+        f"const char *{name}_error(void)",
+        "{",
+        f"    return {PREFIX}message;",
+        "}",
+        "",
+        f"void *{name}_workspace_new(void)",
+        "{",
+        f"    return {function}_workspace_new();",
+        "}",
+        "",
+        f"void {name}_workspace_free(void *workspace)",
+        "{",
+        f"    {function}_workspace_free(workspace);",
+        "}",
+    ]
 
 
 class _Key:
