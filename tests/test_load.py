@@ -142,3 +142,24 @@ def test_a_machine_without_a_compiler_or_islpy_runs_an_export(pair, tmp_path, rn
     )
     assert done.returncode == 0, done.stderr
     assert np.array_equal(np.load(tmp_path / "result.npy"), pipe(**arguments))
+
+
+def test_a_pipeline_of_two_outputs_loads_as_it_compiles(tmp_path, rng):
+    from polyimage import Float, Function, Image, Int, Interval, Parameter, Short, Variable
+
+    R = Parameter(Int, "R")
+    x = Variable(Int, "x")
+    img = Image(Short, "img", [R + 1])
+    rise = Function(([x], [Interval(Int, 0, R - 1)]), Short, "rise")
+    rise.defn = [img(x + 1) - img(x)]
+    half = Function(([x], [Interval(Int, 0, R // 2)]), Float, "half")
+    half.defn = [img(2 * x) * 0.5]
+    pipe = polyimage.compile([rise, half], estimates={R: 4096}, name="two")
+    pipe.export(tmp_path)
+    loaded = polyimage.load(tmp_path)
+    for size in (2, 9, 1000):
+        arguments = {"img": rng.integers(-300, 300, size, dtype=np.int16)}
+        expected, got = pipe(**arguments), loaded(**arguments)
+        assert isinstance(got, tuple) and len(got) == 2
+        for g, e in zip(got, expected):
+            assert g.dtype == e.dtype and np.array_equal(g, e)
