@@ -25,6 +25,7 @@ import numpy as np
 import polyimage
 from polyimage.algebra.affine import linear_form
 from polyimage.algebra.evaluate import evaluate_scalar
+from polyimage.config import is_count
 from polyimage.dsl import expr as E
 from polyimage.errors import ArgumentError, PolyimageError
 from polyimage.graph import build_graph
@@ -285,9 +286,7 @@ def run_large(
         raise ArgumentError(f"cannot write {os.fspath(output)!r}: its folder does not exist")
     values = parse_params(app, params)
     source = inputs[0] if inputs else bundled(app.PHOTOS[0])
-    if chunks is not None and (
-        isinstance(chunks, bool) or not isinstance(chunks, int) or chunks < 1
-    ):
+    if chunks is not None and not is_count(chunks):
         raise ArgumentError(f"--chunks must be a positive integer, got {chunks!r}")
     size = chunks
     if _suffix(source) in STREAMED:

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 
 import polyimage
-from polyimage.config import Options
+from polyimage.config import Options, is_count
 from polyimage.errors import PolyimageError
 from polyimage.grouping.cost import CostModel, Weights
 from polyimage.grouping.machine import Machine, available_cores, cpu_model
@@ -232,10 +232,6 @@ class Tuner:
         return score
 
 
-def _integer(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool)
-
-
 def tune(
     apps=(),
     size="medium",
@@ -258,7 +254,7 @@ def tune(
     clock = Clock(parse_budget(budget))
     if size not in SIZES:
         raise TuneError(f"--size must be one of {', '.join(SIZES)}, got {size!r}")
-    if threads is not None and not (_integer(threads) and 1 <= threads <= MAX_THREADS):
+    if threads is not None and not (is_count(threads) and threads <= MAX_THREADS):
         raise TuneError(f"--threads must be between 1 and {MAX_THREADS}, got {threads!r}")
     for name, value, least in (
         ("--random", random_count, 0),
@@ -266,7 +262,7 @@ def tune(
         ("--seed", seed, 0),
         ("--runs", runs, 1),
     ):
-        if not (_integer(value) and value >= least):
+        if not is_count(value, least):
             raise TuneError(f"{name} must be an integer >= {least}, got {value!r}")
     options = Options.from_env()
     if march is not None:

@@ -13,6 +13,7 @@ import numpy as np
 
 from .algebra.affine import linear_form
 from .algebra.evaluate import Evaluator, evaluate_scalar
+from .config import is_count
 from .dsl import expr as E
 from .errors import ArgumentError, ArgumentTypeError
 from .graph.dag import StageGraph
@@ -261,11 +262,7 @@ def check_threads(threads) -> int:
     """`threads` as an int (0 for None: OMP_NUM_THREADS), or ArgumentError naming it."""
     if threads is None:
         return 0
-    if (
-        isinstance(threads, bool)
-        or not isinstance(threads, (int, np.integer))
-        or not 1 <= threads <= MAX_THREADS
-    ):
+    if not (is_count(threads) and threads <= MAX_THREADS):
         raise ArgumentError(f"threads must be an integer from 1 to {MAX_THREADS}, got {threads!r}")
     return int(threads)
 

@@ -23,6 +23,7 @@ CC                   the C compiler (as for any Python extension build): gcc or 
 from __future__ import annotations
 
 import dataclasses
+import numbers
 import os
 import re
 import shlex
@@ -71,6 +72,12 @@ def flags_for(flags: tuple, family: str, openmp: bool = True, openmp_simd: bool 
         else:
             kept.append(flag)
     return tuple(kept)
+
+
+def is_count(value, minimum: int = 1) -> bool:
+    """Whether `value` is an integer (a NumPy one too, never a bool) of at least `minimum`: the
+    check of every thread count, chunk and tile size a user gives."""
+    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= minimum
 
 
 DEFAULT_MARCH = "native"

@@ -31,6 +31,7 @@ except ImportError as exc:  # the core works without them; this module does not
     ) from exc
 
 from .arguments import check_param, check_threads, derive_values
+from .config import is_count
 from .errors import ArgumentError, ArgumentTypeError
 from .scale.halo import SplitError, split_plan
 from .scale.windows import block_slices, block_window, stage_range, window_slices
@@ -204,7 +205,7 @@ def _blocks(split, axis, images, chunks) -> list:
     size = chunks.get(axis.param) if isinstance(chunks, dict) else chunks
     step = axis.alignment
     if size is not None:
-        if not _positive_int(size):
+        if not is_count(size):
             raise ArgumentError(f"chunks along {axis.param}: a positive integer, not {size!r}")
         size = -(-int(size) // step) * step
         borders = list(range(start, end + 1, size))
@@ -240,15 +241,11 @@ def _recompiled(recipe, threads):
     return _Runner(compile(*recipe), threads)
 
 
-def _positive_int(value) -> bool:
-    return isinstance(value, (int, np.integer)) and not isinstance(value, bool) and value > 0
-
-
 def open_image(path, chunks=None):
     """A Zarr array or TIFF file as a Dask array, read chunk by chunk when computed."""
     suffix = os.path.splitext(os.fspath(path).rstrip("/"))[1].lower()
     if chunks is not None and not all(
-        map(_positive_int, chunks if isinstance(chunks, tuple) else (chunks,))
+        map(is_count, chunks if isinstance(chunks, tuple) else (chunks,))
     ):
         raise ArgumentError(f"chunks must be a positive integer or a tuple of them, got {chunks!r}")
     if suffix in ZARR_SUFFIXES + TIFF_SUFFIXES and not os.path.exists(path):

@@ -12,6 +12,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from ..config import is_count
 from ..errors import PolyimageError
 
 _GROUP_LINE = re.compile(
@@ -165,5 +166,5 @@ def _check_tiles(i, group, graph):
                 f"group's live-outs have {rank} dimensions"
             )
         for size in sizes:
-            if isinstance(size, bool) or not isinstance(size, int) or size < 1:
+            if not is_count(size):
                 raise ScheduleError(f"group {i}: tile size {size!r} must be an integer >= 1")
