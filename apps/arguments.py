@@ -14,8 +14,9 @@ from . import app_schedules, default_schedule
 
 
 def resolve_schedule(app, choice=None):
-    """The schedule to compile `app` with: None (the app's default), "naive", the name of one
-    of the app's schedules, or a file holding a schedule's text or JSON."""
+    """The schedule to compile `app` (None: a user's pipeline) with: None (the default, auto),
+    "naive", the name of one of the app's schedules, or a file holding a schedule's text or
+    JSON."""
     choice = choice or default_schedule(app)
     known = app_schedules(app)
     if choice in known:

@@ -257,17 +257,6 @@ def _border(extent) -> int:
     return form[2] // 2
 
 
-def large_output(name, photo, chunks, values: dict, schedule=None, threads=None):
-    """The output of app `name` on a lazily read photo, as a Dask array computed block by block
-    (`chunks` output points per block, `threads` per block's call)."""
-    import polyimage.dask as pdask
-
-    app = load_app(name)
-    arrays = lazy_inputs(app, photo)
-    pipe = compiled_app(name, schedule)
-    return pdask.apply(pipe, chunks=chunks, threads=threads, **arrays, **values)
-
-
 def run_large(
     name, inputs, output, chunks=None, params=(), schedule=None, scheduler=None, report=print
 ) -> dict:
@@ -288,12 +277,13 @@ def run_large(
     source = inputs[0] if inputs else bundled(app.PHOTOS[0])
     if chunks is not None and not is_count(chunks):
         raise ArgumentError(f"--chunks must be a positive integer, got {chunks!r}")
-    size = chunks
     if _suffix(source) in STREAMED:
         photo = pdask.open_image(source)
     else:
-        photo = dask.array.from_array(load_input(source), chunks=size or "auto")
-    result = large_output(name, photo, size, values, schedule)
+        photo = dask.array.from_array(load_input(source), chunks=chunks or "auto")
+    arrays = lazy_inputs(app, photo)
+    pipe = compiled_app(name, schedule)
+    result = pdask.apply(pipe, chunks=chunks, **arrays, **values)
     picture = app.to_photo(result)
     start = time.perf_counter()
     with _client(scheduler, None) if scheduler else contextlib.nullcontext():

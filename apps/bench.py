@@ -253,6 +253,24 @@ def _schedule_of_app(variant: str) -> bool:
     return variant.startswith("polyimage:") and " (" not in variant
 
 
+def machine_record(described: dict) -> dict:
+    """What a run's JSON says it measured on: the platform, polyimage, and `described`
+    (targets.describe)."""
+    return {
+        "platform": platform.platform(),
+        "processor": platform.processor(),
+        "cpus": os.cpu_count(),
+        "polyimage": polyimage.__version__,
+        **described,
+    }
+
+
+def write_run(path, document: dict, report) -> None:
+    with open(path, "w") as fh:
+        json.dump(document, fh, indent=1)
+    report(f"wrote {path}")
+
+
 def load_saved(path) -> dict:
     """The "apps" of a JSON file `polyimage bench --json` wrote, to compare against."""
     try:
@@ -305,20 +323,10 @@ def run_bench(
     report(format_table(results, saved))
     for note in left_out:
         report(f"note: {note}")
-    measured_on = {
-        "platform": platform.platform(),
-        "processor": platform.processor(),
-        "cpus": os.cpu_count(),
-        "threads": threads,
-        "polyimage": polyimage.__version__,
-        **described,
-    }
-    document = {"machine": measured_on, "size": size, "runs": runs, "left_out": left_out}
-    document["apps"] = results
+    document = {"machine": machine_record(described), "size": size, "runs": runs}
+    document.update(left_out=left_out, apps=results)
     if json_path:
-        with open(json_path, "w") as fh:
-            json.dump(document, fh, indent=1)
-        report(f"wrote {json_path}")
+        write_run(json_path, document, report)
     if plot:
         draw(document, plot)
         report(f"wrote {plot}")

@@ -5,17 +5,14 @@ a Zarr-to-Zarr run."""
 
 from __future__ import annotations
 
-import json
 import multiprocessing
 import os
-import platform
 import shutil
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
-import polyimage
 from polyimage.algebra.evaluate import evaluate_scalar
 from polyimage.dsl import expr as E
 from polyimage.errors import ArgumentError
@@ -26,7 +23,7 @@ from polyimage.scale.halo import SplitError
 from . import APP_NAMES, load_app
 from .arguments import check_folder, parse_params
 from .batch import compiled_app
-from .bench import measure_interleaved
+from .bench import machine_record, measure_interleaved, write_run
 from .targets import describe, header, target_options
 
 DASK_SIZE = 4096
@@ -92,9 +89,10 @@ def _fresh(path: str) -> str:
     return path
 
 
-def app_calls(name: str, source: str, folder: str, chunk: int, threads: int) -> dict:
-    """{variant: call} for app `name` on its input image held in the Zarr `source`
-    (VARIANTS); SplitError when the app cannot run block by block."""
+def app_calls(name: str, source: str, folder: str, chunk: int, threads: int) -> tuple:
+    """({variant: call} for app `name` on its input image held in the Zarr `source`
+    (VARIANTS), the Dask array of its output); SplitError when the app cannot run block by
+    block."""
     import dask.array as da
     import zarr
 
@@ -119,13 +117,11 @@ def app_calls(name: str, source: str, folder: str, chunk: int, threads: int) -> 
         "copy": lambda: da.from_zarr(source).to_zarr(_fresh(target)),
         "apply-zarr": lambda: pdask.save_image(_fresh(target), output()),
     }
-    calls["apply-zarr"].output = output
-    return calls
+    return calls, output()
 
 
-def block_bytes(calls: dict) -> int:
-    """Bytes of the largest block of the output app_calls() saves."""
-    output = calls["apply-zarr"].output()
+def block_bytes(output) -> int:
+    """Bytes of the largest block of a Dask array."""
     return int(np.prod([max(sizes) for sizes in output.chunks])) * output.dtype.itemsize
 
 
@@ -141,7 +137,7 @@ def _peak_child(name: str, source: str, folder: str, chunk: int, threads: int):
     at its peak (Linux: the high-water mark is reset just before it), or None elsewhere."""
     import dask
 
-    run = app_calls(name, source, folder, chunk, threads)["apply-zarr"]
+    run = app_calls(name, source, folder, chunk, threads)[0]["apply-zarr"]
     try:
         Path("/proc/self/clear_refs").write_text("5")  # resets VmHWM to the current VmRSS
         before = _memory_kib("VmRSS")
@@ -233,7 +229,7 @@ def run_dask_bench(
             report(f"{name}: writing its input, compiling and timing")
             source = write_input(folder, input_image(name), size, chunk)
             try:
-                calls = app_calls(name, source, folder, chunk, workers)
+                calls, output = app_calls(name, source, folder, chunk, workers)
             except SplitError as exc:
                 if apps:
                     raise ArgumentError(f"--dask: {name} cannot run block by block: {exc}")
@@ -242,17 +238,14 @@ def run_dask_bench(
             with dask.config.set(scheduler="threads", num_workers=workers):
                 results[name] = measure_interleaved(calls, runs)
             results[name]["peak_bytes"] = peak_bytes(name, source, folder, chunk, workers)
-            results[name]["block_bytes"] = block_bytes(calls)
+            results[name]["block_bytes"] = block_bytes(output)
             results[name]["input"] = _described(source)
     report(format_dask_table(results))
     if json_path:
         document = {
-            "machine": {"platform": platform.platform(), "polyimage": polyimage.__version__}
-            | described,
+            "machine": machine_record(described),
             "dask": {"size": size, "chunk": chunk, "workers": workers, "runs": runs},
             "apps": results,
         }
-        with open(json_path, "w") as fh:
-            json.dump(document, fh, indent=1)
-        report(f"wrote {json_path}")
+        write_run(json_path, document, report)
     return results

@@ -80,9 +80,7 @@ def export_command(
     (any -march value: with a cross compiler as CC, its CPU) and export it into `output`."""
     outputs, default_estimates, app = pipeline_source(target)
     check_export(output, name or (app.NAME if app is not None else None) or "pipeline")
-    chosen = resolve_schedule(app, schedule) if app is not None else (schedule or "auto")
-    if app is None and os.path.isfile(chosen):
-        chosen = polyimage.Schedule.parse(Path(chosen).read_text())
+    chosen = resolve_schedule(app, schedule)
     try:
         options = Options.from_env().for_march(march or TARGETS[cpu][0])
     except ValueError as exc:

@@ -14,7 +14,7 @@ from .arguments import bind_arguments, bind_positional, check_threads, output_ar
 from .dsl import expr as E
 from .dsl.constructs import Image
 from .dsl.serial import from_data, type_named
-from .dsl.types import ALL_TYPES
+from .dsl.types import C_ARRAYS
 from .errors import ArgumentError, PolyimageError
 
 MANIFEST = "manifest.json"
@@ -87,7 +87,6 @@ class LoadedPipeline:
         self.ffi, self.lib = _open(self.folder, spec)
         self._entry = getattr(self.lib, self.name)
         self._bindings, self._workspaces = {}, []
-        self._c_arrays = {t.dtype: f"{t.c_name}[]" for t in ALL_TYPES}
         self._lock = threading.Lock()
 
     def __call__(self, *images, out=None, threads=None, **arguments):
@@ -102,9 +101,9 @@ class LoadedPipeline:
         args = [binding.params[n] for n in self._param_order]
         arrays = [binding.arrays[n] for n in self._input_order]
         for array in arrays:
-            args += [ffi.from_buffer(self._c_arrays[array.dtype], array), _extents(ffi, array)]
+            args += [ffi.from_buffer(C_ARRAYS[array.dtype], array), _extents(ffi, array)]
         for array in outputs:
-            buffer = ffi.from_buffer(self._c_arrays[array.dtype], array, require_writable=True)
+            buffer = ffi.from_buffer(C_ARRAYS[array.dtype], array, require_writable=True)
             args += [buffer, _extents(ffi, array)]
         workspace = self._workspace()
         try:

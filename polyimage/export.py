@@ -18,6 +18,7 @@ from pathlib import Path
 
 from .codegen.export_c import ERROR_ARGUMENT, ERROR_MEMORY, OK, exported_c
 from .codegen.names import reserved
+from .deploy import MANIFEST, MANIFEST_FORMAT
 from .dsl.constructs import Image
 from .dsl.serial import to_data
 from .errors import ArgumentError, CompileError
@@ -26,8 +27,6 @@ from .version import __version__
 
 log = logging.getLogger("polyimage")
 
-MANIFEST = "manifest.json"
-MANIFEST_FORMAT = 1
 SHARED_SUFFIX = ".dylib" if sys.platform == "darwin" else ".so"
 SHARED_FLAGS = ("-dynamiclib",) if sys.platform == "darwin" else ("-shared",)
 
@@ -76,11 +75,11 @@ def export_pipeline(pipe, folder, name=None) -> Exported:
     log_lines = []
     _run(cc + flags + ["-fPIC", "-c", files["source"].name, "-o", obj.name], folder, log_lines)
     _run([archiver(compiler), "rcs", files["static"].name, obj.name], folder, log_lines)
-    link = cc + flags + list(SHARED_FLAGS) + [obj.name, "-o", files["shared"].name, "-lm"]
-    _run(link, folder, log_lines)
+    shared = cc + flags + list(SHARED_FLAGS) + [obj.name, "-o", files["shared"].name, "-lm"]
+    _run(shared, folder, log_lines)
     obj.unlink()
     files["manifest"].write_text(
-        json.dumps(manifest(pipe, name, compiler, flags, files), indent=1) + "\n"
+        json.dumps(manifest(pipe, name, compiler, flags, files, code.header), indent=1) + "\n"
     )
     files["readme"].write_text(readme(pipe, name, compiler, flags))
     exported = Exported(folder, name, files, time.perf_counter() - start)
@@ -135,7 +134,7 @@ def _run(argv: list, folder: Path, log_lines: list) -> None:
         )
 
 
-def manifest(pipe, name: str, compiler: str, flags: list, files: dict) -> dict:
+def manifest(pipe, name: str, compiler: str, flags: list, files: dict, header: str) -> dict:
     """What `polyimage.load` needs to check and make a call: the parameters, inputs and
     outputs in the entry's order, with their extents and domains, the constraints, and the C
     declarations of the library."""
@@ -164,7 +163,7 @@ def manifest(pipe, name: str, compiler: str, flags: list, files: dict) -> dict:
         "outputs": list(pipe.graph.outputs),
         "stages": domains,
         "constraints": [to_data(c) for c in pipe.constraints],
-        "cdef": declarations(files["header"].read_text(), name),
+        "cdef": declarations(header),
     }
 
 
@@ -191,7 +190,7 @@ def _domain(func) -> dict:
     }
 
 
-def declarations(header: str, name: str) -> str:
+def declarations(header: str) -> str:
     """The function prototypes of the header, as cffi's cdef takes them."""
     lines = [line for line in header.splitlines() if line.startswith(("int ", "const ", "void "))]
     return "\n".join(lines)

@@ -19,7 +19,7 @@ import warnings
 
 import numpy as np
 
-from .arguments import (  # noqa: F401  (MAX_THREADS and check_threads are used from here too)
+from .arguments import (  # noqa: F401  (MAX_THREADS is read from here too)
     MAX_THREADS,
     bind_arguments,
     bind_positional,

@@ -76,6 +76,8 @@ Bool = ScalarType("Bool", np.bool_, "int")
 
 ALL_TYPES = (Int, UInt, Short, UShort, Char, UChar, Long, ULong, Float, Double)
 _BY_DTYPE = {t.dtype: t for t in ALL_TYPES}
+# the C array type of each dtype, as cffi takes buffers (compiled and loaded pipelines)
+C_ARRAYS = {t.dtype: f"{t.c_name}[]" for t in ALL_TYPES}
 
 
 def _bool_type():

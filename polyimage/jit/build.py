@@ -24,7 +24,7 @@ from ..codegen.checked import CHECK_FAILED
 from ..codegen.cmodule import CModule
 from ..codegen.units import SOURCE_NAME
 from ..config import Options
-from ..dsl.types import ALL_TYPES
+from ..dsl.types import C_ARRAYS
 from ..errors import CheckError, CompileError
 from ..version import __version__
 from . import cache
@@ -61,7 +61,6 @@ _LOAD_LOCK = threading.Lock()
 # after our code in the main unit, cffi's wrappers: messages about them name no line of kernel.c
 _WRAPPERS_LINE = '\n#line 1 "cffi wrappers"\n'
 progress = logging.getLogger("polyimage.progress")
-_C_ARRAY = {t.dtype: f"{t.c_name}[]" for t in ALL_TYPES}
 
 
 @dataclass(frozen=True)
@@ -134,8 +133,8 @@ class Kernel:
         """Run with `workspace` (None: a temporary one) on checked arrays; a profiled module
         adds its seconds to `timers` (float64, one per CModule.profile entry)."""
         ffi = self.ffi
-        buffers = [ffi.from_buffer(_C_ARRAY[a.dtype], a) for a in inputs]
-        buffers += [ffi.from_buffer(_C_ARRAY[a.dtype], a, require_writable=True) for a in outputs]
+        buffers = [ffi.from_buffer(C_ARRAYS[a.dtype], a) for a in inputs]
+        buffers += [ffi.from_buffer(C_ARRAYS[a.dtype], a, require_writable=True) for a in outputs]
         workspace = ffi.NULL if workspace is None else workspace
         extra = [] if timers is None else [ffi.from_buffer("double[]", timers)]
         status = self.function(workspace, nthreads, *extra, *params, *buffers)
