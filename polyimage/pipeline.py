@@ -147,17 +147,20 @@ def compile(
 def target_machine(options) -> tuple:
     """(Machine, where its operation cost came from) for the host under `options`: the vector
     width of the compiler's target, the figures `polyimage calibrate` kept for this CPU and
-    target if any, then the overrides of `options.machine`."""
+    target if any, then the overrides of `options.machine` (any field of Machine: a test or a
+    bench can plan for a machine fixed whole, vector width and op cost included)."""
     facts = target_facts(compiler_command(), tuple(options.cflags), facts_dir(options))
     calibration = load_calibration(options)
     measured = calibration.machine_fields() if calibration else {}
     origin = (
-        calibration.describe()
+        "op cost set by the options' machine model"
+        if "op_bytes" in options.machine
+        else calibration.describe()
         if calibration
         else "op cost of the reference machine (run `polyimage calibrate` to measure this one)"
     )
-    machine = Machine.detect(vector_bytes=facts.vector_bytes, **measured, **options.machine)
-    return machine, origin
+    fields = {"vector_bytes": facts.vector_bytes, **measured, **options.machine}
+    return Machine.detect(**fields), origin
 
 
 class Pipeline:

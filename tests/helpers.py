@@ -1,6 +1,7 @@
 """Helpers shared by several test files: paths, child-process environments, random data and
 NumPy references for the semantics tests, small pipelines and brute-force footprints."""
 
+import dataclasses
 import itertools
 import math
 import os
@@ -29,6 +30,7 @@ from polyimage import (
     interpret,
 )
 from polyimage.algebra.evaluate import Evaluator, subset
+from polyimage.config import Options
 from polyimage.dsl import expr as E
 from polyimage.grouping import Machine
 from polyimage.interp.interpreter import _case_masks
@@ -38,6 +40,14 @@ IMAGES = ROOT / "images"
 
 # a fixed machine for cost-model tests, so that they do not depend on the host's caches
 MACHINE = Machine(l1_bytes=48 * 1024, l2_bytes=1024 * 1024, cores=2)
+
+
+def pinned_options(**fields) -> Options:
+    """Options whose cost model plans for MACHINE (with `fields` changed), every field fixed,
+    the vector width and op cost too: for tests that assert on what `auto` chooses, which
+    would otherwise depend on the host's caches, cores and target."""
+    machine = {**dataclasses.asdict(MACHINE), **fields}
+    return dataclasses.replace(Options.from_env(), machine=machine)
 
 
 def child_env(cache_dir, **extra) -> dict:
@@ -250,16 +260,22 @@ def assert_exact_on_threads(pipe, outputs, arguments, threads=(1, 2, 3)):
 def no_openmp_compiler(folder) -> Path:
     """A compiler that has no OpenMP: gcc behind a script refusing -fopenmp (as Apple's
     clang does)."""
-    wrapper = Path(folder) / "no-openmp-cc"
-    wrapper.write_text(NO_OPENMP_CC)
+    return refusing_compiler(folder, "no-openmp-cc", "-fopenmp*")
+
+
+def refusing_compiler(folder, name: str, pattern: str) -> Path:
+    """gcc behind a script named `name` that refuses every argument matching the shell
+    `pattern`, as a compiler without that option does."""
+    wrapper = Path(folder) / name
+    wrapper.write_text(REFUSING_CC.format(name=name, pattern=pattern))
     wrapper.chmod(0o755)
     return wrapper
 
 
-NO_OPENMP_CC = """\
+REFUSING_CC = """\
 #!/bin/sh
 for arg in "$@"; do
-    case "$arg" in -fopenmp*) echo "no-openmp-cc: unsupported option '$arg'" >&2; exit 1;; esac
+    case "$arg" in {pattern}) echo "{name}: unsupported option '$arg'" >&2; exit 1;; esac
 done
 exec gcc "$@"
 """

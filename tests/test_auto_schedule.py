@@ -1,14 +1,17 @@
 """schedule="auto": valid, deterministic, tiled where it pays, and equal to the references."""
 
+import dataclasses
+
 import numpy as np
 import pytest
-from helpers import MACHINE
+from helpers import MACHINE, pinned_options
 from oracle import assert_same
 
 import polyimage
 from polyimage.algebra.evaluate import evaluate_scalar
 from polyimage.apps import load_app
 from polyimage.apps.inputs import bundled
+from polyimage.config import Options
 from polyimage.grouping.auto import auto_schedule
 from polyimage.grouping.cost import CostModel, redundant_fraction
 from polyimage.grouping.greedy import greedy_cost_schedule
@@ -107,9 +110,11 @@ def test_multilevel_is_an_option_and_stays_correct(monkeypatch):
     app = load_app("harris")
     inputs = app.prepare([load_image(bundled(p)) for p in app.PHOTOS], app.SMALL_SIZE)
     outputs, _ = app.build()
-    plain = polyimage.compile(outputs, estimates=app.PAPER_SIZE)
+    pinned = pinned_options()  # whether two levels pay depends on the caches planned for
+    plain = polyimage.compile(outputs, estimates=app.PAPER_SIZE, options=pinned)
     monkeypatch.setenv("POLYIMAGE_MULTILEVEL", "1")
-    pipe = polyimage.compile(outputs, estimates=app.PAPER_SIZE)
+    multilevel = dataclasses.replace(Options.from_env(), machine=pinned.machine)
+    pipe = polyimage.compile(outputs, estimates=app.PAPER_SIZE, options=multilevel)
     # scratch beyond L1 priced as L2 traffic
     assert pipe.auto.costs[0].cost > plain.auto.costs[0].cost
     assert any(len(g.tile_sizes) == 2 for g in pipe.schedule.groups)

@@ -11,6 +11,7 @@ import polyimage
 from polyimage.apps import unsharp_mask
 from polyimage.autotune.report import plot_unavailable
 from polyimage.cli import main
+from polyimage.config import Options
 from polyimage.grouping.machine import cpu_model
 
 TUNE = ["tune", "harris", "unsharp_mask", "--size", "small", "--budget", "60s"]
@@ -44,9 +45,14 @@ def test_tune_writes_the_weights_file_compile_reads_and_resume_measures_nothing(
     assert set(data["pipelines"]) == {"harris 67x93", "unsharp_mask 67x93"}
     assert data["size"] == "small" and data["threads"] >= 1 and data["polyimage"]
     assert {"l1_bytes", "l2_bytes", "cores", "vector_bytes", "op_bytes"} <= set(data["machine"])
-    assert data["target"] == {"cpu": cpu_model(), "march": "native"}
+    assert data["target"] == {"cpu": cpu_model(), "march": Options.from_env().march}
     measured = _lines(store)
-    assert len(data["measurements"]) == len(measured) >= 8
+    # naive and greedy differ on both pipelines whatever the machine; how many of the model's
+    # candidates are distinct (and under which label) depends on the host's caches and cores
+    assert len(data["measurements"]) == len(measured) >= 4
+    for pipeline in data["pipelines"]:
+        schedules = {m["schedule"] for m in map(json.loads, measured) if m["pipeline"] == pipeline}
+        assert len(schedules) >= 2, (pipeline, schedules)
     assert data["score"]["tuned"] <= data["score"]["defaults"]  # never worse, as measured
     assert all(row["best"] <= row["tuned"] for row in data["pipelines"].values())
     assert "held out" in printed and "tuned weights:" in printed

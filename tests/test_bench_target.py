@@ -5,6 +5,7 @@ import pytest
 
 from polyimage.apps import targets
 from polyimage.cli import main
+from polyimage.config import MACHINE_VARIABLES
 from polyimage.errors import ArgumentError
 
 
@@ -49,6 +50,8 @@ def test_bench_passes_target_and_machine_through_and_refuses_bad_ones(
     monkeypatch, capsys, tmp_path
 ):
     monkeypatch.setenv("POLYIMAGE_CACHE_DIR", str(tmp_path / "cache"))  # it calibrates
+    for variable in MACHINE_VARIABLES.values():  # --machine alone, whatever the host sets
+        monkeypatch.delenv(variable, raising=False)
     seen = {}
 
     def fake_bench_app(name, size, threads, runs, report, options, target):
@@ -67,6 +70,13 @@ def test_bench_passes_target_and_machine_through_and_refuses_bad_ones(
         "target": "avx2",
     }
     assert "target avx2 (-march=x86-64-v3" in capsys.readouterr().out
+    # the environment's machine model stands where --machine says nothing of a field
+    monkeypatch.setenv("POLYIMAGE_L1_BYTES", "49152")
+    monkeypatch.setenv("POLYIMAGE_L2_BYTES", str(2 * 1024**2))
+    with pytest.raises(_Stop):
+        main(["bench", "unsharp_mask", "--machine", "l2=512K"])
+    assert seen["machine"] == {"l1_bytes": 49152, "l2_bytes": 512 * 1024}
+    capsys.readouterr()
     assert main(["bench", "unsharp_mask", "--machine", "l2=lots"]) == 2
     assert "--machine" in capsys.readouterr().err
     assert main(["bench", "unsharp_mask", "--target", "sse9"]) == 2

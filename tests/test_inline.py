@@ -161,3 +161,43 @@ def test_table_read_at_fixed_indices_stays_a_stage():
     assert stage_names(pipe) == ["table", "out"]
     data, w = np.arange(7, dtype=np.float32), np.float32([0.5, 0, 2])
     assert_same(pipe(img=data, weights=w), polyimage.interpret([out], img=data, weights=w))
+
+
+def _without_clamps(e):
+    """`e` with every `Clamp(a, lo, hi)` (min of a max) replaced by `a`."""
+    from polyimage.algebra.substitute import rebuild
+    from polyimage.dsl import expr as E
+
+    if isinstance(e, E.BinOp) and e.op == "min" and isinstance(e.a, E.BinOp) and e.a.op == "max":
+        return _without_clamps(e.a.a)
+    children = e.children()
+    if not children:
+        return e
+    new = [_without_clamps(c) for c in children]
+    return E.Reference(e.func, new) if isinstance(e, E.Reference) else rebuild(e, new)
+
+
+def test_an_affine_index_inlining_cannot_prove_is_caught(monkeypatch):
+    """The affine indices of an inlined graph are proven again (poly.bounds.check_inlined):
+    a substitution that lost a clamp, as this test makes it do, is a BoundsError naming the
+    compiler bug, never C that reads out of bounds."""
+    import dataclasses
+
+    import polyimage.graph.inline as inline_pass
+    from polyimage.config import Options
+
+    img = Image(Float, "img", [R])
+    near = Function(([x], [Interval(Int, 0, R - 1)]), Float, "near")
+    near.defn = [img(polyimage.Clamp(x + 3, 0, R - 1)) * 2]
+    out = Function(([x], [Interval(Int, 0, R - 1)]), Float, "near_out")
+    out.defn = [near(x) + 1]
+    fresh = dataclasses.replace(Options.from_env(), use_cache=False)
+    pipe = polyimage.compile([out], options=fresh)
+    assert stage_names(pipe) == ["near_out"], "near is inlined into its one pointwise reader"
+    data = np.arange(7, dtype=np.float32)
+    assert_same(pipe(img=data), polyimage.interpret([out], img=data))
+
+    original = inline_pass.producer_value
+    monkeypatch.setattr(inline_pass, "producer_value", lambda f: _without_clamps(original(f)))
+    with pytest.raises(polyimage.BoundsError, match="after inlining.*near_out.*reads img"):
+        polyimage.compile([out], options=fresh)

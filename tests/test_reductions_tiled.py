@@ -9,7 +9,7 @@ import random
 
 import numpy as np
 import pytest
-from helpers import MACHINE, assert_exact_on_threads
+from helpers import MACHINE, assert_exact_on_threads, pinned_options
 from oracle import assert_same
 
 import polyimage
@@ -192,7 +192,7 @@ def test_the_bilateral_grid_joins_its_z_blur_under_auto():
 
     app = load_app("bilateral_grid")
     outs, _ = app.build()
-    pipe = polyimage.compile(outs, estimates=app.PAPER_SIZE)
+    pipe = polyimage.compile(outs, estimates=app.PAPER_SIZE, options=pinned_options())
     group = next(i for i, g in enumerate(pipe.schedule.groups) if "grid" in g.stages)
     assert pipe.schedule.groups[group].stages == ("grid", "blurz")
     assert f"grid: tiled: computed per tile of group {group}" in pipe.report()

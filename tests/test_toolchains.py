@@ -7,7 +7,7 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import no_openmp_compiler
+from helpers import no_openmp_compiler, refusing_compiler
 from oracle import assert_calls_match
 
 import polyimage
@@ -110,6 +110,24 @@ def test_flags_are_filtered_by_family_and_openmp():
     assert flags_for(flags, "clang") == ("-O3", "-fopenmp")
     assert flags_for(flags, "other", openmp=False) == ("-O3",)
     assert flags_for(flags, "clang", openmp=False, openmp_simd=True) == ("-O3", "-fopenmp-simd")
+
+
+def test_a_parameter_the_compiler_does_not_know_is_left_out(monkeypatch, tmp_path):
+    """gcc 13.3 refuses gcc 12's `--param max-unswitch-level`: the build goes on without it
+    (and with OpenMP and the rest of the flags), where it failed every compile."""
+    if shutil.which("gcc") is None:
+        pytest.skip("needs gcc")
+    wrapper = refusing_compiler(tmp_path, "newer-gcc", "max-unswitch-level=*")
+    monkeypatch.setenv("POLYIMAGE_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setenv("CC", str(wrapper))
+    assert "max-unswitch-level=1" in DEFAULT_CFLAGS
+    flags = compiler_facts(str(wrapper), DEFAULT_CFLAGS).flags
+    assert "max-unswitch-level=1" not in flags and "--param" not in flags
+    assert "-fopenmp" in flags and "-O3" in flags
+    outputs, arguments = _blur()
+    pipe = _check(outputs, arguments, "auto")
+    meta = json.loads((pipe.build_info.path / "meta.json").read_text())
+    assert "max-unswitch-level=1" not in meta["flags"] and "-fopenmp" in meta["flags"]
 
 
 def test_a_compiler_without_openmp_builds_serial_code(monkeypatch, tmp_path):

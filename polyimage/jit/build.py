@@ -209,8 +209,9 @@ def build(cmodule: CModule, options: Options) -> Kernel:
 def compile_flags(options: Options) -> tuple:
     """(the compiler command, the flags it builds generated C with under `options`, its
     fingerprint for cache keys): the JIT build and `polyimage export` share them. The flags
-    are those the compiler takes (config.flags_for: gcc's own only for gcc, -fopenmp only with
-    OpenMP, warning once when it has none) and the target's."""
+    are those the compiler takes (config.flags_for: gcc's own only for gcc, and only the
+    `--param`s it knows; -fopenmp only with OpenMP, warning once when it has none) and the
+    target's."""
     compiler = compiler_command()
     given = tuple(options.cflags)
     remembered = facts_dir(options)

@@ -23,7 +23,7 @@ from .cache import fields_digest
 # beside the compile cache: what the compiler said about itself, per binary and flags
 TOOLCHAIN_DIR = ".toolchain"
 # the format of those records: a change asks every compiler again
-_FACTS_FORMAT = "2"
+_FACTS_FORMAT = "3"
 
 
 def compiler_command() -> str:
@@ -158,7 +158,7 @@ def _ask(command: str, flags: tuple) -> dict:
         family = _family(_defined(_run(base + _MACROS).stdout))
         openmp = _links(base + ["-fopenmp"], _OPENMP_PROBE)
         simd = not openmp and _run(base + ["-fopenmp-simd"] + _MACROS).returncode == 0
-        usable = flags_for(flags, family, openmp, simd)
+        usable = _known_params(base, flags_for(flags, family, openmp, simd))
         argv = base + list(usable)
         macros = _run(argv + _MACROS).stdout
         target = _target(argv, family)
@@ -179,6 +179,20 @@ def _ask(command: str, flags: tuple) -> dict:
         "vector_bytes": 64 if "__AVX512F__" in defined else 32 if "__AVX__" in defined else 16,
         "extra_flags": list(extra),
     }
+
+
+def _known_params(base: list, flags: tuple) -> tuple:
+    """`flags` without the `--param NAME=VALUE` pairs the compiler refuses: gcc renames and
+    retires its parameters between releases (gcc 12's max-unswitch-level is unknown to gcc
+    13.3), and an unknown one fails every build."""
+    kept, k = [], 0
+    while k < len(flags):
+        pair = flags[k : k + 2] if flags[k] == "--param" else flags[k : k + 1]
+        k += len(pair)
+        if len(pair) == 2 and _run(base + list(pair) + _MACROS).returncode != 0:
+            continue
+        kept += pair
+    return tuple(kept)
 
 
 def _run(argv: list) -> subprocess.CompletedProcess:
