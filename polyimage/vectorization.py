@@ -18,8 +18,6 @@ from .jit.toolchain import compiler_command, compiler_facts, facts_dir
 # identical functions (two images filtered alike) stay apart, so each reports its own loops
 REPORT_FLAGS = ("-fopt-info-vec-optimized", "-fopt-info-vec-missed", "-fno-ipa-icf")
 _MESSAGE = re.compile(rf"^{re.escape(SOURCE_NAME)}:(\d+):\d+: (optimized|missed): (.*)$")
-_STAGE = re.compile(r"^\s*/\* (?:function|reduction) (\w+) \*/")
-_NEST = re.compile(r"^static PIM_NOINLINE void pim_nest(\d+)_(\d+)\(")
 
 
 @dataclass(frozen=True)
@@ -60,56 +58,29 @@ def describe(verdicts) -> str:
 
 
 def _verdicts(pipe, log):
+    """A LoopVerdict per `omp simd` loop of the C, placed by the printer's map of its loops
+    (codegen.ctree.LoopLines)."""
     messages = _messages(log)
-    source = pipe.cmodule.source.splitlines()
-    labels = _labels(pipe, source)
-    for index, text in enumerate(source):
-        if text.strip() != "#pragma omp simd" and not text.strip().startswith(
-            "#pragma omp parallel for simd"
-        ):
+    for placed in pipe.cmodule.loops:
+        if not placed.loop.simd:
             continue
-        line = index + 2  # the for loop after the pragma, 1-based
-        end = _loop_end(source, index + 1)
-        found = [m for k in range(line, end + 1) for m in messages.get(k, [])]
+        line, stages = placed.line, placed.stages
+        found = [m for k in range(line, placed.end + 1) for m in messages.get(k, [])]
         good = [m for kind, m in found if kind == "optimized" and "vectorized" in m]
         library = [m for _, m in found if "__builtin_memcpy" in m or "__builtin_memset" in m]
         reasons = [m for kind, m in found if kind == "missed" and "couldn't vectorize" not in m]
         if good:
-            yield LoopVerdict(labels[line - 1], line, True, good[0])
+            yield LoopVerdict(stages, line, True, good[0])
         elif library:
-            yield LoopVerdict(labels[line - 1], line, True, "became a memcpy/memset call")
-        elif not found and _in_wide_copy(source, index):
-            yield LoopVerdict(labels[line - 1], line, True, UNUSED_WIDE_COPY)
+            yield LoopVerdict(stages, line, True, "became a memcpy/memset call")
+        elif not found and WIDE_COPY in placed.notes:
+            yield LoopVerdict(stages, line, True, UNUSED_WIDE_COPY)
         else:
             detail = reasons[0] if reasons else "the compiler said nothing about this loop"
-            yield LoopVerdict(labels[line - 1], line, False, detail)
+            yield LoopVerdict(stages, line, False, detail)
 
 
 UNUSED_WIDE_COPY = "the int64 copy, removed: its table always fits the 32-bit copy"
-
-
-def _in_wide_copy(source, index: int) -> bool:
-    """Whether the loop at 0-based line `index` is in the int64 copy of a loop whose gathers
-    also have a 32-bit copy (codegen.loops.WIDE_COPY): the block that encloses it opens there."""
-    indent = len(source[index]) - len(source[index].lstrip())
-    for text in reversed(source[:index]):
-        if text.strip() and len(text) - len(text.lstrip()) < indent:
-            return WIDE_COPY in text
-    return False
-
-
-def _loop_end(source, start: int) -> int:
-    """The 1-based line where the loop beginning at 0-based line `start` closes its braces."""
-    depth, opened = 0, False
-    for index in range(start, len(source)):
-        for ch in source[index]:
-            if ch == "{":
-                depth, opened = depth + 1, True
-            elif ch == "}":
-                depth -= 1
-        if opened and depth <= 0:
-            return index + 1
-    return len(source)
 
 
 def _messages(log: str) -> dict:
@@ -121,17 +92,3 @@ def _messages(log: str) -> dict:
         if match:
             messages.setdefault(int(match[1]), []).append((match[2], match[3]))
     return messages
-
-
-def _labels(pipe, source) -> list:
-    """The stages each line of the C belongs to."""
-    current, labels = ("(setup)",), []
-    for text in source:
-        stage, nest = _STAGE.match(text), _NEST.match(text)
-        if stage:
-            current = (stage[1],)
-        elif nest:
-            group, index = int(nest[1]), int(nest[2])
-            current = pipe.group_plans[group].nests[index].stages
-        labels.append(current)
-    return labels

@@ -279,3 +279,28 @@ for arg in "$@"; do
 done
 exec gcc "$@"
 """
+
+
+def stage_trees(pipe, name) -> list:
+    """The C trees computing stage `name` (codegen.ctree): its Stage node in the entry
+    function (an untiled group), or the outlined functions whose loops compute it."""
+    from polyimage.codegen import ctree
+
+    *functions, entry = pipe.cmodule.functions
+    found = [n for n in ctree.walk(entry) if isinstance(n, ctree.Stage) and n.name == name]
+    return found + [f for f in functions if name in f.stages]
+
+
+def loop_structure(node) -> list:
+    """The loops of a tree in source order as "variable:property:...", as devito's
+    assert_structure reads them: `y:simd`, `x:parallel for:collapse(2)` (the iterator's
+    `pim_w_` prefix dropped)."""
+    from polyimage.codegen.ctree import for_loops
+
+    shown = []
+    for loop in for_loops(node):
+        properties = [loop.parallel] if loop.parallel else []
+        properties += ["simd"] if loop.simd else []
+        properties += [f"collapse({loop.collapse})"] if loop.collapse > 1 else []
+        shown.append(":".join([loop.var.removeprefix("pim_w_"), *properties]))
+    return shown

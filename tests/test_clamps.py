@@ -7,11 +7,13 @@ import itertools
 
 import numpy as np
 import pytest
+from helpers import stage_trees
 
 import polyimage
 from polyimage import Case, Float, Function, Image, Int, Interval, Max, Min, Parameter, Variable
 from polyimage.algebra.evaluate import Evaluator
 from polyimage.codegen.clamps import interior
+from polyimage.codegen.ctree import for_loops, names_used, print_c
 from polyimage.dsl import expr as E
 
 FORMS = {
@@ -65,12 +67,19 @@ def test_clamped_reads_match_the_interpreter(form, cases):
 
 def test_the_interior_loop_reads_without_clamps():
     read = _pipeline("nested", False)
-    source = polyimage.compile([read], schedule="naive", inline=False).c_source
-    body = source[source.index("/* function read */") :]
-    start = body.index("#pragma omp simd")
-    loop = body[start : body.index("for (int64_t pim_w_y = pim_is_y", start)]
-    assert "(INT64_C(2) * pim_w_y) - INT64_C(2)" in loop
-    assert "pim_min_i" not in loop and "pim_max_i" not in loop
+    pipe = polyimage.compile([read], schedule="naive", inline=False)
+    (tree,) = stage_trees(pipe, "read")
+    head, middle, tail = [loop for loop in for_loops(tree) if loop.var == "pim_w_y"]
+    assert (head.hi, middle.lo, middle.hi, tail.lo) == (
+        "pim_ie_y",
+        "pim_ilo_y",
+        "pim_ihi_y",
+        "pim_is_y",
+    )
+    assert middle.simd and not head.simd and not tail.simd
+    assert "(INT64_C(2) * pim_w_y) - INT64_C(2)" in print_c(middle).text
+    helpers = {name[0] for kind, name in names_used(middle) if kind == "helper"}
+    assert not helpers & {"min", "max"}, helpers  # no clamp left on the interior
 
 
 @pytest.mark.parametrize("form", sorted(FORMS))

@@ -1,4 +1,4 @@
-"""Parallel Reductions (schedule/reductions.py, codegen/reductions.py): owner-computes and
+"""Parallel Reductions (schedule/reductions.py, codegen/reduction_loops.py): owner-computes and
 privatized strategies against the interpreter for every operator, integer and float types,
 affine, data-dependent and mixed targets, several Cases (each applied, PolyMage's semantics)
 and defaults, on 1, 2 and 3 threads. Integer results and float Min/Max are exact; float Sum and
@@ -8,7 +8,7 @@ import itertools
 
 import numpy as np
 import pytest
-from helpers import assert_exact_on_threads
+from helpers import assert_exact_on_threads, stage_trees
 
 import polyimage
 from polyimage import (
@@ -29,6 +29,7 @@ from polyimage import (
     UChar,
     Variable,
 )
+from polyimage.codegen.ctree import for_loops
 from polyimage.schedule.reductions import PARALLEL_MIN_POINTS
 
 SHAPE = (131, 127)  # more reduction points than PARALLEL_MIN_POINTS: threads are used
@@ -212,7 +213,8 @@ def test_inner_variable_owning_cells_runs_by_residues(size, offset, outer):
         "values": (rng.random(shape) * 2 - 0.5).astype(np.float32),
     }
     pipe = _check_float_sums(red, shape, args, "inner_cells")
-    assert "res_y" in pipe.cmodule.source
+    residues = [loop for tree in stage_trees(pipe, "red") for loop in for_loops(tree)]
+    assert any(loop.var == "pim_res_y" for loop in residues)  # y runs by residues
 
 
 def _check_float_sums(red, shape, args, name):

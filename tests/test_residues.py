@@ -7,11 +7,13 @@ import itertools
 
 import numpy as np
 import pytest
+from helpers import stage_trees
 
 import polyimage
 from polyimage import Case, Clamp, Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.algebra.evaluate import Evaluator
 from polyimage.algebra.residues import at_residue, decide, period
+from polyimage.codegen.ctree import Declare, If, for_loops, names_used, walk
 
 
 def _pipeline(scale, offset, flavour):
@@ -69,13 +71,20 @@ def test_resampling_matches_the_interpreter(scale, offset, flavour):
 
 def test_the_interleaved_loop_is_emitted_and_branch_free():
     up = _pipeline(2, 0, "cases")
-    source = polyimage.compile([up], schedule="naive", inline=False).c_source
-    body = source[source.index("/* function up */") :]
-    loop = body[body.index("for (int64_t pim_w_y_q") :]
-    loop = loop[: loop.index("\n                }")]
-    assert "pim_w_y_q * 2 + 1" in loop
-    for per_point in ("pim_mod_i32(y", "pim_floordiv_i64(pim_w_y", "pim_value"):
-        assert per_point not in loop  # no division of y, no Case chosen per point
+    pipe = polyimage.compile([up], schedule="naive", inline=False)
+    (tree,) = stage_trees(pipe, "up")
+    (loop,) = [loop for loop in for_loops(tree) if loop.var == "pim_w_y_q" and loop.simd]
+    positions = [
+        value
+        for node in walk(loop)
+        if isinstance(node, Declare)
+        for name, value in node.items
+        if name == "pim_w_y"
+    ]
+    assert positions == ["pim_w_y_q * 2 + 0", "pim_w_y_q * 2 + 1"]  # both residues, in turn
+    helpers = {name[0] for kind, name in names_used(loop) if kind == "helper"}
+    assert not helpers & {"mod", "floordiv"}, helpers  # no division of y per point
+    assert not any(isinstance(node, If) for node in walk(loop))  # no Case chosen per point
 
 
 def test_period_is_the_smallest_that_makes_every_division_exact():

@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 import pytest
-from helpers import ROOT
+from helpers import ROOT, stage_trees
 from oracle import assert_same
 
 import polyimage
@@ -238,24 +238,16 @@ def test_second_order_scan_of_a_3d_stage(axis):
 # -- the code a scan gets --------------------------------------------------------------------
 
 
-def _stage_code(pipe, name) -> list:
-    """The lines of the generated C computing stage `name` in an untiled group."""
-    source = pipe.c_source
-    start = source.index(f"/* function {name} */")
-    end = source.find("/* ", start + 3)
-    return source[start : end if end > 0 else len(source)].splitlines()
+def _loops_by_iterator(pipe, name) -> tuple:
+    """The loops of the tree computing stage `name` by iterator, and its parallel regions
+    (ctree.Parallel)."""
+    from polyimage.codegen.ctree import Parallel, for_loops, walk
 
-
-def _loop_pragmas(lines) -> dict:
-    """For each loop iterator of the code, the omp pragma right before its loop ('' for none)."""
+    (tree,) = stage_trees(pipe, name)
     found = {}
-    for k, line in enumerate(lines):
-        loop = re.search(r"for \(int64_t (\w+) =", line)
-        if loop:
-            before = lines[k - 1].strip()
-            pragma = before if before.startswith("#pragma omp") else ""
-            found.setdefault(loop.group(1), []).append(pragma)
-    return found
+    for loop in for_loops(tree):
+        found.setdefault(loop.var, []).append(loop)
+    return found, [n for n in walk(tree) if isinstance(n, Parallel)]
 
 
 @pytest.mark.parametrize("axis", [0, 1, 2])
@@ -268,20 +260,19 @@ def test_scan_dimension_is_neither_parallel_nor_vectorized(axis):
     back = [v - 1 if d == axis else v for d, v in enumerate(variables)]
     f.defn = [Case(variables[axis] == 0, img(c, x, y)), f(*back) * 0.5 + img(c, x, y)]
     pipe = polyimage.compile(f, schedule="naive", estimates={K: 3, R: 512, C: 512})
-    pragmas = _loop_pragmas(_stage_code(pipe, "f"))
-    scanned = [name for name in pragmas if name.endswith("_" + variables[axis].name)]
-    assert scanned and not any(
-        re.search(r"omp (parallel )?for|simd", p) for p in pragmas[scanned[0]]
-    )
-    others = [name for name in pragmas if name not in scanned]
-    assert any("omp parallel for" in p or "omp for" in p for n in others for p in pragmas[n])
-    innermost = [name for name in pragmas if name.endswith("_y")][0]
+    loops, regions = _loops_by_iterator(pipe, "f")
+    scanned = [name for name in loops if name.endswith("_" + variables[axis].name)]
+    assert scanned and not any(loop.parallel or loop.simd for loop in loops[scanned[0]])
+    others = [name for name in loops if name not in scanned]
+    assert any(loop.parallel for name in others for loop in loops[name])
+    innermost = [name for name in loops if name.endswith("_y")][0]
     if axis == 2:
-        assert pragmas[innermost] == [""], pragmas
+        assert not any(loop.simd for loop in loops[innermost]), loops
     else:
-        assert all("simd" in p for p in pragmas[innermost]), pragmas
-    if axis == 0:
-        assert any("#pragma omp parallel num_threads" in p for p in pragmas[scanned[0]])
+        assert all(loop.simd for loop in loops[innermost]), loops
+    if axis == 0:  # the scan's loop runs in one parallel region, the next loop shared
+        assert len(regions) == 1 and regions[0].body.var == scanned[0]
+        assert all(loop.parallel == "for" for loop in loops[others[0]])
 
 
 def test_scan_is_never_tiled_fused_or_inlined():

@@ -15,6 +15,7 @@ from helpers import child_env
 
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
+from polyimage.codegen import ctree
 from polyimage.codegen import units as units_module
 from polyimage.codegen.units import SOURCE_NAME, layout
 from polyimage.config import Options
@@ -67,36 +68,58 @@ def _mapped_lines(unit: str, source_lines: list) -> int:
     return checked
 
 
+def _function(name, statements, returns="void", qualifiers="static PIM_NOINLINE"):
+    body = tuple(ctree.Assign("a", "a + 1") for _ in range(statements))
+    return ctree.Function(returns, name, ("int a",), body, qualifiers=qualifiers)
+
+
 def test_layout_keeps_each_function_once_and_maps_lines(monkeypatch):
-    monkeypatch.setattr(units_module, "UNIT_LINES", 4)
-    blocks = [
-        [f"static PIM_NOINLINE void f{k}(int a)", "{", *["    a++;"] * (k + 1), "}"]
-        for k in range(7)
-    ]
-    entry = ["int entry(void)", "{", "    f0(1);", "    return 0;", "}"]
-    source, units = layout("#include <x.h>\n", "typedef int w;", blocks, entry)
+    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 4)
+    functions = [_function(f"f{k}", k + 3) for k in range(7)]
+    entry = ctree.Function(
+        "int", "entry", (), (ctree.Call("f0", ("1",)), ctree.Line("return 0;")), qualifiers=""
+    )
+    laid = layout("#include <x.h>\n", "typedef int w;", functions, entry)
+    source, units = laid.source, laid.units
     assert len(units) > 2
     for k in range(7):
         definitions = [u for u in units if f"PIM_SHARED void f{k}(int a)\n{{" in u]
         assert len(definitions) == 1 and definitions[0] is not units[0]
         assert f"PIM_SHARED void f{k}(int a);" in units[0]
-    assert "int entry(void)" in units[0] and all("int entry" not in u for u in units[1:])
+    assert "int entry()" in units[0] and all("int entry" not in u for u in units[1:])
     lines = source.splitlines()
     assert all(_mapped_lines(u, lines) > 0 for u in units)
-    assert layout("#include <x.h>\n", "typedef int w;", blocks, entry) == (source, units)
+    assert layout("#include <x.h>\n", "typedef int w;", functions, entry) == laid
 
 
 def test_small_code_stays_one_unit():
-    blocks = [["static PIM_NOINLINE void f(void)", "{", "}"]]
-    source, units = layout("#include <x.h>\n", "typedef int w;", blocks, ["int e(void)", "{", "}"])
-    assert len(units) == 1
-    assert units[0] == f'#line 1 "{SOURCE_NAME}"\n' + source
-    assert "static PIM_NOINLINE void f(void)" in source
+    entry = ctree.Function("int", "e", ("void",), (), qualifiers="")
+    laid = layout("#include <x.h>\n", "typedef int w;", [_function("f", 0)], entry)
+    assert len(laid.units) == 1
+    assert laid.units[0] == f'#line 1 "{SOURCE_NAME}"\n' + laid.source
+    assert "static PIM_NOINLINE void f(int a)" in laid.source
 
 
-@pytest.mark.parametrize("unit_lines", [10, 40])
-def test_split_build_matches_the_oracle(monkeypatch, tmp_path, unit_lines):
-    monkeypatch.setattr(units_module, "UNIT_LINES", unit_lines)
+def test_a_unit_holds_the_helpers_its_functions_use(monkeypatch):
+    """A group's unit defines only the helpers its functions' trees name (ctree `uses`)."""
+    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 4)
+    uses = frozenset({("helper", ("floordiv", "int64_t"))})
+    divides = ctree.Function(
+        "void", "g0", ("int a",), (ctree.Assign("a", "pim_floordiv_i64(a, 2)", uses=uses),) * 5
+    )
+    plain = _function("g1", 5)
+    entry = ctree.Function("int", "e", ("void",), (), qualifiers="")
+    helpers = (("floordiv", "int64_t"), ("max", "int64_t"))
+    laid = layout("#include <x.h>\n", "", [divides, plain], entry, owners=[0, 1], helpers=helpers)
+    assert len(laid.units) == 3
+    assert "pim_floordiv_i64(int64_t a" in laid.units[1] and "pim_max_i64" not in laid.units[1]
+    assert "pim_floordiv_i64(int64_t a" not in laid.units[2]
+    assert "pim_max_i64(int64_t a" in laid.units[0]  # the main unit defines them all
+
+
+@pytest.mark.parametrize("unit_statements", [10, 40])
+def test_split_build_matches_the_oracle(monkeypatch, tmp_path, unit_statements):
+    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", unit_statements)
     out, R, C = _chain()
     options = Options(cache_dir=tmp_path / "cache")
     pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
@@ -117,7 +140,7 @@ def test_split_build_matches_the_oracle(monkeypatch, tmp_path, unit_lines):
 
 
 def test_a_split_profile_build_times_every_group(monkeypatch, tmp_path):
-    monkeypatch.setattr(units_module, "UNIT_LINES", 10)
+    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 10)
     out, R, C = _chain()
     options = Options(cache_dir=tmp_path / "cache")
     pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
@@ -129,7 +152,7 @@ def test_a_split_profile_build_times_every_group(monkeypatch, tmp_path):
 
 
 def test_vectorization_report_reads_every_unit(monkeypatch, tmp_path):
-    monkeypatch.setattr(units_module, "UNIT_LINES", 40)
+    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 40)
     out, R, C = _chain()
     options = Options(cache_dir=tmp_path / "cache")
     pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
@@ -141,7 +164,7 @@ def test_vectorization_report_reads_every_unit(monkeypatch, tmp_path):
 
 
 def test_a_failing_unit_fails_the_build_cleanly(monkeypatch, tmp_path):
-    monkeypatch.setattr(units_module, "UNIT_LINES", 10)
+    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 10)
     out, R, C = _chain()
     root = tmp_path / "cache"
     bad = Options(cache_dir=root, cflags=Options().cflags + ("-include", "no-such-header.h"))
@@ -168,7 +191,7 @@ import polyimage
 from polyimage.codegen import units
 sys.path.insert(0, sys.argv[1])
 from test_units import _chain
-units.UNIT_LINES = 10
+units.UNIT_STATEMENTS = 10
 out, R, C = _chain()
 pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512})
 arr = np.arange(40 * 30, dtype=np.float32).reshape(40, 30)
@@ -217,7 +240,7 @@ def test_large_units_build_with_o2_and_small_ones_with_o3(monkeypatch, tmp_path)
     assert unit_flags(("-O3", "-O1"), "x" * build_module.O2_UNIT_BYTES) == ("-O3", "-O1")
     assert unit_flags(flags, "x" * 100, build_module.O2_MODULE_BYTES - 1) == flags
     assert unit_flags(flags, "x" * 100, build_module.O2_MODULE_BYTES) == flags + ("-O2",)
-    monkeypatch.setattr(units_module, "UNIT_LINES", 10)
+    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 10)
     out, R, C = _chain()
     options = Options(cache_dir=tmp_path / "cache")
     pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
@@ -245,8 +268,8 @@ def test_a_recompile_builds_only_the_units_whose_code_changed(monkeypatch, tmp_p
     retiling one group rebuilds the main unit only, and regrouping the last stages rebuilds
     their units only; the others' objects come from the cache, and every build gives the
     oracle's result."""
-    monkeypatch.setattr(units_module, "UNIT_LINES", 10)
-    monkeypatch.setattr(units_module, "GROUP_UNIT_LINES", 5)
+    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 10)
+    monkeypatch.setattr(units_module, "GROUP_UNIT_STATEMENTS", 5)
     out, R, C = _chain()
     options = Options(cache_dir=tmp_path / "cache")
     arr = np.random.default_rng(5).random((45, 38), dtype=np.float32)

@@ -21,7 +21,7 @@ from polyimage import (
     UShort,
     Variable,
 )
-from polyimage.codegen.loops import gathered_stages, storage_type
+from polyimage.codegen.storage import gathered_stages, storage_type
 from polyimage.schedule.memory import buffer_lifetimes
 
 R, C = Parameter(Int, "R"), Parameter(Int, "C")

@@ -1,9 +1,12 @@
 """pipe.report(vectorization=True): every innermost loop mapped to its stage, with whether gcc
 vectorized it and why not."""
 
+from helpers import stage_trees
+
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Select, Variable
-from polyimage.vectorization import _loop_end, _messages, vectorization
+from polyimage.codegen.ctree import Block, Declare, For, If, Stage, names_used, print_c, walk
+from polyimage.vectorization import _messages, _verdicts, vectorization
 
 
 def _pipeline():
@@ -31,7 +34,7 @@ def test_every_innermost_loop_gets_a_verdict():
     assert "vectorization (innermost loops):" in text and "smooth (line" in text
 
 
-def test_messages_and_loop_spans():
+def test_messages_are_read_per_line_of_kernel_c():
     log = (
         "# 1.20 s\ngcc ...\n"
         "kernel.c:12:5: optimized: loop vectorized using 32 byte vectors\n"
@@ -43,8 +46,6 @@ def test_messages_and_loop_spans():
         12: [("optimized", "loop vectorized using 32 byte vectors")],
         15: [("missed", "not vectorized: control flow in loop.")],
     }
-    source = ["for (;;)", "{", "  a;", "  { b; }", "}", "after"]
-    assert _loop_end(source, 0) == 5
 
 
 def test_a_lookup_table_of_fixed_bounds_gets_only_the_32_bit_loop():
@@ -61,28 +62,43 @@ def test_a_lookup_table_of_fixed_bounds_gets_only_the_32_bit_loop():
     out = Function(([i, j], [rows, rows]), Float, "out")
     out.defn = [lut(keys(i, j)) + 1.0]
     pipe = polyimage.compile([out], schedule="naive", inline=False, estimates={"N": 1000})
-    assert "clamp_i32" in pipe.cmodule.source and "INT32_MAX" not in pipe.cmodule.source
+    (tree,) = stage_trees(pipe, "out")
+    assert ("helper", ("clamp", "int32_t")) in names_used(tree)  # int32 offsets
+    assert not any(isinstance(n, Block) and n.note for n in walk(tree))  # and no int64 copy
     verdicts = [v for v in vectorization(pipe) if v.stages == ("out",)]
     assert len(verdicts) == 1 and verdicts[0].vectorized
 
 
+def _simd(var, body):
+    return For(var, "0", "n", Block((body,)), simd=True)
+
+
 def test_an_int64_copy_the_compiler_removed_is_reported_unused():
     """Where gcc proves a guard true and drops the int64 copy, that copy's loop is reported
-    unused, not as a loop that failed to vectorize."""
-    from polyimage.codegen.loops import WIDE_COPY
-    from polyimage.vectorization import UNUSED_WIDE_COPY, LoopVerdict, _in_wide_copy, describe
+    unused, not as a loop that failed to vectorize; the printer's loop map says which loop is
+    which stage's and where each stands."""
+    from types import SimpleNamespace
 
-    source = [
-        "    if (guard) {",
-        "        #pragma omp simd",
-        "        for (;;) {}",
-        f"    }} else {{ {WIDE_COPY}",
-        "        const int64_t a = 0;",
-        "        #pragma omp simd",
-        "        for (;;) {}",
-        "    }",
+    from polyimage.codegen.loops import WIDE_COPY
+    from polyimage.vectorization import UNUSED_WIDE_COPY, LoopVerdict, describe
+
+    narrow = _simd("i", Declare("int", (("a", "0"),)))
+    wide = _simd("i", Declare("int64_t", (("a", "0"),)))
+    tree = Stage(
+        "function", "out", (If("guard", Block((narrow,)), Block((wide,), note=WIDE_COPY)),)
+    )
+    printed = print_c(tree, first_line=10)
+    lines = printed.text.splitlines()
+    first, second = printed.loops
+    assert lines[first.line - 10].strip().startswith("for (int64_t i = 0")
+    assert first.end == first.line + 2 and first.stages == second.stages == ("out",)
+    assert WIDE_COPY not in first.notes and WIDE_COPY in second.notes
+    pipe = SimpleNamespace(cmodule=SimpleNamespace(loops=printed.loops))
+    log = f"kernel.c:{first.line}:5: optimized: loop vectorized using 32 byte vectors\n"
+    verdicts = list(_verdicts(pipe, log))
+    assert [v.detail for v in verdicts] == [
+        "loop vectorized using 32 byte vectors",
+        UNUSED_WIDE_COPY,
     ]
-    assert not _in_wide_copy(source, 1)
-    assert _in_wide_copy(source, 5)
     text = describe([LoopVerdict(("out",), 7, True, UNUSED_WIDE_COPY)])
     assert "out (line 7): unused: the int64 copy" in text

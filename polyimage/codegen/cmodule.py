@@ -16,9 +16,11 @@ from ..graph.dag import StageGraph
 from ..schedule.memory import buffer_lifetimes, buffer_slots
 from ..schedule.tiling import UntiledGroup
 from . import checked
-from .cexpr import CExprPrinter, helper_source
-from .loops import LoopEmitter, StageStorage, gathered_stages, storage_type
+from .cexpr import CExprPrinter
+from .ctree import Assign, Block, Call, Declare, Function, If, Label, Line
+from .loops import LoopEmitter
 from .names import PREFIX, NameRegistry
+from .storage import StageStorage, gathered_stages, storage_type
 from .tiled import TiledEmitter
 from .units import layout
 from .workspace import WORKSPACE, workspace_cdef, workspace_source
@@ -82,7 +84,9 @@ _PRELUDE = _INCLUDES + OPENMP_HEADER + _HELPERS
 @dataclass(frozen=True)
 class CModule:
     """Generated C for one pipeline (`source`: kernel.c, one file; `units`: the same code cut
-    into translation units) and what the loader needs to call it."""
+    into translation units), its tree (`functions`: the outlined functions, then the entry;
+    codegen.ctree), where its loops stand in kernel.c (`loops`: ctree.LoopLines), the helpers
+    it defines, and what the loader needs to call it."""
 
     source: str
     function: str
@@ -93,6 +97,9 @@ class CModule:
     profile: tuple = ()
     units: tuple = ()  # translation units (codegen.units); the main one first
     checked: bool = False  # the checked build (codegen.checked)
+    functions: tuple = ()
+    loops: tuple = ()
+    helpers: tuple = ()  # (op, C type) of every helper function kernel.c defines
 
 
 def generate_module(
@@ -105,7 +112,7 @@ def generate_module(
     check=False,
     plain=frozenset(),
 ) -> CModule:
-    """C source of `graph` run as the group `plans` (schedule.tiling); stages in `branch_free`
+    """C of `graph` run as the group `plans` (schedule.tiling); stages in `branch_free`
     evaluate their Cases eagerly (see poly.bounds.branch_free_stages); Reductions run by their
     `reductions` strategies (schedule.reductions; serial when absent). With `profile`, the
     entry takes an array of timers after the thread count (`double *prof`), one per
@@ -133,23 +140,27 @@ def generate_module(
     by_name = {s.name: s.func for s in graph.stages}
     args += [f"const {by_name[n].typ.c_name} *restrict {names[by_name[n]]}" for n in inputs]
     args += [f"{by_name[n].typ.c_name} *restrict {names[by_name[n]]}" for n in graph.outputs]
-    signature = f"int {function}({', '.join(args)})"
 
-    body = checked.entry_start() if check else []
+    nthreads, fail = f"{PREFIX}nthreads", Line(f"goto {PREFIX}fail;")
+    body = [Line(text.strip()) for text in checked.entry_start()] if check else []
     body += [
-        f"    if ({PREFIX}nthreads <= 0) {PREFIX}nthreads = omp_get_max_threads();",
-        f"    if ({PREFIX}nthreads > omp_get_thread_limit()) {PREFIX}nthreads = "
-        f"omp_get_thread_limit();",
-        f"    {PREFIX}workspace {PREFIX}local = {{0}};",
-        f"    {PREFIX}workspace *{WORKSPACE} = {PREFIX}ws != NULL ? ({PREFIX}workspace *)"
-        f"{PREFIX}ws : &{PREFIX}local;",
-        f"    int {PREFIX}status = 1;",
+        If(f"{nthreads} <= 0", Assign(nthreads, "omp_get_max_threads()")),
+        If(f"{nthreads} > omp_get_thread_limit()", Assign(nthreads, "omp_get_thread_limit()")),
+        Declare(f"{PREFIX}workspace", ((f"{PREFIX}local", "{0}"),)),
+        Declare(
+            f"{PREFIX}workspace *",
+            (
+                (
+                    WORKSPACE,
+                    f"{PREFIX}ws != NULL ? ({PREFIX}workspace *){PREFIX}ws : &{PREFIX}local",
+                ),
+            ),
+        ),
+        Declare("int", ((f"{PREFIX}status", "1"),)),
     ]
     n_scratch = max((len(p.scratch) for p in plans if not isinstance(p, UntiledGroup)), default=0)
     if n_scratch:
-        body.append(
-            f"    if (!{PREFIX}reserve_threads({WORKSPACE}, {PREFIX}nthreads)) goto {PREFIX}fail;"
-        )
+        body.append(If(f"!{PREFIX}reserve_threads({WORKSPACE}, {nthreads})", fail))
     storage = {}
     gathered = gathered_stages(graph)
     for s in graph.stages:
@@ -161,14 +172,13 @@ def generate_module(
         for d, iv in enumerate(func.intervals):
             lb = "0" if isinstance(func, Image) else f"(int64_t)({printer(iv.lb)})"
             ub = f"(int64_t)({printer(iv.ub)})"
-            body.append(
-                f"    const int64_t {store.lb[d]} = {lb}, {store.n[d]} = {ub} - {store.lb[d]} + 1;"
-            )
+            extent = f"{ub} - {store.lb[d]} + 1"
+            body.append(Declare("int64_t", ((store.lb[d], lb), (store.n[d], extent)), True))
     lifetimes = buffer_lifetimes(graph, plans)
     slots = buffer_slots(lifetimes)
     for stage_name in lifetimes:
         func = by_name[stage_name]
-        body.append(f"    {storage[stage_name].c_type} *restrict {names[func]} = NULL;")
+        body.append(Declare(f"{storage[stage_name].c_type} *restrict", ((names[func], "NULL"),)))
     untiled = LoopEmitter(graph, names, helpers, storage, branch_free, reductions, plain)
     functions, owners = [], []
     for i, plan in enumerate(plans):
@@ -181,20 +191,19 @@ def generate_module(
                     f"{WORKSPACE}->full[{slots[stage_name]}], &{WORKSPACE}->full_bytes["
                     f"{slots[stage_name]}]"
                 )
-                body.append(
-                    f"    {buf} = ({c_type} *){PREFIX}reserve(&{slot}, sizeof({c_type}) * "
-                    f"(size_t)({size}));"
+                reserve = (
+                    f"({c_type} *){PREFIX}reserve(&{slot}, sizeof({c_type}) * (size_t)({size}))"
                 )
-                body.append(f"    if (!{buf}) goto {PREFIX}fail;")
+                body += [Assign(buf, reserve), If(f"!{buf}", fail)]
         if isinstance(plan, UntiledGroup):
             untiled.check_group = i if check else None
             for stage_name in plan.members:
-                timed = _timed(profile, timers, ("stage", i, (stage_name,)))
-                body += timed[0] + untiled.stage(by_name[stage_name]) + timed[1]
+                stage = untiled.stage(by_name[stage_name])
+                body += _timed(profile, timers, ("stage", i, (stage_name,)), [stage])
         else:
-            timed = _timed(profile, timers, ("group", i, plan.members))
-            first_nest = len(timers) if profile else None
-            timers += [("nest", i, nest.stages) for nest in plan.nests] if profile else []
+            first_nest = len(timers) + 1 if profile else None
+            group = ("group", i, plan.members)
+            nests = [("nest", i, nest.stages) for nest in plan.nests] if profile else []
             code = TiledEmitter(
                 graph,
                 names,
@@ -208,34 +217,37 @@ def generate_module(
                 check,
                 plain,
             ).code()
-            body += timed[0] + code.body + timed[1]
+            body += _timed(profile, timers, group, code.body)
+            timers += nests
             functions += code.functions
             owners += [i] * len(code.functions)
     body += [
-        f"    {PREFIX}status = 0;",
-        f"{PREFIX}fail:",
-        f"    if ({WORKSPACE} == &{PREFIX}local) {PREFIX}clear(&{PREFIX}local);",
-        *(checked.entry_end() if check else []),
-        f"    return {PREFIX}status;",
+        Assign(f"{PREFIX}status", "0"),
+        Label(f"{PREFIX}fail"),
+        If(f"{WORKSPACE} == &{PREFIX}local", Call(f"{PREFIX}clear", (f"&{PREFIX}local",))),
+        *(Line(text.strip()) for text in (checked.entry_end() if check else [])),
+        Line(f"return {PREFIX}status;"),
     ]
+    entry = Function("int", function, tuple(args), tuple(body), qualifiers="")
 
     workspace = workspace_source(function, len(set(slots.values())), n_scratch)
     prelude = [_PRELUDE, *([OPENMP_TIMER] if profile else []), *([checked.HEADER] if check else [])]
     if check:
         workspace += "\n" + checked.state_source(function)
-    source, units = layout(
+    used = tuple(sorted(helpers))
+    laid = layout(
         "\n".join(prelude + [""]),
         workspace,
         functions,
-        [signature, "{", *body, "}"],
+        entry,
         owners,
-        [helper_source(op, c) for op, c in sorted(helpers)],
+        used,
     )
     return CModule(
-        source=source,
-        units=units,
+        source=laid.source,
+        units=laid.units,
         function=function,
-        cdef=signature.replace("restrict ", "")
+        cdef=entry.signature().replace("restrict ", "")
         + ";\n"
         + workspace_cdef(function)
         + (checked.cdef(function) if check else ""),
@@ -244,16 +256,18 @@ def generate_module(
         outputs=graph.outputs,
         profile=tuple(timers),
         checked=check,
+        functions=(*functions, entry),
+        loops=laid.loops,
+        helpers=used,
     )
 
 
-def _timed(profile: bool, timers: list, timer: tuple) -> tuple:
-    """(lines before, lines after) that add the wall time between them to a new timer."""
+def _timed(profile: bool, timers: list, timer: tuple, nodes: list) -> list:
+    """`nodes`, with a profile in a block that adds their wall time to a new timer."""
     if not profile:
-        return [], []
+        return list(nodes)
     timers.append(timer)
     k = len(timers) - 1
-    return (
-        [f"    {{ const double {PREFIX}t{k} = omp_get_wtime();"],
-        [f"    {PREFIX}prof[{k}] += omp_get_wtime() - {PREFIX}t{k}; }}"],
-    )
+    start = Declare("double", ((f"{PREFIX}t{k}", "omp_get_wtime()"),), True)
+    add = Assign(f"{PREFIX}prof[{k}]", f"omp_get_wtime() - {PREFIX}t{k}", "+=")
+    return [Block((start, *nodes, add))]

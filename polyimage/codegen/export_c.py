@@ -64,11 +64,7 @@ def exported_c(
     body += [f"    return {OK};", "}", "", entry_fn, "{"]
     body += _entry_body(name, cmodule, params, buffers) + ["}", ""]
     body += _accessors(name, cmodule.function)
-    extra = [
-        helper_source(op, c)
-        for op, c in sorted(helpers)
-        if helper_source(op, c) not in cmodule.source
-    ]
+    extra = [helper_source(op, c) for op, c in sorted(helpers) if (op, c) not in cmodule.helpers]
     source = cmodule.source + _SHIM_PRELUDE + "".join(h + "\n" for h in extra) + "\n"
     source += "\n".join(body) + "\n"
     header = _header(name, params, buffers, constraints, version, link)

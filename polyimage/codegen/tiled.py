@@ -1,4 +1,4 @@
-"""C for one overlapped-tiled group (schedule/tiling.py plans it).
+"""The C tree of one overlapped-tiled group (schedule/tiling.py plans it).
 
 Before the tiles run, a serial pass over the tile indices evaluates every region to size the
 scratchpads; each thread then takes its scratchpads from the workspace (codegen/workspace.py,
@@ -16,22 +16,37 @@ from dataclasses import dataclass
 from ..schedule.tiling import tile_span
 from .cexpr import wide_name
 from .checked import tile_note
-from .loops import LoopEmitter, StageStorage
+from .ctree import (
+    Assign,
+    Block,
+    Call,
+    Comment,
+    Declare,
+    For,
+    Function,
+    If,
+    Line,
+    Parallel,
+    Pragma,
+    names_used,
+)
+from .loops import LoopEmitter
 from .names import PREFIX
+from .storage import StageStorage
 from .workspace import WORKSPACE
 
 
 @dataclass(frozen=True)
 class GroupCode:
-    """C lines of a tiled group: statements for the entry function, and the static functions
-    they call, each a list of lines."""
+    """C trees of a tiled group: the statements for the entry function, and the static
+    functions they call (ctree.Function nodes)."""
 
-    body: list
-    functions: list
+    body: tuple
+    functions: tuple
 
 
 class TiledEmitter(LoopEmitter):
-    """Emits one TiledGroup; scratch members are addressed in their tile's scratchpad."""
+    """Builds one TiledGroup; scratch members are addressed in their tile's scratchpad."""
 
     def __init__(
         self,
@@ -105,179 +120,165 @@ class TiledEmitter(LoopEmitter):
         afresh, so the result depends only on the plan."""
         self.array, self.functions = self.v("rg"), []
         body = self._group()
-        return GroupCode(body, [self._regions_function()] + self.functions)
+        return GroupCode(body, (self._regions_function(), *self.functions))
 
-    def _group(self) -> list:
+    def _group(self) -> tuple:
         plan, rank = self.plan, len(self.plan.tile_sizes[0])
         outer = plan.tile_sizes[0]
-        self.lines = []
         levels = " then ".join("x".join(map(str, t)) for t in plan.tile_sizes)
-        self.emit(f"/* group {self.index}: {', '.join(plan.members)} (tiles {levels}) */", 1)
-        self.emit("{", 1)
+        label = Comment(f"group {self.index}: {', '.join(plan.members)} (tiles {levels})")
+        setup = []
         for d in range(rank):
             lo, hi = (self.printer(e) for e in tile_span(self.graph, plan, d, outer[d]))
-            self.emit(f"const int64_t {self.v('olo')}_{d} = {lo}, {self.v('ohi')}_{d} = {hi};", 2)
-            self.emit(
-                f"const int64_t {self.names[plan.first[d]]} = {self.v('olo')}_{d} * {outer[d]};", 2
+            setup.append(
+                self.declare(
+                    "int64_t", [(f"{self.v('olo')}_{d}", lo), (f"{self.v('ohi')}_{d}", hi)]
+                )
             )
-        self._sizing(rank, outer)
-        self.emit(f"int {self.v('failed')} = 0;", 2)
+            setup.append(
+                Declare(
+                    "int64_t",
+                    ((self.names[plan.first[d]], f"{self.v('olo')}_{d} * {outer[d]}"),),
+                    True,
+                )
+            )
+        setup += self._sizing(rank, outer)
+        failed, ok = self.v("failed"), self.v("ok")
+        setup.append(Declare("int", ((failed, "0"),)))
         tiles = " * ".join(f"({self.v('ohi')}_{d} - {self.v('olo')}_{d} + 1)" for d in range(rank))
-        self.emit(
-            f"#pragma omp parallel num_threads({PREFIX}nthreads) if(parallel: {tiles} > 1)", 2
-        )
-        self.emit("{", 2)
-        checks = []
+        team, checks = [], []
         if self.scratch:
-            self.emit(
-                f"const size_t {self.v('tid')} = (size_t)omp_get_thread_num() * "
-                f"{self.scratch_stride};",
-                3,
-            )
+            stride = f"(size_t)omp_get_thread_num() * {self.scratch_stride}"
+            team.append(Declare("size_t", ((self.v("tid"), stride),), True))
         for k, (name, store) in enumerate(self.scratch.items()):
             c_type, slot = store.c_type, f"{self.v('tid')} + {k}"
-            self.emit(
-                f"{c_type} *restrict {store.buffer} = ({c_type} *){PREFIX}reserve("
-                f"&{WORKSPACE}->scratch[{slot}], &{WORKSPACE}->scratch_bytes[{slot}], "
-                f"sizeof({c_type}) * {self.v('cap')}_{self._cname(name)});",
-                3,
+            reserve = (
+                f"({c_type} *){PREFIX}reserve(&{WORKSPACE}->scratch[{slot}], "
+                f"&{WORKSPACE}->scratch_bytes[{slot}], "
+                f"sizeof({c_type}) * {self.v('cap')}_{self._cname(name)})"
             )
+            team.append(Declare(f"{c_type} *restrict", ((store.buffer, reserve),)))
             checks.append(f"{store.buffer} != NULL")
-        self.emit(f"const int {self.v('ok')} = {' && '.join(checks) or '1'};", 3)
-        self.emit(f"if (!{self.v('ok')})", 3)
-        self.emit("{", 3)
-        self.emit("#pragma omp atomic write", 4)
-        self.emit(f"{self.v('failed')} = 1;", 4)
-        self.emit("}", 3)
-        collapse = f" collapse({rank})" if rank > 1 else ""
-        self.emit(f"#pragma omp for{collapse} schedule(static)", 3)
-        self._tile_loops(rank, 3)
-        depth = 3 + rank
-        self.emit(f"if ({self.v('ok')}) {{", depth)
-        self._tile_interval(
+        team.append(Declare("int", ((ok, " && ".join(checks) or "1"),), True))
+        team.append(If(f"!{ok}", Block((Pragma("omp atomic write"), Assign(failed, "1")))))
+        tile = self._tile_interval(
             [f"{self.v('o')}_{d} * {outer[d]}" for d in range(rank)],
             [f"{self.v('o')}_{d} * {outer[d]} + {outer[d] - 1}" for d in range(rank)],
-            depth + 1,
             level=1,
         )
-        self._regions(depth + 1)
+        tile += self._regions()
         for name, store in self.scratch.items():
             for d, (lo, hi) in enumerate(self.plan.regions[name].symbols):
-                self.emit(
-                    f"const int64_t {store.lb[d]} = {self.names[lo]}, {store.n[d]} = "
-                    f"{self.names[hi]} - {self.names[lo]} + 1;",
-                    depth + 1,
+                extent = f"{self.names[hi]} - {self.names[lo]} + 1"
+                tile.append(
+                    Declare("int64_t", ((store.lb[d], self.names[lo]), (store.n[d], extent)), True)
                 )
         if plan.levels == 2 and plan.slide is not None:
-            self._inner_tiles(rank, depth + 1)
+            tile += self._inner_tiles(rank)
         else:
-            self._nests(depth + 1, tracked=False)
-        self.emit("}", depth)
-        self.emit("}", 2)
-        self.emit(f"if ({self.v('failed')}) goto {PREFIX}fail;", 2)
-        self.emit("}", 1)
-        return self.lines
+            tile += self._nests(tracked=False)
+        loops = self._tile_loops(rank, If(ok, Block(tuple(tile))), collapse=rank)
+        team.append(loops)
+        parallel = Parallel(Block(tuple(team)), f"{PREFIX}nthreads", f"{tiles} > 1")
+        bail = If(failed, Line(f"goto {PREFIX}fail;"))
+        return (label, Block((*setup, parallel, bail)))
 
     def _cname(self, name: str) -> str:
         return self.names[self.graph.stage(name).func]
 
-    def _tile_loops(self, rank: int, depth: int):
-        for d in range(rank):
+    def _tile_loops(self, rank: int, body, collapse=0):
+        """The loops over the outer tiles around `body`; with `collapse`, shared by the team."""
+        node = body
+        for d in reversed(range(rank)):
             o = f"{self.v('o')}_{d}"
-            self.emit(
-                f"for (int64_t {o} = {self.v('olo')}_{d}; {o} <= {self.v('ohi')}_{d}; {o}++)",
-                depth + d,
+            clauses = (
+                dict(parallel="for", collapse=collapse, schedule="static")
+                if collapse and d == 0
+                else {}
             )
+            node = For(o, f"{self.v('olo')}_{d}", f"{self.v('ohi')}_{d}", node, **clauses)
+        return node
 
-    def _tile_interval(self, lows, highs, depth: int, level=None):
+    def _tile_interval(self, lows, highs, level=None) -> list:
         """The tile's bounds; with `level` (1 outer, 2 inner) in the checked build, noted as
         the tile the thread computes."""
-        for d, (lo, hi) in enumerate(zip(lows, highs)):
-            self.emit(
-                f"const int64_t {self.names[self.plan.tile_lo[d]]} = {lo}, "
-                f"{self.names[self.plan.tile_hi[d]]} = {hi};",
-                depth,
+        nodes = [
+            Declare(
+                "int64_t",
+                ((self.names[self.plan.tile_lo[d]], lo), (self.names[self.plan.tile_hi[d]], hi)),
+                True,
             )
+            for d, (lo, hi) in enumerate(zip(lows, highs))
+        ]
         if level is not None and self.check_group is not None:
             lows = [self.names[v] for v in self.plan.tile_lo]
             highs = [self.names[v] for v in self.plan.tile_hi]
-            self.emit(tile_note(self.index, level, lows, highs), depth)
+            nodes.append(Line(tile_note(self.index, level, lows, highs)))
+        return nodes
 
-    def _regions(self, depth: int):
+    def _regions(self) -> list:
         """Bounds of every member's region, by a call of the group's region function into the
         current level's array, then copied to scalars."""
         plan = self.plan
-        self.emit(f"int64_t {self.array}[{max(len(self.slot), 1)}];", depth)
         tile = ", ".join(
             self.names[v]
             for d in range(len(plan.tile_lo))
             for v in (plan.tile_lo[d], plan.tile_hi[d], plan.first[d])
         )
-        params = "".join(f", {self.names[p]}" for p in self.graph.parameters)
-        self.emit(
-            f"{{ const int64_t {self.v('t')}[] = {{{tile}}}; {self.v('regions')}("
-            f"{self.array}, {self.v('t')}{params}); }}",
-            depth,
-        )
-        self.emit(
-            "const int64_t "
-            + ", ".join(f"{PREFIX}r{k} = {self.array}[{k}]" for k in range(len(self.slot)))
-            + ";",
-            depth,
-        )
+        params = tuple(self.names[p] for p in self.graph.parameters)
+        t = self.v("t")
+        call = Call(self.v("regions"), (self.array, t, *params))
+        copies = tuple((f"{PREFIX}r{k}", f"{self.array}[{k}]") for k in range(len(self.slot)))
+        return [
+            Declare("int64_t", ((f"{self.array}[{max(len(self.slot), 1)}]", None),)),
+            Block((Declare("int64_t", ((f"{t}[]", "{" + tile + "}"),), True), call)),
+            Declare("int64_t", copies, True),
+        ]
 
-    def _regions_function(self) -> list:
+    def _regions_function(self) -> Function:
         """A function computing every member's region, consumers first (live-ins are not
         needed), from the tile's bounds: kept out of the tile loops, whose register
         allocation it would otherwise swamp."""
-        plan, self.lines = self.plan, []
-        params = "".join(f", {p.typ.c_name} {self.names[p]}" for p in self.graph.parameters)
-        self.emit(
-            f"static PIM_NOINLINE void {self.v('regions')}(int64_t *restrict {PREFIX}rg, "
-            f"const int64_t *restrict {PREFIX}tile{params})",
-            0,
+        plan = self.plan
+        params = (
+            f"int64_t *restrict {PREFIX}rg",
+            f"const int64_t *restrict {PREFIX}tile",
+            *(f"{p.typ.c_name} {self.names[p]}" for p in self.graph.parameters),
         )
-        self.emit("{", 0)
-        for d, vs in enumerate(zip(plan.tile_lo, plan.tile_hi, plan.first)):
-            self.emit(
-                " ".join(
-                    f"const int64_t {self.names[v]} = {PREFIX}tile[{3 * d + k}];"
-                    for k, v in enumerate(vs)
-                ),
-                1,
-            )
+        body = [
+            Declare("int64_t", ((self.names[v], f"{PREFIX}tile[{3 * d + k}]"),), True)
+            for d, vs in enumerate(zip(plan.tile_lo, plan.tile_hi, plan.first))
+            for k, v in enumerate(vs)
+        ]
         declared = set()
         for name, region in plan.regions.by_stage.items():
             if name not in plan.members or region.symbols in declared:
                 continue
             declared.add(region.symbols)
             for (lo, hi), (lo_sym, hi_sym) in zip(region.bounds, region.symbols):
-                self.emit(
-                    f"const int64_t {self.names[lo_sym]} = {self.printer(lo)}, "
-                    f"{self.names[hi_sym]} = {self.printer(hi)};",
-                    1,
-                )
-        self.emit(" ".join(f"{PREFIX}rg[{k}] = {PREFIX}r{k};" for k in range(len(self.slot))), 1)
-        self.emit("}", 0)
-        return self.lines
+                bounds = [(self.names[lo_sym], self.printer(lo))]
+                bounds.append((self.names[hi_sym], self.printer(hi)))
+                body.append(self.declare("int64_t", bounds))
+        body += [Assign(f"{PREFIX}rg[{k}]", f"{PREFIX}r{k}") for k in range(len(self.slot))]
+        return Function("void", self.v("regions"), params, tuple(body))
 
-    def _sizing(self, rank: int, outer):
+    def _sizing(self, rank: int, outer) -> list:
         """Serial pass over the tiles: the largest region of every scratch member."""
-        for name in self.scratch:
-            self.emit(f"int64_t {self.v('cap')}_{self._cname(name)} = 0;", 2)
-        for name, dim in self.folded.items():
-            self.emit(f"int64_t {self.scratch[name].fold[dim]} = 1;", 2)
+        nodes = [
+            Declare("int64_t", ((f"{self.v('cap')}_{self._cname(name)}", "0"),))
+            for name in self.scratch
+        ]
+        nodes += [
+            Declare("int64_t", ((self.scratch[name].fold[dim], "1"),))
+            for name, dim in self.folded.items()
+        ]
         if not self.scratch:
-            return
-        self._tile_loops(rank, 2)
-        depth = 2 + rank
-        self.emit("{", depth)
-        self._tile_interval(
+            return nodes
+        tile = self._tile_interval(
             [f"{self.v('o')}_{d} * {outer[d]}" for d in range(rank)],
             [f"{self.v('o')}_{d} * {outer[d]} + {outer[d] - 1}" for d in range(rank)],
-            depth + 1,
         )
-        self._regions(depth + 1)
+        tile += self._regions()
         for name in self.scratch:
             symbols = self.plan.regions[name].symbols
             volume = " * ".join(
@@ -285,77 +286,77 @@ class TiledEmitter(LoopEmitter):
                 for d, (lo, hi) in enumerate(symbols)
                 if d != self.folded.get(name)
             )
-            cap = f"{self.v('cap')}_{self._cname(name)}"
-            self.emit(
-                f"{{ const int64_t {PREFIX}vol = {volume or 1}; if ({PREFIX}vol > {cap}) "
-                f"{cap} = {PREFIX}vol; }}",
-                depth + 1,
+            cap, vol = f"{self.v('cap')}_{self._cname(name)}", f"{PREFIX}vol"
+            tile.append(
+                Block(
+                    (
+                        Declare("int64_t", ((vol, volume or "1"),), True),
+                        If(f"{vol} > {cap}", Assign(cap, vol)),
+                    )
+                )
             )
         if self.folded:
-            self._fold_sizes(rank, depth + 1)
-        self.emit("}", depth)
+            tile += self._fold_sizes(rank)
+        nodes.append(self._tile_loops(rank, Block(tuple(tile))))
         for name in self.folded:
-            cname = self._cname(name)
-            self.emit(
-                f"{self.v('cap')}_{cname} *= {self.scratch[name].fold[self.folded[name]]};", 2
-            )
+            cap = f"{self.v('cap')}_{self._cname(name)}"
+            nodes.append(Assign(cap, self.scratch[name].fold[self.folded[name]], "*="))
+        return nodes
 
-    def _fold_sizes(self, rank: int, depth: int):
+    def _fold_sizes(self, rank: int) -> list:
         """Within the sizing pass's outer tile: the fold of every folded scratchpad, the power
         of two covering its region along the slide dimension in every inner tile."""
-        body = self._inner_loops(rank, depth, level=None)
         self.array = self.v("rgi")
-        self._regions(body)
+        body = self._regions()
         self.array = self.v("rg")
         for name, dim in self.folded.items():
             lo, hi = self.plan.regions[name].symbols[dim]
             fold = self.scratch[name].fold[dim]
-            self.emit(
-                f"while ({fold} < {PREFIX}extent({self.names[lo]}, {self.names[hi]})) {fold} *= 2;",
-                body,
-            )
-        self.emit("}", body - 1)
+            extent = f"{PREFIX}extent({self.names[lo]}, {self.names[hi]})"
+            body.append(Line(f"while ({fold} < {extent}) {fold} *= 2;"))
+        return self._inner_loops(rank, body, level=None)
 
-    def _inner_tiles(self, rank: int, depth: int):
+    def _inner_tiles(self, rank: int) -> list:
         """Sequential inner tiles of a two-level tiling, the slide dimension innermost."""
         plan = self.plan
         ndim = max(self.graph.stage(n).func.ndim for n in plan.members)
+        nodes = []
         for n in range(len(plan.nests)):
-            self.emit(
-                f"int {self.v('trk')}_{n} = 0; int64_t {self.v('tlo')}_{n}[{ndim}], "
-                f"{self.v('thi')}_{n}[{ndim}];",
-                depth,
+            nodes.append(Declare("int", ((f"{self.v('trk')}_{n}", "0"),)))
+            nodes.append(
+                Declare(
+                    "int64_t",
+                    (
+                        (f"{self.v('tlo')}_{n}[{ndim}]", None),
+                        (f"{self.v('thi')}_{n}[{ndim}]", None),
+                    ),
+                )
             )
-        body = self._inner_loops(rank, depth, level=2)
         self.array = self.v("rgi")
-        self._regions(body)
-        self._nests(body, tracked=True)
+        body = self._regions()
+        body += self._nests(tracked=True)
         self.array = self.v("rg")
-        self.emit("}", body - 1)
+        return nodes + self._inner_loops(rank, body, level=2)
 
-    def _inner_loops(self, rank: int, depth: int, level) -> int:
-        """Opens the loops over an outer tile's inner tiles (the slide dimension innermost)
-        and the block of one, with its bounds; returns the block's depth."""
+    def _inner_loops(self, rank: int, body: list, level) -> list:
+        """The loops over an outer tile's inner tiles (the slide dimension innermost) around
+        the block of one: its bounds, then `body`."""
         plan = self.plan
         outer, inner = plan.tile_sizes
         slide = plan.slide[0]
-        for d in range(rank):
-            self.emit(
-                f"const int64_t {self.v('l2lo')}_{d} = {self.names[plan.tile_lo[d]]}, "
-                f"{self.v('l2hi')}_{d} = {self.names[plan.tile_hi[d]]};",
-                depth,
+        nodes = [
+            Declare(
+                "int64_t",
+                (
+                    (f"{self.v('l2lo')}_{d}", self.names[plan.tile_lo[d]]),
+                    (f"{self.v('l2hi')}_{d}", self.names[plan.tile_hi[d]]),
+                ),
+                True,
             )
+            for d in range(rank)
+        ]
         order = [d for d in range(rank) if d != slide] + [slide]
-        for k, d in enumerate(order):
-            step = min(inner[d], outer[d])
-            self.emit(
-                f"for (int64_t {self.v('k')}_{d} = {self.v('l2lo')}_{d}; "
-                f"{self.v('k')}_{d} <= {self.v('l2hi')}_{d}; {self.v('k')}_{d} += {step})",
-                depth + k,
-            )
-        body = depth + rank
-        self.emit("{", body - 1)
-        self._tile_interval(
+        tile = self._tile_interval(
             [f"{self.v('k')}_{d}" for d in range(rank)],
             [
                 f"({self.v('k')}_{d} + {min(inner[d], outer[d]) - 1} < "
@@ -363,12 +364,17 @@ class TiledEmitter(LoopEmitter):
                 f"{min(inner[d], outer[d]) - 1} : {self.v('l2hi')}_{d})"
                 for d in range(rank)
             ],
-            body,
             level=level,
         )
-        return body
+        node = Block((*tile, *body))
+        for d in reversed(order):
+            k = f"{self.v('k')}_{d}"
+            step = str(min(inner[d], outer[d]))
+            node = For(k, f"{self.v('l2lo')}_{d}", f"{self.v('l2hi')}_{d}", node, step=step)
+        return nodes + [node]
 
-    def _nests(self, depth: int, tracked: bool):
+    def _nests(self, tracked: bool) -> list:
+        nodes = []
         for n, nest in enumerate(self.plan.nests):
             funcs = [self.graph.stage(name).func for name in nest.stages]
             head = nest.stages[0]
@@ -385,33 +391,40 @@ class TiledEmitter(LoopEmitter):
                     for name in nest.stages
                     if name in self.folded
                 ]
-                self._track(n, bounds, dim, depth, folds)
+                nodes += self._track(n, bounds, dim, folds)
                 bounds = list(bounds)
                 bounds[dim] = (f"{self.v('from')}_{n}", bounds[dim][1])
-            self._outlined(n, funcs, nest, bounds, depth)
+            nodes.append(self._outlined(n, funcs, nest, bounds))
+        return nodes
 
-    def _outlined(self, n: int, funcs, nest, bounds, depth: int):
+    def _outlined(self, n: int, funcs, nest, bounds):
         """The nest (and the copy-out of its scratch live-outs) as a function of its own, with
-        the buffers it touches as arguments: one function of many loops would cost the C
+        the buffers its tree uses as arguments: one function of many loops would cost the C
         compiler far more than many small ones."""
-        outer_lines, self.lines, self.touched = self.lines, [], {}
+        self.uses()  # the bounds' own uses stay with the call
         args = [(f"{PREFIX}blo{d}", lo) for d, (lo, _) in enumerate(bounds)]
         args += [(f"{PREFIX}bhi{d}", hi) for d, (_, hi) in enumerate(bounds)]
-        self.nest(funcs, [(f"{PREFIX}blo{d}", f"{PREFIX}bhi{d}") for d in range(len(bounds))], 1)
+        box = [(f"{PREFIX}blo{d}", f"{PREFIX}bhi{d}") for d in range(len(bounds))]
+        body = [self.nest(funcs, box)]
         for name in nest.stages:
             if name in self.plan.liveouts and nest.scratch:
                 owned = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[name]]
+                self.uses()
                 local = [
                     (f"{PREFIX}clo_{self._cname(name)}_{d}", f"{PREFIX}chi_{self._cname(name)}_{d}")
                     for d in range(len(owned))
                 ]
                 args += [(a, b) for pair in zip(local, owned) for a, b in zip(*pair)]
-                self._copy_out(name, 1, local)
-        body, self.lines = self.lines, outer_lines
+                body.append(self._copy_out(name, local))
         params = [f"int64_t {name}" for name, _ in args]
         values = [value for _, value in args]
-        for buffer, (store, writes) in sorted(self.touched.items()):
-            params.append(f"{'' if writes else 'const '}{store.c_type} *restrict {buffer}")
+        used = names_used(Block(tuple(body)))
+        written = {name for kind, name in used if kind == "write"}
+        for buffer in sorted({name for kind, name in used if kind in ("read", "write")}):
+            store = self.stores[buffer]
+            params.append(
+                f"{'' if buffer in written else 'const '}{store.c_type} *restrict {buffer}"
+            )
             values.append(buffer)
             params += [f"int64_t {text}" for text in store.names()]
             values += store.names()
@@ -420,28 +433,32 @@ class TiledEmitter(LoopEmitter):
             values.append(self.names[p])
         function = f"{self.v('nest')}_{n}"
         self.functions.append(
-            [f"static PIM_NOINLINE void {function}({', '.join(params)})", "{", *body, "}"]
+            Function("void", function, tuple(params), tuple(body), stages=nest.stages)
         )
-        call = f"{function}({', '.join(values)});"
+        call = Call(function, tuple(values))
         if self.profile_slot is None:
-            self.emit(call, depth)
-            return
-        self.emit(f"{{ const double {PREFIX}t = omp_get_wtime(); {call}", depth)
-        self.emit(f"const double {PREFIX}dt = omp_get_wtime() - {PREFIX}t;", depth + 1)
-        self.emit("#pragma omp atomic", depth + 1)
-        self.emit(f"{PREFIX}prof[{self.profile_slot + n}] += {PREFIX}dt; }}", depth + 1)
+            return call
+        t, dt = f"{PREFIX}t", f"{PREFIX}dt"
+        return Block(
+            (
+                Declare("double", ((t, "omp_get_wtime()"),), True),
+                call,
+                Declare("double", ((dt, f"omp_get_wtime() - {t}"),), True),
+                Pragma("omp atomic"),
+                Assign(f"{PREFIX}prof[{self.profile_slot + n}]", dt, "+="),
+            )
+        )
 
     def _slide_dim(self, func):
         names = [v.name for v in func.variables]
         return names.index(self.plan.slide[1]) if self.plan.slide[1] in names else None
 
-    def _track(self, n: int, bounds, dim: int, depth: int, folds):
+    def _track(self, n: int, bounds, dim: int, folds) -> list:
         """Start of the slide dimension: after what the previous inner tile computed when it
         covered the same range in every other dimension and reaches this one (and, for folded
         scratchpads, when every row it reuses is still held in each of `folds`)."""
         trk, tlo, thi = (f"{self.v(x)}_{n}" for x in ("trk", "tlo", "thi"))
         start = f"{self.v('from')}_{n}"
-        self.emit(f"int64_t {start} = {bounds[dim][0]};", depth)
         nonempty = " && ".join(f"{lo} <= {hi}" for lo, hi in bounds)
         same = [
             f"{lo} == {tlo}[{d}] && {hi} == {thi}[{d}]"
@@ -453,33 +470,34 @@ class TiledEmitter(LoopEmitter):
         reach = " && ".join(
             [trk] + same + [f"{lo} >= {tlo}[{dim}]", f"{lo} <= {thi}[{dim}] + 1"] + held
         )
-        self.emit(f"if ({nonempty}) {{", depth)
-        self.emit(
-            f"if ({reach}) {{ {start} = {thi}[{dim}] + 1; "
-            f"if ({hi} > {thi}[{dim}]) {thi}[{dim}] = {hi}; }}",
-            depth + 1,
-        )
-        saves = " ".join(f"{tlo}[{d}] = {a}; {thi}[{d}] = {b};" for d, (a, b) in enumerate(bounds))
-        self.emit(f"else {{ {trk} = 1; {saves} }}", depth + 1)
-        self.emit("}", depth)
+        extend = If(f"{hi} > {thi}[{dim}]", Assign(f"{thi}[{dim}]", hi))
+        follow = Block((Assign(start, f"{thi}[{dim}] + 1"), extend))
+        saves = [
+            node
+            for d, (a, b) in enumerate(bounds)
+            for node in (Assign(f"{tlo}[{d}]", a), Assign(f"{thi}[{d}]", b))
+        ]
+        restart = Block((Assign(trk, "1"), *saves))
+        return [
+            Declare("int64_t", ((start, bounds[dim][0]),)),
+            If(nonempty, Block((If(reach, follow, restart),))),
+        ]
 
-    def _copy_out(self, name: str, depth: int, bounds):
+    def _copy_out(self, name: str, bounds):
         """Owned part of a scratch live-out to its full buffer."""
         func = self.graph.stage(name).func
         full, scratch = self.full[name], self.scratch[name]
-        self.touch(full, True)
-        self.touch(scratch, False)
         idx = [wide_name(self.names[v]) for v in func.variables]
 
-        def body(d):
-            self.emit(
-                f"{full.buffer}[{full.offset(idx, check=self.check_group)}] = "
-                f"{scratch.buffer}[{scratch.offset(idx, check=self.check_group)}];",
-                d,
-            )
+        def body():
+            self.touch(full, True)
+            self.touch(scratch, False)
+            target = f"{full.buffer}[{full.offset(idx, check=self.check_group)}]"
+            value = f"{scratch.buffer}[{scratch.offset(idx, check=self.check_group)}]"
+            return self.assign(target, value)
 
-        self._loops(
-            func.variables, name, depth, parallel=False, body=body, bounds=bounds, simd=True
+        return self._loops(
+            func.variables, name, parallel=False, body=body, bounds=bounds, simd=True
         )
 
 

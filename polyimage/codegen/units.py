@@ -12,15 +12,18 @@ the code is cut depends only on its text, never on the machine.
 
 from __future__ import annotations
 
-import re
+import dataclasses
+from dataclasses import dataclass
+
+from .cexpr import helper_source
+from .ctree import names_used, print_c, statements
 
 SOURCE_NAME = "kernel.c"
-# pipelines with fewer lines of loop-nest functions than this stay one unit
-UNIT_LINES = 400
-# a group with fewer lines of functions than this keeps them in the main unit
-GROUP_UNIT_LINES = 80
-_STATIC = "static PIM_NOINLINE "
-_SHARED = "PIM_SHARED "
+# pipelines with fewer statements in loop-nest functions than this stay one unit
+UNIT_STATEMENTS = 400
+# a group with fewer statements in its functions than this keeps them in the main unit
+GROUP_UNIT_STATEMENTS = 80
+_SHARED = "PIM_SHARED"
 # functions other units call: external, but not exported from the built module
 _SHARED_DEFINE = """\
 #if defined(__GNUC__)
@@ -29,51 +32,70 @@ _SHARED_DEFINE = """\
 #define PIM_SHARED PIM_NOINLINE
 #endif
 """
-_HELPER_NAME = re.compile(r"^static inline [^(]*?\b(\w+)\(")
 
 
-def lines_text(lines) -> str:
-    return "".join(line + "\n" for line in lines)
+@dataclass(frozen=True)
+class Layout:
+    """kernel.c, its translation units (the main one first) and where its loops stand in it
+    (ctree.LoopLines, in kernel.c's lines)."""
+
+    source: str
+    units: tuple
+    loops: tuple
 
 
-def layout(header: str, workspace: str, blocks: list, entry: list, owners=None, helpers=()):
-    """(kernel.c, units) of code made of `header` (includes), the `helpers` (sources of small
-    static inline functions), the `workspace` code, the static functions `blocks` (each a
-    list of lines; `owners[k]` the group block k belongs to, by default its own) and the
-    `entry` function's lines. units[0] is the main unit; with few lines of functions it is the
-    only one."""
-    helper_text = "".join(h + "\n" for h in helpers)
+def layout(header: str, workspace: str, functions, entry, owners=None, helpers=()) -> Layout:
+    """kernel.c and its units of code made of `header` (includes), the `helpers` ((op, C
+    type) of the small static inline functions the code calls), the `workspace` code, the
+    static functions `functions` (ctree.Function; `owners[k]` the group function k belongs to,
+    by default its own) and the `entry` function. units[0] is the main unit; with few lines of
+    functions it is the only one."""
+    helper_text = "".join(helper_source(op, c) + "\n" for op, c in helpers)
     pieces = [header + helper_text + "\n", workspace + "\n"]
-    pieces += [lines_text(block + [""]) for block in blocks]
-    pieces.append(lines_text(entry))
+    line = 1 + sum(piece.count("\n") for piece in pieces)
+    printed, loops = [], []
+    for function in [*functions, entry]:
+        done = print_c(function, first_line=line)
+        printed.append(done)
+        loops += done.loops
+        line += done.text.count("\n") + 1
+    pieces += [done.text + "\n" for done in printed[:-1]] + [printed[-1].text]
     starts, line = [], 1
     for piece in pieces:
         starts.append(line)
         line += piece.count("\n")
     source = "".join(pieces)
-    bins = _partition(blocks, list(range(len(blocks))) if owners is None else owners)
+    sizes = [statements(function) + 1 for function in functions]
+    bins = _partition(sizes, list(range(len(functions))) if owners is None else owners)
     if not bins:
-        return source, (_at(1, source),)
+        return Layout(source, (_at(1, source),), tuple(loops))
     moved = {k for members in bins for k in members}
     function_starts = starts[2:-1]
     main = [_at(1, header + helper_text + "\n" + _SHARED_DEFINE)]
-    main += [_prototype(blocks[k]) for k in sorted(moved)]
+    main += [_shared(functions[k]).signature() + ";\n" for k in sorted(moved)]
     main += [_at(starts[1], pieces[1])]
-    main += [_at(function_starts[k], pieces[2 + k]) for k in range(len(blocks)) if k not in moved]
+    main += [
+        _at(function_starts[k], pieces[2 + k]) for k in range(len(functions)) if k not in moved
+    ]
     main.append(_at(starts[-1], pieces[-1]))
     units = ["".join(main)]
     for members in bins:
-        code = "".join(_at(function_starts[k], _shared(pieces[2 + k])) for k in members)
-        used = "".join(h + "\n" for h in _used_helpers(helpers, code))
-        units.append(_at(1, header + used + "\n" + _SHARED_DEFINE) + code)
-    return source, tuple(units)
+        code = "".join(
+            _at(function_starts[k], print_c(_shared(functions[k])).text + "\n") for k in members
+        )
+        used = {
+            name for k in members for kind, name in names_used(functions[k]) if kind == "helper"
+        }
+        text = "".join(helper_source(op, c) + "\n" for op, c in helpers if (op, c) in used)
+        units.append(_at(1, header + text + "\n" + _SHARED_DEFINE) + code)
+    return Layout(source, tuple(units), tuple(loops))
 
 
-def _partition(blocks: list, owners: list) -> list:
-    """Function indices per unit of their own: every group with GROUP_UNIT_LINES of functions,
-    in source order. [] when all the functions are too few lines to be worth units."""
-    sizes = [len(block) + 1 for block in blocks]
-    if sum(sizes) < UNIT_LINES:
+def _partition(sizes: list, owners: list) -> list:
+    """Function indices per unit of their own: every group with GROUP_UNIT_STATEMENTS statements
+    of functions, in source order. [] when all the functions are too few statements to be
+    worth units (`sizes`: statements per function, ctree.statements)."""
+    if sum(sizes) < UNIT_STATEMENTS:
         return []
     by_owner = {}
     for k, owner in enumerate(owners):
@@ -81,35 +103,14 @@ def _partition(blocks: list, owners: list) -> list:
     return [
         members
         for members in by_owner.values()
-        if sum(sizes[k] for k in members) >= min(GROUP_UNIT_LINES, UNIT_LINES)
+        if sum(sizes[k] for k in members) >= min(GROUP_UNIT_STATEMENTS, UNIT_STATEMENTS)
     ]
-
-
-def _used_helpers(helpers, code: str) -> list:
-    """The helpers `code` calls, with those they call, in their order."""
-    matches = [_HELPER_NAME.match(h) for h in helpers]
-    names = [m.group(1) if m else None for m in matches]
-    wanted, text = set(), code
-    changed = True
-    while changed:
-        changed = False
-        for name, source in zip(names, helpers):
-            if name and name not in wanted and re.search(rf"\b{name}\(", text):
-                wanted.add(name)
-                text += source
-                changed = True
-    return [h for name, h in zip(names, helpers) if name in wanted]
 
 
 def _at(line: int, text: str) -> str:
     return f'#line {line} "{SOURCE_NAME}"\n{text}'
 
 
-def _shared(text: str) -> str:
-    if not text.startswith(_STATIC):
-        raise ValueError(f"not an outlined function: {text[:60]!r}")
-    return _SHARED + text[len(_STATIC) :]
-
-
-def _prototype(block: list) -> str:
-    return _shared(block[0]) + ";\n"
+def _shared(function):
+    """An outlined function as other units call it."""
+    return dataclasses.replace(function, qualifiers=_SHARED)

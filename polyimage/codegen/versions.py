@@ -1,0 +1,151 @@
+"""Versions of an innermost loop (C trees, codegen.ctree) that keep branches and clamps out of
+its body: segments that each compute one Case (codegen.split), blocks of residues of a
+constant divisor (algebra.residues), and a head, interior and tail around the points where
+clamps bind (codegen.clamps)."""
+
+from __future__ import annotations
+
+from ..dsl import expr as E
+from .cexpr import wide_name
+from .ctree import Assign, Block, Declare, For, If, Line, Seq
+from .names import PREFIX
+
+
+def residue_loops(emitter, var, residues, body) -> Seq:
+    """The innermost loop as a loop over q computing residues 0..M-1 of v = M*q + r, each
+    with its own Cases and divisions made affine, between a prologue and an epilogue of
+    fewer than M points each (computed as usual)."""
+    func, period_, per_residue, q, inside = residues
+    it, w = emitter.names[var], wide_name(emitter.names[var])
+    qname = emitter.names[q]
+    qw = wide_name(qname)
+    lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
+    qlo, qhi, head_end, tail_start = (f"{PREFIX}{k}_{it}" for k in ("qlo", "qhi", "pe", "es"))
+    floordiv = emitter.printer.helper("floordiv", E.Long)
+    nodes = [
+        emitter.declare(
+            "int64_t",
+            [
+                (qlo, f"{floordiv}({lo} + {period_ - 1}, INT64_C({period_}))"),
+                (qhi, f"{floordiv}({hi} + 1, INT64_C({period_})) - 1"),
+            ],
+        ),
+        Declare(
+            "int64_t",
+            (
+                (head_end, f"{qlo} <= {qhi} ? {qlo} * {period_} - 1 : {hi}"),
+                (tail_start, f"{qlo} <= {qhi} ? ({qhi} + 1) * {period_} : {hi} + 1"),
+            ),
+            True,
+        ),
+    ]
+    for start, end in ((lo, head_end), (tail_start, hi)):
+        nodes.append(emitter.innermost(var, start, end, body, simd=False))
+
+    def loop(start, end, simd=True):
+        blocks = [Declare(q.typ.c_name, ((qname, f"({q.typ.c_name}){qw}"),), True)]
+        for r, cases in enumerate(per_residue):
+            position = Declare("int64_t", ((w, f"{qw} * {period_} + {r}"),), True)
+            blocks.append(
+                Block((position, *emitter.aliases([var]), emitter.chosen_cases(func, cases)))
+            )
+        return For(qw, start, end, Block(tuple(blocks)), simd=simd)
+
+    if inside is None:
+        nodes.append(loop(qlo, qhi))
+    else:
+        nodes.append(interior_loops(emitter, qname, qlo, qhi, inside, loop))
+    return Seq(tuple(nodes))
+
+
+def interior_loops(emitter, it, lo, hi, inside, loop) -> Seq:
+    """`loop(start, end, simd)` over lo..hi cut into head, interior and tail, the interior
+    printed with the clamps of `inside` replaced by the operands they pick; the head and tail,
+    a few points at the borders, are left to the compiler (no omp simd)."""
+    printer = emitter.printer
+    low, high = lo, hi
+    bigger, smaller = printer.helper("max", E.Long), printer.helper("min", E.Long)
+    for e in inside.lows:
+        low = f"{bigger}({low}, {printer.wide(e)})"
+    for e in inside.highs:
+        high = f"{smaller}({high}, {printer.wide(e)})"
+    ilo, ihi, head_end, tail_start = (f"{PREFIX}{k}_{it}" for k in ("ilo", "ihi", "ie", "is"))
+    nodes = [
+        emitter.declare("int64_t", [(ilo, low), (ihi, high)]),
+        Declare(
+            "int64_t",
+            (
+                (head_end, f"{ilo} <= {ihi} ? {ilo} - 1 : {hi}"),
+                (tail_start, f"{ilo} <= {ihi} ? {ihi} + 1 : {hi} + 1"),
+            ),
+            True,
+        ),
+        loop(lo, head_end, False),
+    ]
+    printer.chosen = inside.chosen
+    try:
+        nodes.append(loop(ilo, ihi))
+    finally:
+        printer.chosen = {}
+    nodes.append(loop(tail_start, hi, False))
+    return Seq(tuple(nodes))
+
+
+def segments(emitter, var, split) -> If:
+    """The innermost loop cut at the breakpoints; each segment picks its Case at its first
+    point and runs a branch-free loop computing that Case."""
+    func, cases, points = split
+    printer = emitter.printer
+    it, w = emitter.names[var], wide_name(emitter.names[var])
+    lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
+    n = len(points) + 2
+    bp, p = f"{PREFIX}bp", f"{PREFIX}p"
+    nodes = [
+        Declare("int64_t", ((f"{bp}[{n}]", None),)),
+        Assign(f"{bp}[0]", lo),
+        Assign(f"{bp}[{n - 1}]", f"{hi} + 1"),
+    ]
+    for k, point in enumerate(points, 1):
+        at = emitter.declare("int64_t", [(p, printer.wide(point))])
+        clipped = f"{p} < {lo} ? {lo} : ({p} > {hi} + 1 ? {hi} + 1 : {p})"
+        nodes.append(Block((at, Assign(f"{bp}[{k}]", clipped))))
+    i, j, t = (f"{PREFIX}{x}" for x in "ijt")
+    nodes.append(
+        Line(
+            f"for (int {i} = 2; {i} < {n - 1}; {i}++) for (int {j} = {i}; {j} > 1 && "
+            f"{bp}[{j} - 1] > {bp}[{j}]; {j}--) {{ const int64_t {t} = {bp}[{j}]; "
+            f"{bp}[{j}] = {bp}[{j} - 1]; {bp}[{j} - 1] = {t}; }}"
+        )
+    )
+    a, b, case_ = f"{PREFIX}a", f"{PREFIX}b", f"{PREFIX}case"
+    choice = str(len(cases))
+    for k, case in reversed(list(enumerate(cases))):
+        choice = str(k) if case.cond is None else f"({printer(case.cond)} ? {k} : {choice})"
+    first = Block(
+        (
+            Declare("int64_t", ((w, a),), True),
+            *emitter.aliases([var]),
+            emitter.assign(case_, choice),
+        )
+    )
+    segment = [
+        Declare("int64_t", ((a, f"{bp}[{PREFIX}s]"), (b, f"{bp}[{PREFIX}s + 1] - 1")), True),
+        If(f"{a} > {b}", Line("continue;")),
+        Declare("int", ((case_, str(len(cases))),)),
+        first,
+    ]
+    branches = []
+    for k, case in enumerate(list(cases) + [None]):
+        with emitter._eager(func.name in emitter.branch_free):
+            value = "0" if case is None else printer(case.value)
+        stored = emitter._store(func, f"({func.typ.c_name})({value})" if case is None else value)
+        loop = For(w, a, b, Block((*emitter.aliases([var]), stored)), simd=True)
+        branches.append((f"{case_} == {k}", Block((loop,))))
+        if case is not None and case.cond is None:
+            break
+    chain = None
+    for test, then in reversed(branches):
+        chain = If(test, then, chain)
+    segment.append(chain)
+    walk = For(f"{PREFIX}s", "0", str(n - 1), Block(tuple(segment)), c_type="int", inclusive=False)
+    return If(f"{lo} <= {hi}", Block((*nodes, walk)))

@@ -1,0 +1,156 @@
+"""The C syntax tree (codegen.ctree): its printer and loop map, loop structure asserted on the
+tree of compiled pipelines, outlined nests whose parameters come from the tree's free buffers,
+and no module that parses the C it generated."""
+
+import ast
+from pathlib import Path
+
+from helpers import loop_structure, stage_trees
+
+import polyimage
+from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
+from polyimage.codegen import ctree
+from polyimage.codegen.ctree import (
+    Assign,
+    Block,
+    Call,
+    Declare,
+    For,
+    If,
+    Line,
+    Parallel,
+    Stage,
+    names_used,
+    print_c,
+    statements,
+)
+
+PACKAGE = Path(polyimage.__file__).resolve().parent
+
+
+def _blur3d():
+    K, R, C = Parameter(Int, "K"), Parameter(Int, "R"), Parameter(Int, "C")
+    c, x, y = Variable(Int, "c"), Variable(Int, "x"), Variable(Int, "y")
+    img = Image(Float, "img", [K, R + 2, C + 2])
+    box = [Interval(Int, 0, K - 1), Interval(Int, 1, R), Interval(Int, 0, C + 1)]
+    bx = Function(([c, x, y], box), Float, "bx")
+    bx.defn = [img(c, x - 1, y) + img(c, x, y) + img(c, x + 1, y)]
+    box = [Interval(Int, 0, K - 1), Interval(Int, 1, R), Interval(Int, 1, C)]
+    by = Function(([c, x, y], box), Float, "by")
+    by.defn = [bx(c, x, y - 1) + bx(c, x, y) + bx(c, x, y + 1)]
+    return by
+
+
+def test_the_printer_lays_out_blocks_branches_and_pragmas():
+    inner = For("j", "0", "n - 1", Block((Assign("a[j]", "b[j] + 1"),)), simd=True)
+    tree = Block(
+        (
+            Declare("int64_t", (("n", "8"), ("m", None)), const=False),
+            If("n > 0", Assign("m", "n"), Block((Line("m = 0;"),))),
+            Parallel(For("i", "0", "n", inner, inclusive=False, parallel="for"), "t", "n > 1"),
+            Call("f", ("a", "b")),
+        )
+    )
+    assert print_c(tree).text == (
+        "{ int64_t n = 8, m;\n"
+        "    if (n > 0) m = n;\n"
+        "    else {\n"
+        "        m = 0;\n"
+        "    }\n"
+        "    #pragma omp parallel num_threads(t) if(parallel: n > 1)\n"
+        "    #pragma omp for\n"
+        "    for (int64_t i = 0; i < n; i++)\n"
+        "        #pragma omp simd\n"
+        "        for (int64_t j = 0; j <= n - 1; j++) {\n"
+        "            a[j] = b[j] + 1;\n"
+        "        }\n"
+        "    f(a, b);\n"
+        "}\n"
+    )
+    assert statements(tree) == 8  # declare, if, two assignments, line, two loops, call
+
+
+def test_a_loop_property_is_one_field():
+    loop = For("k", "0", "n", Line("x();"), parallel="parallel for", schedule="dynamic, 4")
+    assert loop.pragma() == "#pragma omp parallel for schedule(dynamic, 4)"
+    assert For("k", "0", "n", Line("x();")).pragma() == ""
+
+
+def test_the_loop_map_places_every_loop_and_its_stages():
+    simd = For("y", "0", "n", Block((Assign("out[y]", "1"),)), simd=True)
+    stage = Stage("function", "out", (For("x", "0", "m", Block((simd,))),))
+    nest = ctree.Function("void", "nest", ("int n",), (simd,), stages=("a", "b"))
+    printed = print_c(Block((stage,)), first_line=5)
+    outer, inner = printed.loops
+    lines = printed.text.splitlines()
+    assert lines[outer.line - 5].strip().startswith("for (int64_t x")
+    assert lines[inner.line - 5].strip().startswith("for (int64_t y")
+    assert outer.line < inner.line <= inner.end < outer.end
+    assert outer.stages == inner.stages == ("out",)
+    assert print_c(nest).loops[0].stages == ("a", "b")
+
+
+def test_loop_structure_of_a_naive_stage_is_read_off_the_tree():
+    pipe = polyimage.compile([_blur3d()], schedule="naive", build=False)
+    (tree,) = stage_trees(pipe, "bx")
+    shown = loop_structure(tree)
+    assert shown[0] == "c:parallel for:collapse(2)" and shown[1] == "x"
+    assert shown[2:] and all(s == "y:simd" or s == "y" for s in shown[2:]), shown
+    assert "y:simd" in shown
+
+
+def test_outlined_nests_take_exactly_the_buffers_their_trees_use():
+    pipe = polyimage.compile(
+        [_blur3d()], schedule="group 0: bx, by [1x8x16]", inline=False, build=False
+    )
+    nests = [f for f in pipe.cmodule.functions if f.name.startswith("pim_nest")]
+    assert nests
+    for nest in nests:
+        used = {name for kind, name in names_used(Block(nest.body)) if kind in ("read", "write")}
+        written = {name for kind, name in names_used(Block(nest.body)) if kind == "write"}
+        pointers = {p.split("*restrict ")[1]: p for p in nest.params if "*restrict " in p}
+        assert set(pointers) == used, nest.name
+        for name, param in pointers.items():
+            assert param.startswith("const ") == (name not in written), param
+    calls = [n for n in ctree.walk(pipe.cmodule.functions[-1]) if isinstance(n, Call)]
+    assert {c.function for c in calls} >= {f.name for f in nests}
+
+
+def test_the_trees_of_two_compiles_are_equal():
+    first = polyimage.compile([_blur3d()], schedule="auto", build=False)
+    second = polyimage.compile([_blur3d()], schedule="auto", build=False)
+    assert first.cmodule.functions == second.cmodule.functions
+    assert first.cmodule.loops == second.cmodule.loops
+
+
+def _reads_generated_c(node) -> bool:
+    """Whether an expression searches C text: `... in X.source`, a regular expression over
+    it, or a find/index/split/splitlines of it (X.source, X.c_source, X.units)."""
+    names = ("source", "c_source", "units")
+
+    def is_c(expr):
+        return isinstance(expr, ast.Attribute) and expr.attr in names
+
+    if isinstance(node, ast.Compare) and any(isinstance(o, (ast.In, ast.NotIn)) for o in node.ops):
+        return any(is_c(c) for c in node.comparators)
+    if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+        owner = node.func.value
+        if isinstance(owner, ast.Name) and owner.id == "re":
+            return any(is_c(a) for a in node.args)
+        searches = ("find", "index", "split", "splitlines", "count", "rfind", "startswith")
+        return node.func.attr in searches and is_c(owner)
+    return False
+
+
+def test_no_module_parses_the_c_it_generated():
+    offenders = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        tree = ast.parse(path.read_text(), str(path))
+        offenders += [
+            f"{path.relative_to(PACKAGE)}:{node.lineno}"
+            for node in ast.walk(tree)
+            if _reads_generated_c(node)
+        ]
+    assert offenders == []
+    assert _reads_generated_c(ast.parse("'pim_case' in pipe.c_source", mode="eval").body)
+    assert _reads_generated_c(ast.parse("re.findall('x', cmodule.source)", mode="eval").body)
