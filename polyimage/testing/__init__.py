@@ -27,7 +27,8 @@ Shapes of the building blocks:
   - Float (float32) pipelines on [0, 1) or small-integer-valued inputs, and Int (int32)
     pipelines on small integers (some from a UChar image) for bit-exact checks.
 
-`python -m polyimage.testing SEED [SCHEDULE_SEED ...]` prints a seed's pipeline and schedules.
+`python -m polyimage.testing.print_pipeline SEED [SCHEDULE_SEED ...]` prints a seed's pipeline
+and the schedules the tests draw for it.
 """
 
 from .random_pipelines import RandomPipeline, describe, random_mixed_pipeline, random_pipeline

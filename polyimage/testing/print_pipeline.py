@@ -1,5 +1,6 @@
-"""python -m polyimage.testing SEED [SCHEDULE_SEED ...]: print the random pipeline of SEED and
-the schedules the tests draw for it (random.Random(SEED * 1000 + k) for the k-th one)."""
+"""python -m polyimage.testing.print_pipeline SEED [SCHEDULE_SEED ...]: print the random
+pipeline of SEED and the schedules the tests draw for it (random.Random(SEED * 1000 + k) for
+the k-th one)."""
 
 import random
 import sys
