@@ -17,7 +17,7 @@ Every app module defines:
   to_photo(output)       -> a viewable HWC or HW array (float in [0, 1] or uint8) to save
   VARIANTS    (optional) other pipelines the bench times beside the app under "auto":
               {label: (build, inputs)}, inputs(app inputs) -> that pipeline's inputs
-apps.runner runs, times and checks any of them; nothing of that is repeated per app.
+polyimage.commands.runner runs, times and checks any of them; nothing of that is repeated per app.
 """
 
 import importlib

@@ -70,9 +70,9 @@ def app_subject(name: str, size: str) -> Subject:
 
 
 def random_subject(seed: int, size: str) -> Subject:
-    """The random pipeline of `seed` (see random_pipelines) on square images of RANDOM_SIDE,
+    """The random pipeline of `seed` (see polyimage.testing) on square images of RANDOM_SIDE,
     filled with data of the same kind as the generator's own arguments."""
-    from .random_pipelines import random_pipeline
+    from polyimage.testing import random_pipeline
 
     generated = random_pipeline(seed)
     side = RANDOM_SIDE[size]

@@ -26,7 +26,7 @@ from polyimage.grouping.weights import TARGET_KEY, write_weights_file
 from polyimage.pipeline import MAX_THREADS, target_machine
 from polyimage.schedule.plan import Schedule
 
-from . import report as tables
+from . import tuning_report as tables
 from .candidates import auto_pick, base_candidates, schedule_cost
 from .fit import geometric_mean, log_uniform_samples, search
 from .measure import time_interleaved

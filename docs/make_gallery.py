@@ -8,7 +8,7 @@ import numpy as np
 
 from polyimage.apps import APP_NAMES, app_descriptions
 from polyimage.apps.inputs import bundled
-from polyimage.apps.runner import run_app
+from polyimage.commands.runner import run_app
 from polyimage.io import load_image, save_image
 
 DOCS = Path(__file__).resolve().parent

@@ -9,8 +9,9 @@ simplification, interval bounds) | graph (the stage DAG, inlining) | poly (isl a
 accesses, bounds checks) | schedule (schedules, group plans, regions, memory) | grouping (cost
 model, DP, baselines) | codegen (C) | jit (build, cache) | arguments, interp (calls, the
 reference interpreter) | pipeline, record, report, dump, profile, vectorization (the driver,
-whole compiles kept on disk) | cli, apps (the command line and the example pipelines, installed
-as polyimage.apps from the top-level apps/ folder).
+whole compiles kept on disk) | cli, commands, apps (the command line, its sub-commands and the
+example pipelines, installed as polyimage.apps from the top-level apps/ folder), autotune
+(the cost weights' tuner), testing (random pipelines and schedules for tests and the tuner).
 
 `compile`, `Pipeline` and `interpret` are loaded on first use, so that `import polyimage` does
 not load isl, cffi and the compiler until a pipeline is compiled or interpreted.
@@ -79,7 +80,7 @@ LAYERS = (
         "deploy",
     ),
     ("scale", "dask"),
-    ("cli", "apps", "autotune"),
+    ("cli", "commands", "apps", "autotune", "testing"),
 )
 
 # public names whose modules load isl and cffi: imported on first use (PEP 562)

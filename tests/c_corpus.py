@@ -74,7 +74,7 @@ def _app_cases():
 
 def _random_cases(seeds: int):
     import polyimage
-    from polyimage.autotune.random_pipelines import (
+    from polyimage.testing import (
         random_mixed_pipeline,
         random_pipeline,
         random_schedule,

@@ -26,14 +26,14 @@ from memory_cases import CASES, short_scratchpad  # noqa: E402
 from oracle import assert_calls_match  # noqa: E402
 
 import polyimage  # noqa: E402
-from polyimage.autotune.random_pipelines import (  # noqa: E402
+from polyimage.schedule import GroupSchedule, Schedule  # noqa: E402
+from polyimage.schedule.plan import tile_rank  # noqa: E402
+from polyimage.testing import (  # noqa: E402
     random_mixed_pipeline,
     random_pipeline,
     random_schedule,
     random_tile_sizes,
 )
-from polyimage.schedule import GroupSchedule, Schedule  # noqa: E402
-from polyimage.schedule.plan import tile_rank  # noqa: E402
 
 SCHEDULES_PER_PIPELINE = 3
 

@@ -9,7 +9,13 @@ import pytest
 
 from polyimage.apps import APP_NAMES
 from polyimage.apps.baselines.halide_runner import halide_version
-from polyimage.apps.bench import copy_floor, format_table, load_saved, measure, measure_interleaved
+from polyimage.commands.bench import (
+    copy_floor,
+    format_table,
+    load_saved,
+    measure,
+    measure_interleaved,
+)
 from polyimage.errors import ArgumentError
 from polyimage.grouping.machine import Machine
 

@@ -7,8 +7,8 @@ import pytest
 
 import polyimage
 from polyimage.apps import unsharp_mask
-from polyimage.apps.bench import format_table, measure, run_bench
 from polyimage.cli import main
+from polyimage.commands.bench import format_table, measure, run_bench
 
 
 def test_bench_small_writes_table_and_json(tmp_path, monkeypatch):
@@ -130,7 +130,7 @@ def test_graph_colours_the_groups_of_a_schedule(tmp_path):
 
 
 def test_grouping_table_lists_states_and_times():
-    from polyimage.apps.runner import grouping_table
+    from polyimage.commands.runner import grouping_table
 
     text = grouping_table(["harris"], limits=(2, 4), report=lambda _: None)
     header, units, row = text.splitlines()

@@ -3,8 +3,8 @@ for on another machine's behalf, and the header that says what it measured on.""
 
 import pytest
 
-from polyimage.apps import targets
 from polyimage.cli import main
+from polyimage.commands import targets
 from polyimage.config import MACHINE_VARIABLES
 from polyimage.errors import ArgumentError
 
@@ -58,7 +58,7 @@ def test_bench_passes_target_and_machine_through_and_refuses_bad_ones(
         seen.update(name=name, march=options.march, machine=options.machine, target=target)
         raise _Stop
 
-    from polyimage.apps import bench
+    from polyimage.commands import bench
 
     monkeypatch.setattr(bench, "bench_app", fake_bench_app)
     with pytest.raises(_Stop):

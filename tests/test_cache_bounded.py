@@ -14,7 +14,8 @@ import pytest
 from helpers import ROOT, child_env
 
 import polyimage
-from polyimage.cli import human_size, main
+from polyimage.cli import main
+from polyimage.commands.handlers import human_size
 from polyimage.config import DEFAULT_CACHE_MAX, Options
 from polyimage.jit import cache
 from polyimage.jit.toolchain import TOOLCHAIN_DIR

@@ -11,12 +11,12 @@ from memory_cases import short_scratchpad
 from oracle import assert_calls_match
 
 import polyimage
-from polyimage.autotune.random_pipelines import (
+from polyimage.config import Options
+from polyimage.testing import (
     random_mixed_pipeline,
     random_pipeline,
     random_schedule,
 )
-from polyimage.config import Options
 
 pytestmark = pytest.mark.filterwarnings("ignore::polyimage.UncoveredReadWarning")
 

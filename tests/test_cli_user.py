@@ -12,9 +12,10 @@ import pytest
 from helpers import ROOT
 
 import polyimage
-from polyimage.apps import APP_NAMES, bench, load_app
+from polyimage.apps import APP_NAMES, load_app
 from polyimage.apps.inputs import bundled, to_float
 from polyimage.cli import main
+from polyimage.commands import bench
 from polyimage.version import __version__
 
 

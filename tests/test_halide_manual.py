@@ -16,8 +16,8 @@ from polyimage.apps.baselines.halide_runner import (
     halide_version,
     has_manual_schedule,
 )
-from polyimage.apps.bench import format_table, halide_line
 from polyimage.apps.inputs import bundled
+from polyimage.commands.bench import format_table, halide_line
 from polyimage.io import load_image
 
 # every app but histogram_equalize has a hand-written schedule (Halide's apps/hist not followed yet)

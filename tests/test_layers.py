@@ -131,5 +131,6 @@ def test_the_checker_sees_relative_and_nested_imports():
     assert "polyimage.dsl.printer" in graph["polyimage.dsl.expr"]
     assert "polyimage.report" in graph["polyimage.pipeline"]  # imported inside a method
     assert "polyimage.algebra.affine" in graph["polyimage.algebra.evaluate"]
-    assert "polyimage.apps.arguments" in graph["polyimage.apps.batch"]
+    assert "polyimage.commands.cli_arguments" in graph["polyimage.commands.batch"]
+    assert "polyimage.apps.inputs" in graph["polyimage.apps.harris"]
     assert "polyimage.autotune.store" in graph["polyimage.autotune.tuner"]

@@ -12,14 +12,14 @@ from oracle import assert_calls_match
 
 import polyimage
 from polyimage.algebra.evaluate import Evaluator
-from polyimage.autotune.random_pipelines import (
+from polyimage.schedule.plan import tile_rank
+from polyimage.schedule.tiling import TiledGroup, plan_group, tile_span
+from polyimage.testing import (
     random_mixed_pipeline,
     random_pipeline,
     random_schedule,
     random_tile_sizes,
 )
-from polyimage.schedule.plan import tile_rank
-from polyimage.schedule.tiling import TiledGroup, plan_group, tile_span
 
 pytestmark = pytest.mark.filterwarnings("ignore::polyimage.UncoveredReadWarning")
 

@@ -29,11 +29,11 @@ from polyimage import (
     UChar,
     Variable,
 )
-from polyimage.autotune.random_pipelines import TILE_SIZES, random_pipeline, random_tile_sizes
 from polyimage.graph import build_graph
 from polyimage.grouping.cost import CostModel, one_tile_when_whole, tile_count
 from polyimage.schedule.plan import GroupSchedule, Schedule, ScheduleError, tile_rank
 from polyimage.schedule.tiling import TiledGroup, UntiledGroup, tiling_plan, untileable_reason
+from polyimage.testing import TILE_SIZES, random_pipeline, random_tile_sizes
 
 BINS = 6
 
@@ -225,7 +225,7 @@ def _joined_schedule(graph, rng):
 
 @pytest.mark.filterwarnings("ignore::polyimage.UncoveredReadWarning")
 def test_random_pipelines_with_a_tiled_reduction_match_the_interpreter():
-    """Random pipelines (autotune.random_pipelines) whose Reduction joins its consumers'
+    """Random pipelines (polyimage.testing) whose Reduction joins its consumers'
     tiled group, at random tile sizes, on 1 and 2 threads."""
     checked = 0
     for seed in range(200):

@@ -1,6 +1,6 @@
 """Differential tests: random pipelines under random schedules == the interpreter.
 
-`random_pipelines.random_pipeline(seed)` builds a small pipeline (stencils, down- and
+`polyimage.testing.random_pipeline(seed)` builds a small pipeline (stencils, down- and
 up-sampling, Cases, Selects, 3-D stages, lookups, Reductions, several outputs) with its
 arguments; `random_schedule(graph, rng)` draws a valid grouping of its stages (after inlining)
 with untiled, one- or two-level tiles of sizes in {1, 2, 3, 7, 8, 64, 1000}. Every schedule is
@@ -19,14 +19,14 @@ import pytest
 from oracle import assert_same
 
 import polyimage
-from polyimage.autotune.random_pipelines import (
+from polyimage.graph import build_graph
+from polyimage.schedule.plan import tile_rank
+from polyimage.testing import (
     INNER_SHAPES,
     TILE_SIZES,
     random_pipeline,
     random_schedule,
 )
-from polyimage.graph import build_graph
-from polyimage.schedule.plan import tile_rank
 
 pytestmark = pytest.mark.filterwarnings("ignore::polyimage.UncoveredReadWarning")
 

@@ -19,9 +19,8 @@ import os
 
 import numpy as np
 
+from polyimage.commands.targets import halide_target
 from polyimage.grouping.machine import Machine
-
-from ..targets import halide_target
 
 AUTOSCHEDULERS = ("Mullapudi2016", "Adams2019", "Li2018")
 MANUAL = "manual"  # the hand-written schedule, beside the autoschedulers
@@ -62,8 +61,8 @@ def halide_variants(
     """{"halide:<scheduler>": callable} for each of `schedulers` (the autoschedulers and
     "manual", the hand-written schedule where the app has one) that schedules the app; when
     `expected` (the polyimage outputs) is given, each schedule's result is compared with it.
-    `target`: apps.targets.TARGETS (avx2 drops AVX-512); `llc_bytes`: the last-level cache
-    Mullapudi2016 plans for (default: the host's)."""
+    `target`: polyimage.commands.targets.TARGETS (avx2 drops AVX-512); `llc_bytes`: the
+    last-level cache Mullapudi2016 plans for (default: the host's)."""
     try:
         import halide as hl
     except ImportError:

@@ -1,6 +1,6 @@
 """The front end: what users write."""
 
-from .constructs import Case, Function, Image, Interval, Op, Reduce, Reduction, Stencil
+from .constructs import Case, Function, Image, Interval, Op, Reduce, Reduction
 from .expr import (
     Abs,
     Cast,
@@ -23,6 +23,7 @@ from .expr import (
     Sqrtf,
     Variable,
 )
+from .stencil import Stencil
 from .types import Char, Double, Float, Int, Long, Short, UChar, UInt, ULong, UShort
 
 __all__ = [

@@ -1,4 +1,5 @@
-"""User-facing constructs: Interval, Image, Function, Reduction, Case, Reduce, Op, Stencil.
+"""User-facing constructs: Interval, Image, Function, Reduction (and, from dsl.cases, Case,
+Reduce and Op; Stencil is in dsl.stencil).
 
 Index order equals NumPy axis order: the last index of a stage is its contiguous axis, and
 element `[i, j]` of a stage's array holds the value at domain point `(lb0 + i, lb1 + j)`.
@@ -6,16 +7,16 @@ element `[i, j]` of a stage's array holds the value at domain point `(lb0 + i, l
 
 from __future__ import annotations
 
-import enum
 import numbers
 
 import numpy as np
 
 from ..errors import PipelineError
 from . import expr as E
+from .cases import Always, Case, DefinitionList, Op, Reduce, rebuild_case  # noqa: F401
 from .types import Int, ScalarType, as_type
 
-__all__ = ["Interval", "Image", "Function", "Reduction", "Case", "Reduce", "Op", "Stencil"]
+__all__ = ["Interval", "Image", "Function", "Reduction", "Case", "Reduce", "Op"]
 
 
 def _check_name(kind: str, name) -> str:
@@ -61,147 +62,6 @@ class Interval:
 
     def __repr__(self):
         return f"Interval({self.typ}, {self.lb}, {self.ub})"
-
-
-class Op(enum.Enum):
-    """Reduction operators."""
-
-    Sum = "+"
-    Mul = "*"
-    Min = "min"
-    Max = "max"
-
-
-class Case:
-    """One piece of a piecewise definition: where `cond` holds, the value is `value`."""
-
-    def __init__(self, cond, value):
-        if not isinstance(cond, E.BoolExpr):
-            raise TypeError(f"Case needs a Condition first, got `{cond}`")
-        self.cond = cond
-        self.value = value if isinstance(value, Reduce) else E.to_expr(value)
-
-    @property
-    def condition(self):
-        """PolyMage's name of `cond`."""
-        return self.cond
-
-    @property
-    def expression(self):
-        """PolyMage's name of `value`."""
-        return self.value
-
-    def __repr__(self):
-        return f"Case({self.cond}, {self.value})"
-
-
-class Reduce:
-    """`Reduce(r(idx...), value, Op.Sum)`: combine `value` into element `idx` of Reduction r."""
-
-    def __init__(self, target, value, op):
-        if not isinstance(target, E.Reference):
-            raise TypeError(f"Reduce needs a reference to its Reduction first, got `{target}`")
-        if not isinstance(op, Op):
-            raise TypeError(f"Reduce operator must be Op.Sum, Op.Mul, Op.Min or Op.Max, got {op!r}")
-        self.target, self.value, self.op = target, E.to_expr(value), op
-
-    def __repr__(self):
-        return f"Reduce({self.target}, {self.value}, Op.{self.op.name})"
-
-
-class DefinitionList(list):
-    """`f.defn` as a list: every edit re-runs the checks of `f.defn = [...]` on the edited list
-    and leaves `f` unchanged when they fail. Before `f` is defined the list cannot be read
-    (the compiler reports the missing definition), only extended."""
-
-    def __init__(self, owner, cases):
-        super().__init__(cases)
-        self._owner = owner
-        self._source = owner._defn
-
-    def _require_definition(self):
-        if self._source is None:
-            self._owner.cases  # raises the missing definition
-
-    def __iter__(self):
-        self._require_definition()
-        return super().__iter__()
-
-    def __len__(self):
-        self._require_definition()
-        return super().__len__()
-
-    def __getitem__(self, index):
-        self._require_definition()
-        return super().__getitem__(index)
-
-    def __reversed__(self):
-        self._require_definition()
-        return super().__reversed__()
-
-    def __contains__(self, piece):
-        self._require_definition()
-        return super().__contains__(piece)
-
-    def __repr__(self):
-        if self._source is None:
-            return f"<{self._owner.name}.defn, not set yet>"
-        return super().__repr__()
-
-    def _edit(self, change):
-        owner = self._owner
-        if owner._defn is not self._source:
-            raise RuntimeError(
-                f"this list is an old copy of {owner.name}.defn, which was set "
-                f"since; edit {owner.name}.defn itself"
-            )
-        pieces = list(super().__iter__())
-        result = change(pieces)
-        owner.defn = pieces
-        self._source = owner._defn
-        super().__setitem__(slice(None), owner._defn)
-        return result
-
-    def append(self, piece):
-        self._edit(lambda pieces: pieces.append(piece))
-
-    def extend(self, more):
-        more = list(more)
-        self._edit(lambda pieces: pieces.extend(more))
-
-    def insert(self, index, piece):
-        self._edit(lambda pieces: pieces.insert(index, piece))
-
-    def __iadd__(self, more):
-        self.extend(more)
-        return self
-
-    def __imul__(self, times):
-        self._edit(lambda pieces: pieces.__imul__(times))
-        return self
-
-    def __setitem__(self, index, piece):
-        self._edit(lambda pieces: pieces.__setitem__(index, piece))
-
-    def __delitem__(self, index):
-        self._edit(lambda pieces: pieces.__delitem__(index))
-
-    def pop(self, index=-1):
-        return self._edit(lambda pieces: pieces.pop(index))
-
-    def remove(self, piece):
-        self._edit(lambda pieces: pieces.remove(piece))
-
-    def clear(self):
-        self._edit(lambda pieces: pieces.clear())
-
-    def reverse(self):
-        self._edit(lambda pieces: pieces.reverse())
-
-    def sort(self, *args, **kwargs):
-        raise TypeError(
-            f"the Cases of {self._owner.name}.defn are tried in order and cannot be sorted"
-        )
 
 
 def _parse_function_args(args):
@@ -314,16 +174,16 @@ class Function:
             raise ValueError(f"{self.name}: the definition is empty")
         cases = []
         for i, piece in enumerate(pieces):
-            plain = not isinstance(piece, Case) or isinstance(piece, _Always)
+            plain = not isinstance(piece, Case) or isinstance(piece, Always)
             if plain and i != len(pieces) - 1:
-                shown = piece.value if isinstance(piece, _Always) else piece
+                shown = piece.value if isinstance(piece, Always) else piece
                 raise TypeError(
                     f"{self.name}: only the last entry of defn may be a plain "
                     f"value (the value where no Case holds); `{shown}` is not "
                     f"last: wrap it in a Case or put the Cases before it"
                 )
             if not isinstance(piece, Case):
-                piece = _Always(piece)
+                piece = Always(piece)
             cases.append(self._check_case(piece))
         return tuple(cases)
 
@@ -335,7 +195,7 @@ class Function:
         value = E.strong(case.value)
         if value.typ is not self.typ:
             value = E.Cast(self.typ, value)
-        return _rebuild_case(case, value)
+        return rebuild_case(case, value)
 
     def _check_symbols(self, e, allowed):
         if e is None:
@@ -356,20 +216,6 @@ class Function:
 
     def __repr__(self):
         return f"<{type(self).__name__} {self.name}>"
-
-
-class _Always(Case):
-    """A Case whose condition always holds (a plain value in defn)."""
-
-    def __init__(self, value):
-        self.cond = None
-        self.value = value if isinstance(value, Reduce) else E.to_expr(value)
-
-
-def _rebuild_case(case: Case, value) -> Case:
-    new = object.__new__(type(case))
-    new.cond, new.value = case.cond, value
-    return new
 
 
 class Image(Function):
@@ -451,7 +297,7 @@ class Reduction(Function):
         value = E.strong(red.value)
         if value.typ is not self.typ:
             value = E.Cast(self.typ, value)
-        new_case = _rebuild_case(case, Reduce(red.target, value, red.op))
+        new_case = rebuild_case(case, Reduce(red.target, value, red.op))
         new_case.cond = cond
         return new_case
 
@@ -495,97 +341,3 @@ class Reduction(Function):
                     f"{node.name} = 0), else only the reduction variables "
                     f"({', '.join(v.name for v in self.reduction_variables)})"
                 )
-
-
-def Stencil(func, indices, kernel, origin=None) -> E.Expr:
-    """PolyMage's weighted sum of neighbours: the sum over positions k of the nested-list
-    `kernel` (rows over the first index) of `kernel[k] * func(indices[d] + k[d] - origin[d])`.
-
-    `origin` is the kernel position that weighs `func(*indices)`; by default `(n - 1) // 2` for a
-    dimension of n entries (the centre of an odd size, as in PolyMage). Zero weights are
-    skipped; the arithmetic is the DSL's (in `func`'s type with Python-number weights, so Cast
-    small integer inputs in a stage of their own first if the sum may overflow).
-    """
-    if not isinstance(func, Function):
-        raise TypeError(f"Stencil needs a Function or Image first, got {func!r}")
-    indices = list(indices)
-    if len(indices) != func.ndim:
-        raise ValueError(
-            f"Stencil of {func.name}: {func.name} has {func.ndim} dimension(s) "
-            f"but {len(indices)} index(es) were given"
-        )
-    shape, weights = _kernel_weights(kernel, len(indices), func.name)
-    if origin is None:
-        origin = [(n - 1) // 2 for n in shape]
-    origin = list(origin)
-    if len(origin) != len(shape) or not all(
-        isinstance(o, numbers.Integral) and not isinstance(o, bool) for o in origin
-    ):
-        raise ValueError(
-            f"Stencil of {func.name}: origin must be {len(shape)} integer(s), got {origin}"
-        )
-    total = None
-    for position, weight in weights:
-        if weight == 0:
-            continue
-        term = func(*(_offset(i, k - o) for i, k, o in zip(indices, position, origin)))
-        if not (type(weight) is int and weight == 1):
-            term = term * weight
-        total = term if total is None else total + term
-    return E.to_expr(0) if total is None else total
-
-
-def _offset(index, delta: int):
-    """`index + delta`, written `index - |delta|` when delta is negative."""
-    if delta == 0:
-        return index
-    return index + delta if delta > 0 else index - (-delta)
-
-
-def _kernel_weights(kernel, rank: int, name: str):
-    """The shape of a regular nested-list kernel of `rank` levels, and its (position, weight)
-    entries in row-major order."""
-    if isinstance(kernel, np.ndarray):
-        kernel = kernel.tolist()
-    shape, level = [], kernel
-    while isinstance(level, (list, tuple)):
-        if not level:
-            raise ValueError(f"Stencil of {name}: the kernel has an empty row")
-        shape.append(len(level))
-        level = level[0]
-    if len(shape) != rank:
-        raise ValueError(
-            f"Stencil of {name}: the kernel nests {len(shape)} level(s) of lists "
-            f"but {name} is indexed with {rank} index(es)"
-        )
-    weights = []
-
-    def visit(node, position):
-        depth = len(position)
-        if depth == rank:
-            if isinstance(node, (list, tuple)):
-                raise ValueError(
-                    f"Stencil of {name}: the kernel is ragged: entry "
-                    f"{list(position)} is a list, expected a number"
-                )
-            if isinstance(node, bool) or not isinstance(node, numbers.Real):
-                raise TypeError(
-                    f"Stencil of {name}: kernel entry {list(position)} is {node!r}, not a number"
-                )
-            weights.append((position, node))
-            return
-        if not isinstance(node, (list, tuple)):
-            raise ValueError(
-                f"Stencil of {name}: the kernel is ragged: entry {list(position)} "
-                f"is {node!r}, expected a list of {shape[depth]}"
-            )
-        if len(node) != shape[depth]:
-            raise ValueError(
-                f"Stencil of {name}: the kernel is ragged: row {list(position)} "
-                f"has {len(node)} entries, expected {shape[depth]}"
-            )
-        for k, child in enumerate(node):
-            visit(child, position + (k,))
-
-    visit(kernel, ())
-    return shape, weights

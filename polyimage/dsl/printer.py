@@ -3,6 +3,23 @@ name and fields only, so that expr (which prints through it) need not be importe
 
 from __future__ import annotations
 
+
+class LazyText:
+    """Text formatted only when an error message needs it (formatting every operand tree on
+    every build would be quadratic)."""
+
+    __slots__ = ("make",)
+
+    def __init__(self, make):
+        self.make = make
+
+    def __str__(self):
+        return self.make()
+
+    def __format__(self, spec):
+        return format(str(self), spec)
+
+
 _PREC = {"||": 1, "&&": 2, "cmp": 3, "+": 4, "-": 4, "*": 5, "/": 5, "//": 5, "%": 5}
 
 

@@ -8,11 +8,12 @@ the costs of groups:
   cost      = tiles * tile time / cores
             + w2 * tile time * cores idle in the last round of tiles / cores   (clean-up)
             + w4 * the spread of member sizes relative to the anchor * tiles * tile time / cores
-Tile sizes fill a cache budget (L1, half of L2, L2: the cheapest wins): the innermost dimension
-gets min(extent, innermost), the others sizes in proportion to their reuse (how far regions reach
-beyond the tile along them); full-width strips (every column, as many rows as fill the budget,
-one along the outer dimensions) compete with them, and every run of an innermost loop adds
-`row_start` bytes to the tile time, so short rows pay for restarting the prefetcher.
+Tile sizes (grouping.tile_search) fill a cache budget (L1, half of L2, L2: the cheapest wins):
+the innermost dimension gets min(extent, innermost), the others sizes in proportion to their
+reuse (how far regions reach beyond the tile along them); full-width strips (every column, as
+many rows as fill the budget, one along the outer dimensions) compete with them, and every run
+of an innermost loop adds `row_start` bytes to the tile time, so short rows pay for restarting
+the prefetcher.
 Regions are those the code generator uses, composed numerically from each stage's reads
 (schedule.regions.NumericRegions: no symbolic regions are built for the groups the search
 prices), for one tile in the middle of the image at the estimates.
@@ -38,15 +39,20 @@ from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs
 from ..schedule.regions import NumericRegions
 from ..schedule.tiling import UntiledGroup, tiling_plan
+from .tile_search import (  # noqa: F401  (read from here too)
+    SLIDE_FACTORS,
+    WHOLE_EXTENT,
+    one_tile_when_whole,
+    sliding_tiles,
+    strip_sizes,
+    tile_count,
+    tile_sizes,
+)
 
 DEFAULT_INNERMOST = 256
-# outer dimensions this small (colour channels) may be taken whole by a strip
-WHOLE_EXTENT = 4
 # a point of a loop the compiler cannot vectorize costs about a vector's lanes of points
 SCALAR_LOOP = 8
 L2_BYTE = 0.1
-# how many inner tiles a sliding outer tile holds along its slide dimension
-SLIDE_FACTORS = (2, 4, 8, 16)
 
 
 @dataclass(frozen=True)
@@ -405,51 +411,6 @@ class CostModel:
         return time / self.machine.cores
 
 
-def sliding_tiles(candidates, bounds, halo) -> list:
-    """(outer, inner) tile sizes of sliding two-level tilings: each candidate becomes the inner
-    tile of an outer tile SLIDE_FACTORS times as long along a dimension with a halo (not the
-    innermost, not a few channels, whose regions an inner tile spans all the same), for the
-    candidates that span the whole innermost dimension (strips). Inner tiles walk the outer one
-    in order and compute only what the previous ones did not, into
-    scratchpads folded to about one inner tile's rows: the outer tile recomputes one halo where
-    its inner tiles alone would recompute one each, with the inner tile's working set."""
-    slides = []
-    lb_last, ub_last = bounds[-1]
-    for dim in (d for d, h in enumerate(halo[:-1]) if h > 0):
-        lb, ub = bounds[dim]
-        if ub - lb + 1 <= WHOLE_EXTENT:
-            continue
-        for inner in candidates:
-            if inner[-1] <= ub_last - lb_last:
-                continue  # rows of a strip only: narrower tiles measured slower sliding
-            for factor in SLIDE_FACTORS:
-                if inner[dim] * factor > ub - lb + 1 + inner[dim]:
-                    break
-                outer = list(inner)
-                outer[dim] = inner[dim] * factor
-                outer = one_tile_when_whole(bounds, tuple(outer))
-                # the code slides along the first dimension where inner tiles are smaller
-                if outer[:dim] == inner[:dim]:
-                    slides.append((outer, tuple(inner)))
-    return slides
-
-
-def tile_count(bounds, tiles) -> int:
-    """Tiles of sizes `tiles` that cover the box `bounds` ((lb, ub) per dimension): tiles start
-    at multiples of their size (schedule.tiling.tile_span), so a box not starting at one
-    takes a tile more than its extent over the size."""
-    return math.prod(ub // t - lb // t + 1 for (lb, ub), t in zip(bounds, tiles))
-
-
-def one_tile_when_whole(bounds, tiles) -> tuple:
-    """`tiles` with every size that spans its dimension's extent grown to hold the whole
-    dimension in one tile (a box starting past 0 would straddle two tiles of its extent)."""
-    return tuple(
-        ub + 1 if t >= ub - lb + 1 and 0 < lb and t <= ub else t
-        for (lb, ub), t in zip(bounds, tiles)
-    )
-
-
 def group_cost(
     graph, stages, params, machine, weights=Weights(), innermost=DEFAULT_INNERMOST, multilevel=False
 ):
@@ -465,42 +426,3 @@ def redundant_fraction(graph, stages, params, tiles):
         return None
     measured = model.measure(plan, [tuple(tiles)])[0]
     return measured["redundant"] / max(measured["computed"], 1)
-
-
-def strip_sizes(graph, plan, sizes, cache, bytes_per_point=None) -> list:
-    """Full-width strips: every row of the innermost dimension, as many rows of the next one
-    as fill `cache`, and along the others one, or (a second strip) the whole of those as small
-    as a channel dimension, so that stages without it are not recomputed per channel. Rows
-    fill the cache as if every member were as large as the tile, and (when given) by the bytes
-    a probe tile touched per point of it: members on coarser grids or without channels take
-    less. Empty for one-dimensional groups."""
-    if len(sizes) < 2:
-        return []
-    itemsize = max(graph.stage(n).func.typ.dtype.itemsize for n in plan.members)
-    per_point = [len(plan.members) * itemsize] + ([bytes_per_point] if bytes_per_point else [])
-    strips = []
-    for whole in (False, True):
-        outer = tuple(s if whole and s <= WHOLE_EXTENT else 1 for s in sizes[:-2])
-        for footprint in per_point:
-            rows = int(cache // (footprint * sizes[-1] * math.prod(outer)))
-            strip = outer + (max(1, min(sizes[-2], rows)), sizes[-1])
-            if strip not in strips:
-                strips.append(strip)
-    return strips
-
-
-def tile_sizes(graph, plan, probe, sizes, cache, cores, innermost) -> tuple:
-    """Algorithm 2's COMPUTE TILE SIZES with reuse scores from the regions' halos."""
-    itemsize = max(graph.stage(n).func.typ.dtype.itemsize for n in plan.members)
-    total = sum(probe["full_bytes"].values())
-    footprint = min(total / cores, cache)
-    points = max(footprint / (len(plan.members) * itemsize), 1.0)
-    rank = len(sizes)
-    last = min(sizes[-1], innermost)
-    if rank == 1:
-        return (max(1, min(sizes[0], int(points))),)
-    reuse = [1.0 + h for h in probe["halo"][:-1]]
-    gamma = [r / max(reuse) for r in reuse]
-    tau = (points / last / math.prod(gamma)) ** (1.0 / (rank - 1))
-    outer = [max(1, min(s, int(round(g * tau)))) for s, g in zip(sizes, gamma)]
-    return tuple(outer) + (last,)

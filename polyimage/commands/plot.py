@@ -10,7 +10,7 @@ from pathlib import Path
 
 from polyimage.errors import ArgumentError
 
-from .arguments import check_folder
+from .cli_arguments import check_folder
 from .targets import header
 
 PLOT_SUFFIXES = (".svg", ".png", ".pdf")

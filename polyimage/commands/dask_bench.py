@@ -14,16 +14,16 @@ from pathlib import Path
 import numpy as np
 
 from polyimage.algebra.evaluate import evaluate_scalar
+from polyimage.apps import APP_NAMES, load_app
 from polyimage.dsl import expr as E
 from polyimage.errors import ArgumentError
 from polyimage.graph import build_graph
 from polyimage.grouping.machine import available_cores
 from polyimage.scale.halo import SplitError
 
-from . import APP_NAMES, load_app
-from .arguments import check_folder, parse_params
 from .batch import compiled_app
 from .bench import machine_record, measure_interleaved, write_run
+from .cli_arguments import check_folder, parse_params
 from .targets import describe, header, target_options
 
 DASK_SIZE = 4096

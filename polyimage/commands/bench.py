@@ -18,17 +18,17 @@ import time
 import numpy as np
 
 import polyimage
+from polyimage.apps import APP_NAMES, app_schedules, default_schedule, load_app
+from polyimage.apps.baselines import halide_variants, opencv_variants
+from polyimage.apps.baselines.halide_runner import AUTOSCHEDULERS, MANUAL
+from polyimage.apps.inputs import bundled
 from polyimage.config import Options
 from polyimage.errors import ArgumentError
 from polyimage.grouping.machine import available_cores
 from polyimage.io import load_image
 from polyimage.jit.calibrate import calibrate, load_calibration
 
-from . import APP_NAMES, app_schedules, default_schedule, load_app
-from .arguments import check_folder
-from .baselines import halide_variants, opencv_variants
-from .baselines.halide_runner import AUTOSCHEDULERS, MANUAL
-from .inputs import bundled
+from .cli_arguments import check_folder
 from .plot import check_plot, draw
 from .targets import describe, header, parse_machine, target_options
 
@@ -143,7 +143,7 @@ def bench_app(
     name: str, size: str, threads, runs: int, report=print, options=None, target="native"
 ) -> dict:
     """Time every variant of one app; returns {variant: timing} plus compile times. polyimage
-    compiles with `options` (apps.targets.target_options), Halide for `target`."""
+    compiles with `options` (commands.targets.target_options), Halide for `target`."""
     options = options or Options.from_env()
     app = load_app(name)
     photos = [load_image(bundled(p)) for p in app.PHOTOS]
@@ -292,10 +292,10 @@ def run_bench(
     machine="",
     plot=None,
 ):
-    """Benchmark `apps` (all by default) built for `target` (apps.targets.TARGETS) with the
+    """Benchmark `apps` (all by default) built for `target` (commands.targets.TARGETS) with the
     cache sizes `machine` ("l2=512K,llc=8M") overriding the host's; print what it measures on
     and the table (beside the saved run `compare`, a JSON file), and write JSON and a chart
-    (`plot`, apps/plot.py) when asked."""
+    (`plot`, commands/plot.py) when asked."""
     plot = check_plot(plot) if plot else None
     if json_path:
         check_folder("--json", json_path)

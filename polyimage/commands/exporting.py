@@ -9,12 +9,12 @@ import sys
 from pathlib import Path
 
 import polyimage
+from polyimage.apps import APP_NAMES, load_app
 from polyimage.config import Options
 from polyimage.errors import ArgumentError
 from polyimage.export import check_export
 
-from . import APP_NAMES, load_app
-from .arguments import resolve_schedule
+from .cli_arguments import resolve_schedule
 from .targets import TARGETS
 
 

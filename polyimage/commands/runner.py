@@ -9,12 +9,13 @@ from pathlib import Path
 import numpy as np
 
 import polyimage
+from polyimage.apps import load_app
+from polyimage.apps.inputs import bundled
 from polyimage.errors import ArgumentError
 from polyimage.io import load_image, save_image
 
-from . import batch, load_app
-from .arguments import check_output_path, load_input, parse_params, resolve_schedule
-from .inputs import bundled
+from . import batch
+from .cli_arguments import check_output_path, load_input, parse_params, resolve_schedule
 
 
 def run_app(
@@ -34,7 +35,7 @@ def run_app(
     """Compile app `name`, run it on photos (the bundled ones by default), save the result;
     with `profile`, also report the time of each group and stage. Returns the timings in
     seconds. An output folder runs a batch; `chunks`, a Zarr or TIFF input or a Zarr output
-    one large image block by block; both on Dask (apps/batch.py)."""
+    one large image block by block; both on Dask (commands/batch.py)."""
     if output and batch.is_batch_output(output):
         return batch.run_batch(name, inputs, output, params, schedule, scheduler, threads, report)
     if batch.is_large_run(inputs, output, chunks):
@@ -136,12 +137,11 @@ def grouping_table(names=None, limits=TABLE_LIMITS, report=print) -> str:
     successors of a stage, and per initial group limit the states the DP memoized, the groups
     it costed and the seconds it took (rounds over 2000 states search leading groups, as auto
     does)."""
+    from polyimage.apps import APP_NAMES
     from polyimage.config import Options
     from polyimage.grouping import Machine
     from polyimage.grouping.auto import auto_schedule
     from polyimage.grouping.weights import resolve_weights
-
-    from . import APP_NAMES
 
     machine = Machine.detect()
     weights, _ = resolve_weights(None, Options.from_env())

@@ -7,10 +7,9 @@ import os
 from pathlib import Path
 
 import polyimage
+from polyimage.apps import app_schedules, default_schedule
 from polyimage.errors import ArgumentError
 from polyimage.io import load_image, save_format
-
-from . import app_schedules, default_schedule
 
 
 def resolve_schedule(app, choice=None):

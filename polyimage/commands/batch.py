@@ -25,15 +25,15 @@ import numpy as np
 import polyimage
 from polyimage.algebra.affine import linear_form
 from polyimage.algebra.evaluate import evaluate_scalar
+from polyimage.apps import load_app
+from polyimage.apps.inputs import bundled, to_float
 from polyimage.config import is_count
 from polyimage.dsl import expr as E
 from polyimage.errors import ArgumentError, PolyimageError
 from polyimage.graph import build_graph
 from polyimage.io import save_image
 
-from . import load_app
-from .arguments import check_output_path, load_input, parse_params, resolve_schedule
-from .inputs import bundled, to_float
+from .cli_arguments import check_output_path, load_input, parse_params, resolve_schedule
 
 STREAMED = (".zarr", ".tif", ".tiff")
 SCHEDULER_TIMEOUT_SECONDS = 10
