@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..schedule.tiling import tile_span
+from . import sliding
 from .cexpr import wide_name
 from .checked import tile_note
 from .ctree import (
@@ -161,12 +162,12 @@ class TiledEmitter(LoopEmitter):
             checks.append(f"{store.buffer} != NULL")
         team.append(Declare("int", ((ok, " && ".join(checks) or "1"),), True))
         team.append(If(f"!{ok}", Block((Pragma("omp atomic write"), Assign(failed, "1")))))
-        tile = self._tile_interval(
+        tile = self.tile_interval(
             [f"{self.v('o')}_{d} * {outer[d]}" for d in range(rank)],
             [f"{self.v('o')}_{d} * {outer[d]} + {outer[d] - 1}" for d in range(rank)],
             level=1,
         )
-        tile += self._regions()
+        tile += self.regions()
         for name, store in self.scratch.items():
             for d, (lo, hi) in enumerate(self.plan.regions[name].symbols):
                 extent = f"{self.names[hi]} - {self.names[lo]} + 1"
@@ -174,9 +175,9 @@ class TiledEmitter(LoopEmitter):
                     Declare("int64_t", ((store.lb[d], self.names[lo]), (store.n[d], extent)), True)
                 )
         if plan.levels == 2 and plan.slide is not None:
-            tile += self._inner_tiles(rank)
+            tile += sliding.inner_tiles(self, rank)
         else:
-            tile += self._nests(tracked=False)
+            tile += self.nests(tracked=False)
         loops = self._tile_loops(rank, If(ok, Block(tuple(tile))), collapse=rank)
         team.append(loops)
         parallel = Parallel(Block(tuple(team)), f"{PREFIX}nthreads", f"{tiles} > 1")
@@ -199,7 +200,7 @@ class TiledEmitter(LoopEmitter):
             node = For(o, f"{self.v('olo')}_{d}", f"{self.v('ohi')}_{d}", node, **clauses)
         return node
 
-    def _tile_interval(self, lows, highs, level=None) -> list:
+    def tile_interval(self, lows, highs, level=None) -> list:
         """The tile's bounds; with `level` (1 outer, 2 inner) in the checked build, noted as
         the tile the thread computes."""
         nodes = [
@@ -216,7 +217,7 @@ class TiledEmitter(LoopEmitter):
             nodes.append(Line(tile_note(self.index, level, lows, highs)))
         return nodes
 
-    def _regions(self) -> list:
+    def regions(self) -> list:
         """Bounds of every member's region, by a call of the group's region function into the
         current level's array, then copied to scalars."""
         plan = self.plan
@@ -274,11 +275,11 @@ class TiledEmitter(LoopEmitter):
         ]
         if not self.scratch:
             return nodes
-        tile = self._tile_interval(
+        tile = self.tile_interval(
             [f"{self.v('o')}_{d} * {outer[d]}" for d in range(rank)],
             [f"{self.v('o')}_{d} * {outer[d]} + {outer[d] - 1}" for d in range(rank)],
         )
-        tile += self._regions()
+        tile += self.regions()
         for name in self.scratch:
             symbols = self.plan.regions[name].symbols
             volume = " * ".join(
@@ -296,84 +297,14 @@ class TiledEmitter(LoopEmitter):
                 )
             )
         if self.folded:
-            tile += self._fold_sizes(rank)
+            tile += sliding.fold_sizes(self, rank)
         nodes.append(self._tile_loops(rank, Block(tuple(tile))))
         for name in self.folded:
             cap = f"{self.v('cap')}_{self._cname(name)}"
             nodes.append(Assign(cap, self.scratch[name].fold[self.folded[name]], "*="))
         return nodes
 
-    def _fold_sizes(self, rank: int) -> list:
-        """Within the sizing pass's outer tile: the fold of every folded scratchpad, the power
-        of two covering its region along the slide dimension in every inner tile."""
-        self.array = self.v("rgi")
-        body = self._regions()
-        self.array = self.v("rg")
-        for name, dim in self.folded.items():
-            lo, hi = self.plan.regions[name].symbols[dim]
-            fold = self.scratch[name].fold[dim]
-            extent = f"{PREFIX}extent({self.names[lo]}, {self.names[hi]})"
-            body.append(Line(f"while ({fold} < {extent}) {fold} *= 2;"))
-        return self._inner_loops(rank, body, level=None)
-
-    def _inner_tiles(self, rank: int) -> list:
-        """Sequential inner tiles of a two-level tiling, the slide dimension innermost."""
-        plan = self.plan
-        ndim = max(self.graph.stage(n).func.ndim for n in plan.members)
-        nodes = []
-        for n in range(len(plan.nests)):
-            nodes.append(Declare("int", ((f"{self.v('trk')}_{n}", "0"),)))
-            nodes.append(
-                Declare(
-                    "int64_t",
-                    (
-                        (f"{self.v('tlo')}_{n}[{ndim}]", None),
-                        (f"{self.v('thi')}_{n}[{ndim}]", None),
-                    ),
-                )
-            )
-        self.array = self.v("rgi")
-        body = self._regions()
-        body += self._nests(tracked=True)
-        self.array = self.v("rg")
-        return nodes + self._inner_loops(rank, body, level=2)
-
-    def _inner_loops(self, rank: int, body: list, level) -> list:
-        """The loops over an outer tile's inner tiles (the slide dimension innermost) around
-        the block of one: its bounds, then `body`."""
-        plan = self.plan
-        outer, inner = plan.tile_sizes
-        slide = plan.slide[0]
-        nodes = [
-            Declare(
-                "int64_t",
-                (
-                    (f"{self.v('l2lo')}_{d}", self.names[plan.tile_lo[d]]),
-                    (f"{self.v('l2hi')}_{d}", self.names[plan.tile_hi[d]]),
-                ),
-                True,
-            )
-            for d in range(rank)
-        ]
-        order = [d for d in range(rank) if d != slide] + [slide]
-        tile = self._tile_interval(
-            [f"{self.v('k')}_{d}" for d in range(rank)],
-            [
-                f"({self.v('k')}_{d} + {min(inner[d], outer[d]) - 1} < "
-                f"{self.v('l2hi')}_{d} ? {self.v('k')}_{d} + "
-                f"{min(inner[d], outer[d]) - 1} : {self.v('l2hi')}_{d})"
-                for d in range(rank)
-            ],
-            level=level,
-        )
-        node = Block((*tile, *body))
-        for d in reversed(order):
-            k = f"{self.v('k')}_{d}"
-            step = str(min(inner[d], outer[d]))
-            node = For(k, f"{self.v('l2lo')}_{d}", f"{self.v('l2hi')}_{d}", node, step=step)
-        return nodes + [node]
-
-    def _nests(self, tracked: bool) -> list:
+    def nests(self, tracked: bool) -> list:
         nodes = []
         for n, nest in enumerate(self.plan.nests):
             funcs = [self.graph.stage(name).func for name in nest.stages]
@@ -384,14 +315,14 @@ class TiledEmitter(LoopEmitter):
                 ]
             else:
                 bounds = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[head]]
-            dim = self._slide_dim(funcs[0]) if tracked and nest.scratch else None
+            dim = sliding.slide_dim(self, funcs[0]) if tracked and nest.scratch else None
             if dim is not None:
                 folds = [
                     self.scratch[name].fold[self.folded[name]]
                     for name in nest.stages
                     if name in self.folded
                 ]
-                nodes += self._track(n, bounds, dim, folds)
+                nodes += sliding.track(self, n, bounds, dim, folds)
                 bounds = list(bounds)
                 bounds[dim] = (f"{self.v('from')}_{n}", bounds[dim][1])
             nodes.append(self._outlined(n, funcs, nest, bounds))
@@ -448,40 +379,6 @@ class TiledEmitter(LoopEmitter):
                 Assign(f"{PREFIX}prof[{self.profile_slot + n}]", dt, "+="),
             )
         )
-
-    def _slide_dim(self, func):
-        names = [v.name for v in func.variables]
-        return names.index(self.plan.slide[1]) if self.plan.slide[1] in names else None
-
-    def _track(self, n: int, bounds, dim: int, folds) -> list:
-        """Start of the slide dimension: after what the previous inner tile computed when it
-        covered the same range in every other dimension and reaches this one (and, for folded
-        scratchpads, when every row it reuses is still held in each of `folds`)."""
-        trk, tlo, thi = (f"{self.v(x)}_{n}" for x in ("trk", "tlo", "thi"))
-        start = f"{self.v('from')}_{n}"
-        nonempty = " && ".join(f"{lo} <= {hi}" for lo, hi in bounds)
-        same = [
-            f"{lo} == {tlo}[{d}] && {hi} == {thi}[{d}]"
-            for d, (lo, hi) in enumerate(bounds)
-            if d != dim
-        ]
-        lo, hi = bounds[dim]
-        held = [f"{thi}[{dim}] - {lo} < {fold}" for fold in folds]
-        reach = " && ".join(
-            [trk] + same + [f"{lo} >= {tlo}[{dim}]", f"{lo} <= {thi}[{dim}] + 1"] + held
-        )
-        extend = If(f"{hi} > {thi}[{dim}]", Assign(f"{thi}[{dim}]", hi))
-        follow = Block((Assign(start, f"{thi}[{dim}] + 1"), extend))
-        saves = [
-            node
-            for d, (a, b) in enumerate(bounds)
-            for node in (Assign(f"{tlo}[{d}]", a), Assign(f"{thi}[{d}]", b))
-        ]
-        restart = Block((Assign(trk, "1"), *saves))
-        return [
-            Declare("int64_t", ((start, bounds[dim][0]),)),
-            If(nonempty, Block((If(reach, follow, restart),))),
-        ]
 
     def _copy_out(self, name: str, bounds):
         """Owned part of a scratch live-out to its full buffer."""
