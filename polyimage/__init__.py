@@ -8,9 +8,9 @@ errors, version | config, io | dsl (what users write) | algebra (evaluation, aff
 simplification, interval bounds) | graph (the stage DAG, inlining) | poly (isl analysis: domains,
 accesses, bounds checks) | schedule (schedules, group plans, regions, memory) | grouping (cost
 model, DP, baselines) | codegen (C) | jit (build, cache) | arguments, interp (calls, the
-reference interpreter) | pipeline, record, report, dump, profile, vectorization (the driver,
-whole compiles kept on disk) | cli, apps (the command line and the example pipelines, installed
-as polyimage.apps from the top-level apps/ folder).
+reference interpreter) | pipeline, lower, record, report, dump, profile, vectorization (the
+driver, lowering to a Compiled record, whole compiles kept on disk) | cli, apps (the command
+line and the example pipelines, installed as polyimage.apps from the top-level apps/ folder).
 
 `compile`, `Pipeline` and `interpret` are loaded on first use, so that `import polyimage` does
 not load isl, cffi and the compiler until a pipeline is compiled or interpreted.
@@ -69,6 +69,7 @@ LAYERS = (
     ("arguments", "interp"),
     (
         "pipeline",
+        "lower",
         "background",
         "record",
         "report",
