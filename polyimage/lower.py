@@ -56,11 +56,12 @@ SCHEDULES = ("naive", "auto", "greedy", "greedy-cost")
 DEFAULT_ESTIMATE = 1024
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Request:
     """What a compile was asked for, checked and resolved: the inputs of every pass and of the
     cache key. `graph` is the pipeline as written (calls are checked against it); `schedule`
-    is the argument as given (a name from SCHEDULES, a Schedule or its text)."""
+    is the argument as given (a name from SCHEDULES, a Schedule or its text). Compared by
+    identity: DSL expressions have no truth value (record.compile_key says when two agree)."""
 
     graph: object
     name: str
@@ -77,12 +78,13 @@ class Request:
     machine_origin: str
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Compiled:
     """A lowered pipeline: the request, then what each pass produced. `stage_graph` is what code
     is generated from (after inlining, `inlined` saying what went where); `context` and
     `domains` are the parameter context and every stage's isl domain after inlining, as text;
-    `auto` is the search result (its costs and statistics) when the schedule was "auto"."""
+    `auto` is the search result (its costs and statistics) when the schedule was "auto".
+    Compared by identity, as its plans hold DSL expressions."""
 
     request: Request
     stage_graph: object
@@ -117,12 +119,11 @@ class PassTimer:
     """The seconds of every pass of one compile, logged as each ends; a compile running longer
     than `after_seconds` reports each pass of at least `min_pass_seconds` to the progress log."""
 
-    def __init__(self, after_seconds=PROGRESS_AFTER_SECONDS, min_pass_seconds=None):
+    def __init__(
+        self, after_seconds=PROGRESS_AFTER_SECONDS, min_pass_seconds=PROGRESS_MIN_PASS_SECONDS
+    ):
         self.seconds, self.name, self._started = {}, "pipeline", time.perf_counter()
-        self.after_seconds = after_seconds
-        self.min_pass_seconds = (
-            PROGRESS_MIN_PASS_SECONDS if min_pass_seconds is None else min_pass_seconds
-        )
+        self.after_seconds, self.min_pass_seconds = after_seconds, min_pass_seconds
 
     @contextlib.contextmanager
     def __call__(self, pass_name: str):
@@ -209,21 +210,12 @@ def run_passes(request: Request, dumped: Dump, timer: PassTimer) -> Compiled:
         found = tuple(check_analysis(analysis))
     stage_graph, inlined = graph, ()
     if request.inline:
-        with timer("inline"):
-            stage_graph, inlined = inline_stages(
-                graph, lambda g, consumers: analyze(g, constraints, consumers)
-            )
-            inlined = tuple(inlined)
-        for producer, consumers, rule in inlined:
-            log.debug("inlined %s into %s (%s)", producer, ", ".join(consumers), rule)
-        if inlined:
-            with timer("analyze_inlined"):
-                analysis = analyze(stage_graph, constraints)
-                check_inlined(analysis, {c for _, consumers, _ in inlined for c in consumers})
+        stage_graph, inlined, analysis = inline_pass(graph, constraints, analysis, timer)
     dumped.write("02-inlined.txt", lambda: inlined_text(inlined, stage_graph))
     context = str(analysis.context_set)
     domains = {name: str(domain) for name, domain in analysis.domain_sets.items()}
     dumped.write("03-analysis.txt", lambda: analysis_text(context, domains, found))
+    branch_free = branch_free_stages(analysis)
     with timer("schedule"):
         chosen = choose_schedule(request, stage_graph, inlined)
     with timer("plan_groups"):
@@ -233,7 +225,6 @@ def run_passes(request: Request, dumped: Dump, timer: PassTimer) -> Compiled:
         reductions = reduction_strategies(stage_graph, params, tiled_members(plans))
         plain = small_stages(stage_graph, params, request.options.plain_points)
     dumped.write("05-plans.txt", lambda: plans_text(plans))
-    branch_free = branch_free_stages(analysis)
     with timer("generate_c"):
         cmodule = generate_module(
             stage_graph,
@@ -260,6 +251,23 @@ def run_passes(request: Request, dumped: Dump, timer: PassTimer) -> Compiled:
         plain_stages=plain,
         cmodule=cmodule,
     )
+
+
+def inline_pass(graph, constraints, analysis, timer: PassTimer) -> tuple:
+    """(stage graph after inlining, what was inlined, its analysis): the analysis is made again,
+    and the changed consumers' indices proven in bounds again, only where something was
+    inlined."""
+    with timer("inline"):
+        stage_graph, inlined = inline_stages(
+            graph, lambda g, consumers: analyze(g, constraints, consumers)
+        )
+    for producer, consumers, rule in inlined:
+        log.debug("inlined %s into %s (%s)", producer, ", ".join(consumers), rule)
+    if inlined:
+        with timer("analyze_inlined"):
+            analysis = analyze(stage_graph, constraints)
+            check_inlined(analysis, {c for _, consumers, _ in inlined for c in consumers})
+    return stage_graph, tuple(inlined), analysis
 
 
 def choose_schedule(request: Request, stage_graph, inlined) -> Schedule | AutoResult:
