@@ -154,6 +154,8 @@ def compiled_pipeline(
 
 
 def _warn_assumed_estimates(compiled: Compiled) -> None:
+    """An EstimateWarning naming the parameters assumed DEFAULT_ESTIMATE, where tile sizes were
+    chosen for them."""
     assumed = compiled.request.assumed
     if assumed and any(group.tile_sizes for group in compiled.schedule.groups):
         warnings.warn(
@@ -330,4 +332,5 @@ class Pipeline:
 
 
 def _listing(names) -> str:
+    """`a`, `a and b`, `a, b and c`."""
     return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]

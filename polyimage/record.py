@@ -65,7 +65,7 @@ def load_compiled(request: Request, key: str) -> Compiled | None:
     if saved is None:
         return None
     for message in saved.warnings:
-        warnings.warn(message, UncoveredReadWarning, stacklevel=4)
+        warnings.warn(message, UncoveredReadWarning, stacklevel=5)
     return dataclasses.replace(saved, request=request)
 
 

@@ -33,21 +33,22 @@ class LoopVerdict:
     detail: str
 
 
-def vectorization(pipe) -> tuple:
-    """A LoopVerdict for every innermost (`omp simd`) loop of `pipe`'s C, in source order;
-    ArgumentError from a compiler other than gcc, whose report this does not read."""
-    compiler = compiler_command()
-    family = compiler_facts(compiler, tuple(pipe.options.cflags), facts_dir(pipe.options)).family
+def vectorization(compiled) -> tuple:
+    """A LoopVerdict for every innermost (`omp simd`) loop of the C of `compiled` (a Compiled
+    record, or a Pipeline: it reads its record), in source order; ArgumentError from a compiler
+    other than gcc, whose report this does not read."""
+    compiler, options = compiler_command(), compiled.options
+    family = compiler_facts(compiler, tuple(options.cflags), facts_dir(options)).family
     if family != "gcc":
         raise ArgumentError(
             f"the vectorization report reads gcc's -fopt-info messages; the C compiler "
             f"{compiler!r} is {family}: set CC=gcc for it"
         )
-    options = dataclasses.replace(pipe.options, cflags=pipe.options.cflags + REPORT_FLAGS)
+    options = dataclasses.replace(options, cflags=options.cflags + REPORT_FLAGS)
     with tempfile.TemporaryDirectory() as root:
-        kernel = build(pipe.cmodule, dataclasses.replace(options, cache_dir=root))
+        kernel = build(compiled.cmodule, dataclasses.replace(options, cache_dir=root))
         log = (kernel.info.path / "build.log").read_text(errors="replace")
-    return tuple(_verdicts(pipe, log))
+    return tuple(_verdicts(compiled, log))
 
 
 def describe(verdicts) -> str:
@@ -59,10 +60,10 @@ def describe(verdicts) -> str:
     return "\n".join(lines) or "  (no innermost loops)"
 
 
-def _verdicts(pipe, log):
+def _verdicts(compiled, log):
     messages = _messages(log)
-    source = pipe.cmodule.source.splitlines()
-    labels = _labels(pipe, source)
+    source = compiled.cmodule.source.splitlines()
+    labels = _labels(compiled, source)
     for index, text in enumerate(source):
         if text.strip() != "#pragma omp simd" and not text.strip().startswith(
             "#pragma omp parallel for simd"
@@ -123,7 +124,7 @@ def _messages(log: str) -> dict:
     return messages
 
 
-def _labels(pipe, source) -> list:
+def _labels(compiled, source) -> list:
     """The stages each line of the C belongs to."""
     current, labels = ("(setup)",), []
     for text in source:
@@ -132,6 +133,6 @@ def _labels(pipe, source) -> list:
             current = (stage[1],)
         elif nest:
             group, index = int(nest[1]), int(nest[2])
-            current = pipe.group_plans[group].nests[index].stages
+            current = compiled.group_plans[group].nests[index].stages
         labels.append(current)
     return labels
