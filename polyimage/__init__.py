@@ -8,10 +8,11 @@ errors, version | config, io | dsl (what users write) | algebra (evaluation, aff
 simplification, interval bounds) | graph (the stage DAG, inlining) | poly (isl analysis: domains,
 accesses, bounds checks) | schedule (schedules, group plans, regions, memory) | grouping (cost
 model, DP, baselines) | codegen (C) | jit (build, cache) | arguments, interp (calls, the
-reference interpreter) | pipeline, record, report, dump, profile, vectorization (the driver,
-whole compiles kept on disk) | cli, commands, apps (the command line, its sub-commands and the
-example pipelines, installed as polyimage.apps from the top-level apps/ folder), autotune
-(the cost weights' tuner), testing (random pipelines and schedules for tests and the tuner).
+reference interpreter) | pipeline, lower, record, report, dump, profile, vectorization (the
+driver, lowering to a Compiled record, whole compiles kept on disk) | cli, commands, apps (the
+command line, its sub-commands and the example pipelines, installed as polyimage.apps from the
+top-level apps/ folder), autotune (the cost weights' tuner), testing (random pipelines and
+schedules for tests and the tuner).
 
 `compile`, `Pipeline` and `interpret` are loaded on first use, so that `import polyimage` does
 not load isl, cffi and the compiler until a pipeline is compiled or interpreted.
@@ -70,6 +71,7 @@ LAYERS = (
     ("arguments", "interp"),
     (
         "pipeline",
+        "lower",
         "background",
         "record",
         "report",

@@ -63,39 +63,43 @@ def graph_text(graph) -> str:
     return "\n".join(lines)
 
 
-def inlined_text(pipe) -> str:
+def inlined_text(inlined, stage_graph) -> str:
+    """What was inlined into what, by which rule, then the stages after inlining."""
     lines = [
-        f"{producer} into {', '.join(consumers)} ({rule})"
-        for producer, consumers, rule in pipe.inlined
+        f"{producer} into {', '.join(consumers)} ({rule})" for producer, consumers, rule in inlined
     ] or ["nothing inlined"]
-    return "\n".join(lines + ["", graph_text(pipe.stage_graph)])
+    return "\n".join(lines + ["", graph_text(stage_graph)])
 
 
-def analysis_text(analysis, warnings) -> str:
-    lines = [f"context: {analysis.context_set}", "domains:"]
-    lines += [f"  {name}: {domain}" for name, domain in analysis.domain_sets.items()]
+def analysis_text(context: str, domains: dict, warnings) -> str:
+    """The parameter context, every stage's isl domain, and the bounds check's warnings."""
+    lines = [f"context: {context}", "domains:"]
+    lines += [f"  {name}: {domain}" for name, domain in domains.items()]
     lines += ["warnings:"] + [f"  {w}" for w in warnings] if warnings else ["warnings: none"]
     return "\n".join(lines)
 
 
-def schedule_text(pipe) -> str:
-    lines = [str(pipe.schedule), "", pipe.schedule.to_json()]
-    if pipe.auto is not None:
-        stats = pipe.auto.stats
+def schedule_text(schedule, auto, request) -> str:
+    """The schedule as text and JSON; with `auto`'s search, its weights, statistics and the
+    cost of every group."""
+    lines = [str(schedule), "", schedule.to_json()]
+    if auto is not None:
+        stats = auto.stats
         lines += [
             "",
-            f"auto: weights {pipe.weights} ({pipe.weights_origin}); "
+            f"auto: weights {request.weights} ({request.weights_origin}); "
             f"{stats.states} states, {stats.groups_costed} groups costed, "
             f"{stats.seconds:.3f} s",
         ]
         lines += [
             f"  group {i}: cost {cost.cost:.6g}, {cost.terms.describe()}"
-            for i, cost in enumerate(pipe.auto.costs)
+            for i, cost in enumerate(auto.costs)
         ]
     return "\n".join(lines)
 
 
 def plans_text(plans) -> str:
+    """Every group's plan: members, tiles, live-outs, scratchpads, loop nests, regions."""
     lines = []
     for i, plan in enumerate(plans):
         if isinstance(plan, UntiledGroup):
@@ -119,4 +123,18 @@ def plans_text(plans) -> str:
 
 
 def passes_text(pass_seconds) -> str:
+    """The seconds of every pass, in the order they ran."""
     return "\n".join(f"{name} {seconds:.4f} s" for name, seconds in pass_seconds.items())
+
+
+def compiled_texts(compiled) -> dict:
+    """{file name: text} of what a dump folder holds for the `Compiled` record (01 to 06, as
+    lowering writes them one pass at a time): a record loaded from the cache dumped whole."""
+    return {
+        "01-graph.txt": graph_text(compiled.request.graph),
+        "02-inlined.txt": inlined_text(compiled.inlined, compiled.stage_graph),
+        "03-analysis.txt": analysis_text(compiled.context, compiled.domains, compiled.warnings),
+        "04-schedule.txt": schedule_text(compiled.schedule, compiled.auto, compiled.request),
+        "05-plans.txt": plans_text(compiled.group_plans),
+        "06-kernel.c": compiled.cmodule.source,
+    }

@@ -1,7 +1,7 @@
-"""`pipe.export(DIR)` and `polyimage export`: a compiled pipeline as a C library that needs no
-Python: its C source, a header, a static and a shared library built with the flags `compile()`
-uses, a README with the line that links it into a program, and a manifest from which
-`polyimage.load(DIR)` calls the shared library without a compiler (deploy.py)."""
+"""`pipe.export(DIR)` and `polyimage export`: a compile (its `Compiled` record, lower.py) as a C
+library that needs no Python: its C source, a header, a static and a shared library built with
+the flags `compile()` uses, a README with the line that links it into a program, and a manifest
+from which `polyimage.load(DIR)` calls the shared library without a compiler (deploy.py)."""
 
 from __future__ import annotations
 
@@ -45,20 +45,27 @@ class Exported:
         return f"exported {self.name} to {self.folder} in {self.seconds:.2f} s: {sizes}"
 
 
-def export_pipeline(pipe, folder, name=None) -> Exported:
-    """Write `pipe` (a compiled Pipeline) into `folder` as a C library with entry `name`
-    (default: the pipeline's name), built by the compiler and flags of `pipe.options` (CC
-    picks another compiler, a cross compiler included)."""
+def export_pipeline(compiled, folder, name=None) -> Exported:
+    """Write the `Compiled` record's C into `folder` as a C library with entry `name`
+    (default: the pipeline's name), built by the compiler and flags of its options (CC picks
+    another compiler, a cross compiler included)."""
     start = time.perf_counter()
-    name = check_export(folder, name or pipe.name)
+    name = check_export(folder, name or compiled.name)
     folder = Path(folder)
     try:
         folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise ArgumentError(f"cannot create the export folder {folder}: {exc.strerror}") from None
-    compiler, cflags, _ = compile_flags(pipe.options)
+    compiler, cflags, _ = compile_flags(compiled.options)
     link = link_flags(cflags)
-    code = exported_c(pipe.stage_graph, pipe.cmodule, name, pipe.constraints, __version__, link)
+    code = exported_c(
+        compiled.stage_graph,
+        compiled.cmodule,
+        name,
+        compiled.request.constraints,
+        __version__,
+        link,
+    )
     files = {
         "source": folder / f"{name}.c",
         "header": folder / f"{name}.h",
@@ -79,9 +86,9 @@ def export_pipeline(pipe, folder, name=None) -> Exported:
     _run(shared, folder, log_lines)
     obj.unlink()
     files["manifest"].write_text(
-        json.dumps(manifest(pipe, name, compiler, flags, files, code.header), indent=1) + "\n"
+        json.dumps(manifest(compiled, name, compiler, flags, files, code.header), indent=1) + "\n"
     )
-    files["readme"].write_text(readme(pipe, name, compiler, flags))
+    files["readme"].write_text(readme(compiled, name, compiler, flags))
     exported = Exported(folder, name, files, time.perf_counter() - start)
     log.info("%s", exported.describe())
     return exported
@@ -134,14 +141,14 @@ def _run(argv: list, folder: Path, log_lines: list) -> None:
         )
 
 
-def manifest(pipe, name: str, compiler: str, flags: list, files: dict, header: str) -> dict:
+def manifest(compiled, name: str, compiler: str, flags: list, files: dict, header: str) -> dict:
     """What `polyimage.load` needs to check and make a call: the parameters, inputs and
     outputs in the entry's order, with their extents and domains, the constraints, and the C
     declarations of the library."""
-    graph, cmodule = pipe.stage_graph, pipe.cmodule
+    graph, cmodule, request = compiled.stage_graph, compiled.cmodule, compiled.request
     by_name = {s.name: s.func for s in graph.stages}
     params = {p.name: p for p in graph.parameters}
-    domains = [_domain(s.func) for s in pipe.graph.stages]
+    domains = [_domain(s.func) for s in request.graph.stages]
     return {
         "format": MANIFEST_FORMAT,
         "name": name,
@@ -160,9 +167,9 @@ def manifest(pipe, name: str, compiler: str, flags: list, files: dict, header: s
             }
             for n in cmodule.inputs
         ],
-        "outputs": list(pipe.graph.outputs),
+        "outputs": list(request.graph.outputs),
         "stages": domains,
-        "constraints": [to_data(c) for c in pipe.constraints],
+        "constraints": [to_data(c) for c in request.constraints],
         "cdef": declarations(header),
     }
 
@@ -196,16 +203,16 @@ def declarations(header: str) -> str:
     return "\n".join(lines)
 
 
-def _cpu_note(pipe) -> str:
-    if pipe.options.march != "native":
-        return f"It runs on CPUs that `-march={pipe.options.march}` builds for.\n\n"
+def _cpu_note(options) -> str:
+    if options.march != "native":
+        return f"It runs on CPUs that `-march={options.march}` builds for.\n\n"
     return (
         "Built for this machine's CPU (`-march=native`): for other machines export with "
         "`--target avx2` or `--march CPU` (`compile(..., march=...)`).\n\n"
     )
 
 
-def readme(pipe, name: str, compiler: str, flags: list) -> str:
+def readme(compiled, name: str, compiler: str, flags: list) -> str:
     """The README of an export: the files, the line that links the library into a program,
     and how to load it back into Python."""
     cc = Path(shlex.split(compiler)[0]).name
@@ -218,7 +225,7 @@ The pipeline `{name}`, exported by polyimage {__version__} with `{cc}` and
 - `lib{name}.a`, `lib{name}{SHARED_SUFFIX}`: the library, static and shared; `{name}.c`: its source.
 - `{MANIFEST}`: what `polyimage.load()` reads to call the shared library from Python.
 
-{_cpu_note(pipe)}Link a program with the static library:
+{_cpu_note(compiled.options)}Link a program with the static library:
 
 ```sh
 {cc} -O2 app.c -I. lib{name}.a {link_flags(flags)} -o app

@@ -1,23 +1,18 @@
-"""The driver: `compile()` runs the passes in order, and a `Pipeline` is the callable result.
+"""The driver: `compile()` lowers a pipeline to its `Compiled` record (lower.py), or loads the
+record of the same compile from the cache (record.py), builds its C module, and wraps both in
+the callable `Pipeline`.
 
-Passes, each timed (`pass_seconds`), logged at DEBUG and, with a dump folder, written out
-(dump.py): build_graph -> analyze -> check_bounds -> inline (-> analyze_inlined) -> schedule
-(auto: the DP over the cost model, which plans each group) -> plan_groups (other schedules) ->
-generate_c -> build. Estimates become parameter values once, before scheduling. `graph` is the
-pipeline as written (calls are checked against it); `stage_graph` is what code is generated
-from, after inlining.
+Every pass is timed (`pass_seconds`), logged at DEBUG and, with a dump folder, written out
+(dump.py); the build is the last of them. A Pipeline reads what it shows (schedule, plans,
+stage graphs, warnings...) off its record, `pipe.compiled`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import html
 import logging
-import time
 import warnings
-
-import numpy as np
 
 from .arguments import (  # noqa: F401  (MAX_THREADS is read from here too)
     MAX_THREADS,
@@ -27,53 +22,31 @@ from .arguments import (  # noqa: F401  (MAX_THREADS is read from here too)
     output_arrays,
 )
 from .background import BackgroundPipeline
-from .codegen.cmodule import generate_module
 from .config import Options
-from .dsl import expr as E
-from .dump import (
-    Dump,
-    analysis_text,
-    graph_text,
-    inlined_text,
-    passes_text,
-    plans_text,
-    schedule_text,
-)
-from .errors import (
-    ArgumentError,
-    ArgumentTypeError,
-    EstimateWarning,
-    PipelineError,
-    UncoveredReadWarning,
-    WeightsWarning,
-)
+from .dump import Dump, passes_text
+from .errors import ArgumentError, EstimateWarning, PipelineError
 from .graph.dag import build_graph
 from .graph.dot import render_svg, to_dot
-from .graph.inline import inline_stages
-from .grouping.auto import auto_schedule
-from .grouping.greedy import greedy_cost_schedule, greedy_schedule
-from .grouping.machine import Machine, cpu_model
-from .grouping.weights import foreign_weights, resolve_weights
-from .jit.build import build, evict_over_cap
-from .jit.calibrate import load_calibration
-from .jit.toolchain import compiler_command, facts_dir, target_facts
-from .poly.analysis import analyze
-from .poly.bounds import branch_free_stages, check_analysis, check_inlined
-from .profile import Profile, profile_run
-from .record import FIELDS, compile_key, load_record, save_record
-from .schedule.memory import MemoryEstimate, memory_estimate, small_stages
-from .schedule.plan import Schedule, ScheduleError
-from .schedule.reductions import reduction_strategies
-from .schedule.tiling import TiledGroup, plan_groups
+from .jit.build import build
+from .lower import (  # noqa: F401  (the constants and estimates are read from here too)
+    DEFAULT_ESTIMATE,
+    PROGRESS_AFTER_SECONDS,
+    PROGRESS_MIN_PASS_SECONDS,
+    SCHEDULES,
+    Compiled,
+    PassTimer,
+    check_constraints,
+    check_estimates,
+    resolve_estimates,
+    resolve_request,
+    run_passes,
+    target_machine,
+)
+from .profile import Profile, profile_run, profiled_module
+from .record import compile_key, load_compiled, save_compiled
+from .schedule.memory import MemoryEstimate
 
 log = logging.getLogger("polyimage")
-# compiles that take longer than this report each pass as it ends (the command line shows them)
-progress = logging.getLogger("polyimage.progress")
-PROGRESS_AFTER_SECONDS = 1.0
-PROGRESS_MIN_PASS_SECONDS = 0.05
-
-SCHEDULES = ("naive", "auto", "greedy", "greedy-cost")
-DEFAULT_ESTIMATE = 1024
 
 
 def compile(
@@ -121,7 +94,7 @@ def compile(
         options = (options or Options.from_env()).for_march(march)
 
     def make_pipeline(chosen_schedule, chosen_options):
-        return Pipeline(
+        return compiled_pipeline(
             outputs,
             estimates,
             constraints,
@@ -139,231 +112,121 @@ def compile(
     if not build:
         raise ArgumentError("background=True compiles to call: it cannot go with build=False")
     graph = build_graph(outputs)
-    _check_estimates(graph, estimates or {})
-    _check_constraints(graph, constraints)
+    check_estimates(graph, estimates or {})
+    check_constraints(graph, constraints)
     return BackgroundPipeline(make_pipeline, schedule, options or Options.from_env())
 
 
-def target_machine(options) -> tuple:
-    """(Machine, where its operation cost came from) for the host under `options`: the vector
-    width of the compiler's target, the figures `polyimage calibrate` kept for this CPU and
-    target if any, then the overrides of `options.machine` (any field of Machine: a test or a
-    bench can plan for a machine fixed whole, vector width and op cost included)."""
-    facts = target_facts(compiler_command(), tuple(options.cflags), facts_dir(options))
-    calibration = load_calibration(options)
-    measured = calibration.machine_fields() if calibration else {}
-    origin = (
-        "op cost set by the options' machine model"
-        if "op_bytes" in options.machine
-        else calibration.describe()
-        if calibration
-        else "op cost of the reference machine (run `polyimage calibrate` to measure this one)"
+def compiled_pipeline(
+    outputs, estimates, constraints, name, schedule, inline, options, weights, dump, build_module
+) -> Pipeline:
+    """`compile` in the foreground: the request resolved, its record loaded from the cache or
+    lowered afresh, the module built (unless `build_module` is False), the record kept."""
+    timer = PassTimer(PROGRESS_AFTER_SECONDS, PROGRESS_MIN_PASS_SECONDS)
+    request = resolve_request(
+        outputs, estimates, constraints, name, schedule, inline, options, weights, timer
     )
-    fields = {"vector_bytes": facts.vector_bytes, **measured, **options.machine}
-    return Machine.detect(**fields), origin
+    dumped = Dump(dump or request.options.dump_dir, request.name)
+    key = compiled = None
+    if request.options.use_cache and dumped.folder is None:
+        with timer("load_record"):
+            key = compile_key(request)
+            compiled = load_compiled(request, key)
+    cached = compiled is not None
+    if not cached:
+        compiled = run_passes(request, dumped, timer)
+    _warn_assumed_estimates(compiled)
+    kernel = None
+    if build_module:
+        with timer("build"):
+            kernel = build(compiled.cmodule, request.options)
+        dumped.copy("07-build.log", kernel.info.path / "build.log")
+    dumped.write("passes.txt", lambda: passes_text(timer.seconds))
+    if key is not None and not cached:
+        save_compiled(compiled, key, keep=[kernel.info.path] if kernel else [])
+    log.info(
+        "%s %s in %.3f s",
+        "loaded" if cached else "compiled",
+        request.name,
+        sum(timer.seconds.values()),
+    )
+    return Pipeline(compiled, kernel, cached, timer.seconds)
+
+
+def _warn_assumed_estimates(compiled: Compiled) -> None:
+    """An EstimateWarning naming the parameters assumed DEFAULT_ESTIMATE, where tile sizes were
+    chosen for them."""
+    assumed = compiled.request.assumed
+    if assumed and any(group.tile_sizes for group in compiled.schedule.groups):
+        warnings.warn(
+            f"no estimate for {_listing(assumed)}: the optimizer assumes "
+            f"{DEFAULT_ESTIMATE}; give estimates={{...}} to compile for the sizes "
+            f"you run",
+            EstimateWarning,
+            stacklevel=5,
+        )
+
+
+def _recorded(path: str, doc: str) -> property:
+    """A read-only attribute of a Pipeline read off its record (`"request.graph"`: nested)."""
+    names = path.split(".")
+
+    def read(pipe):
+        value = pipe.compiled
+        for name in names:
+            value = getattr(value, name)
+        return value
+
+    return property(read, doc=doc)
 
 
 class Pipeline:
-    """A compiled pipeline: call it with images and parameters as keyword arguments."""
+    """A compiled pipeline: call it with images and parameters as keyword arguments. It holds
+    the `Compiled` record (`compiled`), the built module (`kernel`, None with build=False),
+    whether the record came from the cache (`cached`) and the seconds of every pass."""
 
-    def __init__(
-        self,
-        outputs,
-        estimates=None,
-        constraints=(),
-        name=None,
-        schedule="auto",
-        inline=True,
-        options=None,
-        weights=None,
-        dump=None,
-        build_module=True,
-    ):
-        self.pass_seconds, self._bindings, self._workspaces = {}, {}, []
-        self._started = time.perf_counter()
-        self._profiled = None
-        self.options = options or Options.from_env()
-        self.weights = self.weights_origin = None
-        self._weights_given = weights
-        with self._timed("build_graph"):
-            self.graph = build_graph(outputs)
-        self.name = name or self.graph.outputs[0]
-        if not self.name.isidentifier():
-            raise ArgumentError(f"pipeline name must be an identifier, got {self.name!r}")
-        dumped = Dump(dump or self.options.dump_dir, self.name)
-        self.estimates = _check_estimates(self.graph, estimates or {})
-        self.param_values, self.assumed = resolve_estimates(self.graph, self.estimates)
-        self.constraints = _check_constraints(self.graph, constraints)
-        if schedule in ("auto", "greedy-cost"):
-            self.weights, self.weights_origin = resolve_weights(self._weights_given, self.options)
-            if self.weights_origin.startswith("weights file"):
-                note = foreign_weights(self.options.weights_file, cpu_model(), self.options.march)
-                if note:
-                    warnings.warn(note, WeightsWarning, stacklevel=3)
-        self.machine, self.machine_origin = target_machine(self.options)
-        self.cached, key = False, None
-        if self.options.use_cache and dumped.folder is None:
-            with self._timed("load_record"):
-                key = compile_key(
-                    self.graph,
-                    name=self.name,
-                    estimates=self.estimates,
-                    constraints=self.constraints,
-                    schedule=schedule,
-                    inline=inline,
-                    weights=self.weights,
-                    machine=self.machine,
-                    options=self.options,
-                )
-                record = load_record(self.options.cache_dir, key)
-            if record is not None:
-                self._restore(record)
-        if not self.cached:
-            self._run_passes(schedule, inline, dumped)
-        self._warn_assumed_estimates()
-        self.kernel = None
-        if build_module:
-            with self._timed("build"):
-                self.kernel = build(self.cmodule, self.options)
-            dumped.copy("07-build.log", self.kernel.info.path / "build.log")
-        dumped.write("passes.txt", lambda: passes_text(self.pass_seconds))
-        if key is not None and not self.cached:
-            try:
-                record = save_record(
-                    self.options.cache_dir, key, {f: getattr(self, f) for f in FIELDS}
-                )
-            except OSError as exc:
-                log.warning("could not save the compile record: %s", exc)
-            else:
-                evict_over_cap(
-                    self.options.cache_dir,
-                    self.options.cache_max_bytes,
-                    keep=[record] + ([self.kernel.info.path] if self.kernel else []),
-                )
-        log.info(
-            "%s %s in %.3f s",
-            "loaded" if self.cached else "compiled",
-            self.name,
-            sum(self.pass_seconds.values()),
-        )
+    def __init__(self, compiled: Compiled, kernel=None, cached=False, pass_seconds=None):
+        self.compiled, self.kernel, self.cached = compiled, kernel, cached
+        self.pass_seconds = dict(pass_seconds or {})
+        self._bindings, self._workspaces, self._profiled = {}, [], None
 
-    def _restore(self, record: dict) -> None:
-        """Take a saved compile's results; its warnings are issued again."""
-        for field in FIELDS:
-            setattr(self, field, record[field])
-        self.cached = True
-        for message in self.warnings:
-            warnings.warn(message, UncoveredReadWarning, stacklevel=4)
-
-    def _run_passes(self, schedule, inline, dumped) -> None:
-        """Analysis, bounds check, inlining, scheduling, planning and code generation."""
-        dumped.write("01-graph.txt", lambda: graph_text(self.graph))
-        with self._timed("analyze"):
-            analysis = analyze(self.graph, self.constraints)
-        with self._timed("check_bounds"):
-            self.warnings = check_analysis(analysis)
-        self.stage_graph, self.inlined = self.graph, []
-        if inline:
-            with self._timed("inline"):
-                self.stage_graph, self.inlined = inline_stages(
-                    self.graph, lambda g, consumers: analyze(g, self.constraints, consumers)
-                )
-            for producer, consumers, rule in self.inlined:
-                log.debug("inlined %s into %s (%s)", producer, ", ".join(consumers), rule)
-            if self.inlined:
-                with self._timed("analyze_inlined"):
-                    analysis = analyze(self.stage_graph, self.constraints)
-                    check_inlined(
-                        analysis, {c for _, consumers, _ in self.inlined for c in consumers}
-                    )
-        dumped.write("02-inlined.txt", lambda: inlined_text(self))
-        dumped.write("03-analysis.txt", lambda: analysis_text(analysis, self.warnings))
-        self.branch_free = branch_free_stages(analysis)
-        self.auto = None
-        with self._timed("schedule"):
-            self.schedule = self._resolve_schedule(schedule)
-        dumped.write("04-schedule.txt", lambda: schedule_text(self))
-        with self._timed("plan_groups"):
-            self.group_plans = (
-                self.auto.plans
-                if self.auto is not None
-                else plan_groups(self.stage_graph, self.schedule, self.param_values)
-            )
-        with self._timed("plan_reductions"):
-            tiled = {
-                name: i
-                for i, plan in enumerate(self.group_plans)
-                if isinstance(plan, TiledGroup)
-                for name in plan.members
-            }
-            self.reductions = reduction_strategies(self.stage_graph, self.param_values, tiled)
-        dumped.write("05-plans.txt", lambda: plans_text(self.group_plans))
-        with self._timed("generate_c"):
-            self.cmodule = generate_module(
-                self.stage_graph,
-                self.name,
-                self.group_plans,
-                self.branch_free,
-                reductions=self.reductions,
-                check=self.options.check,
-                plain=self.plain_stages,
-            )
-        dumped.write("06-kernel.c", self.cmodule.source)
-
-    def _warn_assumed_estimates(self) -> None:
-        if self.assumed and any(group.tile_sizes for group in self.schedule.groups):
-            warnings.warn(
-                f"no estimate for {_listing(self.assumed)}: the optimizer assumes "
-                f"{DEFAULT_ESTIMATE}; give estimates={{...}} to compile for the sizes "
-                f"you run",
-                EstimateWarning,
-                stacklevel=4,
-            )
-
-    def _resolve_schedule(self, schedule) -> Schedule:
-        """The Schedule to generate code for: a name from SCHEDULES, a Schedule, or its text."""
-        if schedule == "naive":
-            return Schedule.naive(self.stage_graph)
-        if schedule == "auto":
-            self.auto = auto_schedule(
-                self.stage_graph,
-                self.param_values,
-                self.machine,
-                self.weights,
-                multilevel=self.options.multilevel,
-            )
-            return self.auto.schedule
-        if schedule == "greedy":
-            return greedy_schedule(self.stage_graph, self.param_values)
-        if schedule == "greedy-cost":
-            return greedy_cost_schedule(
-                self.stage_graph,
-                self.param_values,
-                self.machine,
-                self.weights,
-            )
-        if isinstance(schedule, str) and ("{" in schedule or "group" in schedule):
-            schedule = Schedule.parse(schedule)
-        if not isinstance(schedule, Schedule):
-            raise ArgumentError(
-                f"unknown schedule {schedule!r}; give a Schedule, its text, or "
-                f"one of: {', '.join(SCHEDULES)}"
-            )
-        inlined = {producer: consumers for producer, consumers, _ in self.inlined}
-        for group in schedule.groups:
-            for name in group.stages:
-                if name in inlined:
-                    raise ScheduleError(
-                        f"{name} was inlined into {', '.join(inlined[name])}; leave it out of "
-                        f"the schedule or compile with inline=False"
-                    )
-        return schedule.validate(self.stage_graph)
+    graph = _recorded("request.graph", "The pipeline as written (calls are checked against it).")
+    name = _recorded("request.name", "The pipeline's name; the C entry is `pipeline_<name>`.")
+    options = _recorded("request.options", "The Options it was compiled under.")
+    estimates = _recorded("request.estimates", "The estimates given, by parameter name.")
+    assumed = _recorded("request.assumed", "Parameters sizing a domain with no estimate.")
+    param_values = _recorded("request.param_values", "Every parameter's value for planning.")
+    constraints = _recorded("request.constraints", "Conditions every call satisfies.")
+    weights = _recorded("request.weights", "Cost weights (auto and greedy-cost), else None.")
+    weights_origin = _recorded("request.weights_origin", "Where the weights came from.")
+    machine = _recorded("request.machine", "The machine model the schedule was planned for.")
+    machine_origin = _recorded("request.machine_origin", "Where its op cost came from.")
+    stage_graph = _recorded("stage_graph", "The stages code is generated from (after inlining).")
+    branch_free = _recorded("branch_free", "Stages whose Cases run without branches.")
+    schedule = _recorded("schedule", "The Schedule compiled.")
+    group_plans = _recorded("group_plans", "Each group's plan: what code generation ran.")
+    auto = _recorded("auto", "The auto search (schedule, plans, costs, stats), else None.")
+    reductions = _recorded("reductions", "How each Reduction runs, by stage.")
+    plain_stages = _recorded("plain_stages", "Stages generated as one plain loop nest.")
 
     @property
-    def plain_stages(self) -> frozenset:
-        """The stages generated as one plain loop nest: fewer points at the estimates than
-        Options.plain_points (schedule.memory.small_stages)."""
-        return small_stages(self.stage_graph, self.param_values, self.options.plain_points)
+    def inlined(self) -> list:
+        """(producer, consumers, rule) of every stage inlined, in order."""
+        return list(self.compiled.inlined)
+
+    @property
+    def warnings(self) -> list:
+        """The bounds check's warnings (reads of points no Case defines)."""
+        return list(self.compiled.warnings)
+
+    @property
+    def cmodule(self):
+        """The generated C module (codegen.cmodule.CModule)."""
+        return self.compiled.cmodule
+
+    @cmodule.setter
+    def cmodule(self, cmodule) -> None:
+        self.compiled = dataclasses.replace(self.compiled, cmodule=cmodule)
 
     def release(self) -> None:
         """Free the memory calls keep for the next ones (intermediate buffers, scratchpads);
@@ -373,25 +236,7 @@ class Pipeline:
 
     def memory(self) -> MemoryEstimate:
         """Bytes of intermediate buffers at the estimates (see schedule.memory)."""
-        return memory_estimate(self.stage_graph, self.group_plans, self.param_values)
-
-    @contextlib.contextmanager
-    def _timed(self, pass_name: str):
-        start = time.perf_counter()
-        yield
-        self.pass_seconds[pass_name] = time.perf_counter() - start
-        log.debug("%s: %.3f s", pass_name, self.pass_seconds[pass_name])
-        if (
-            time.perf_counter() - self._started > PROGRESS_AFTER_SECONDS
-            and self.pass_seconds[pass_name] >= PROGRESS_MIN_PASS_SECONDS
-        ):
-            progress.info(
-                "%s: %s done in %.2f s (%.1f s so far)",
-                getattr(self, "name", "pipeline"),
-                pass_name,
-                self.pass_seconds[pass_name],
-                time.perf_counter() - self._started,
-            )
+        return self.compiled.memory()
 
     @property
     def c_source(self) -> str:
@@ -404,7 +249,7 @@ class Pipeline:
         innermost loop and why not (a separate build with its report, a few seconds)."""
         from .report import pipeline_report
 
-        return pipeline_report(self, vectorization)
+        return pipeline_report(self.compiled, self.kernel, self.pass_seconds, vectorization)
 
     @property
     def origin(self) -> str:
@@ -464,7 +309,7 @@ class Pipeline:
         an `export.Exported` listing the files."""
         from .export import export_pipeline
 
-        return export_pipeline(self, folder, name)
+        return export_pipeline(self.compiled, folder, name)
 
     def _prepare_call(self, images, out, threads, arguments) -> tuple:
         """(binding, output arrays, thread count, parameter values and input arrays in the
@@ -481,82 +326,11 @@ class Pipeline:
         """Time the groups and stages of a call on these arguments (a separate build with
         timers compiled in, made once; the normal build has none). Print the result."""
         if self._profiled is None:
-            cmodule = generate_module(
-                self.stage_graph,
-                self.name,
-                self.group_plans,
-                self.branch_free,
-                profile=True,
-                reductions=self.reductions,
-                check=self.options.check,
-                plain=self.plain_stages,
-            )
-            self._profiled = build(cmodule, self.options)
-        return profile_run(self, self._profiled, runs, threads, images, arguments)
-
-
-def _param_by_name(graph, key, what: str):
-    name = key.name if isinstance(key, E.Parameter) else key
-    for p in graph.parameters:
-        if p.name == name:
-            return p
-    raise PipelineError(
-        f"{what} names {name!r}, which is not a parameter of the pipeline "
-        f"({', '.join(p.name for p in graph.parameters) or 'none'})"
-    )
-
-
-def resolve_estimates(graph, estimates: dict) -> tuple:
-    """(a value for every parameter, the names assumed): the estimate where given; a parameter
-    that sizes a domain without one is assumed DEFAULT_ESTIMATE; the others never reach the
-    optimizer, and get 1."""
-    sizing = {
-        p.name
-        for s in graph.stages
-        for e in _extent_exprs(s.func)
-        for p in E.free_symbols(e, E.Parameter)
-    }
-    values, assumed = {}, []
-    for p in graph.parameters:
-        if p.name in estimates:
-            values[p.name] = estimates[p.name]
-        elif p.name in sizing:
-            values[p.name] = DEFAULT_ESTIMATE
-            assumed.append(p.name)
-        else:
-            values[p.name] = 1 if p.typ.is_int else 1.0
-    return values, tuple(assumed)
-
-
-def _extent_exprs(func):
-    intervals = func.intervals + getattr(func, "reduction_intervals", ())
-    yield from (bound for iv in intervals for bound in (iv.lb, iv.ub))
-    yield from getattr(func, "extents", ())
+            self._profiled = build(profiled_module(self.compiled), self.options)
+        call = self._prepare_call(images, None, threads, arguments)
+        return profile_run(self.compiled, self._profiled, call, runs)
 
 
 def _listing(names) -> str:
+    """`a`, `a and b`, `a, b and c`."""
     return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]
-
-
-def _check_estimates(graph, estimates: dict) -> dict:
-    checked = {}
-    for key, value in estimates.items():
-        p = _param_by_name(graph, key, "estimates")
-        if p.typ.is_int and not isinstance(value, (int, np.integer)):
-            raise ArgumentTypeError(f"estimate of {p.name} must be an integer, got {value!r}")
-        checked[p.name] = value
-    return checked
-
-
-def _check_constraints(graph, constraints) -> tuple:
-    for cond in constraints:
-        if not isinstance(cond, E.BoolExpr):
-            raise ArgumentTypeError(f"constraints must be Conditions on Parameters, got {cond!r}")
-        for node in E.walk(cond):
-            if isinstance(node, (E.Variable, E.Reference)) and not isinstance(node, E.Parameter):
-                raise ArgumentTypeError(
-                    f"constraint `{cond}` may only use Parameters, not `{node}`"
-                )
-            if isinstance(node, E.Parameter):
-                _param_by_name(graph, node, f"constraint `{cond}`")
-    return tuple(constraints)

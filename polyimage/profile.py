@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .codegen.cmodule import CModule, generate_module
 from .schedule.tiling import UntiledGroup
 
 
@@ -57,12 +58,24 @@ class Profile:
         return "\n".join(lines)
 
 
-def profile_run(pipe, kernel, runs: int, threads, images: tuple, arguments: dict) -> Profile:
-    """Call the profiled `kernel` of `pipe` `runs` times on the call's arguments (after one
-    warm-up)."""
-    binding, outputs, nthreads, params, inputs = pipe._prepare_call(
-        images, None, threads, arguments
+def profiled_module(compiled) -> CModule:
+    """The C of the `Compiled` record again, with a timer around every group and loop nest."""
+    return generate_module(
+        compiled.stage_graph,
+        compiled.name,
+        compiled.group_plans,
+        compiled.branch_free,
+        profile=True,
+        reductions=compiled.reductions,
+        check=compiled.options.check,
+        plain=compiled.plain_stages,
     )
+
+
+def profile_run(compiled, kernel, call: tuple, runs: int) -> Profile:
+    """Call `kernel`, the profiled build of `compiled`, `runs` times (after one warm-up) on
+    `call`: (binding, outputs, thread count, parameters, inputs) as a Pipeline prepares it."""
+    binding, outputs, nthreads, params, inputs = call
     timers = np.zeros(len(kernel.cmodule.profile))
     workspace = kernel.workspace()
     kernel(workspace, nthreads, params, inputs, outputs, timers)
@@ -74,15 +87,15 @@ def profile_run(pipe, kernel, runs: int, threads, images: tuple, arguments: dict
     kernel.release(workspace)
     timers /= max(runs, 1)
     return Profile(
-        pipe.name,
+        compiled.name,
         nthreads or None,
         max(runs, 1),
         seconds,
-        tuple(_rows(pipe, binding, kernel.cmodule.profile, timers, seconds)),
+        tuple(_rows(compiled, binding, kernel.cmodule.profile, timers, seconds)),
     )
 
 
-def _rows(pipe, binding, slots, timers, total):
+def _rows(compiled, binding, slots, timers, total):
     nests = {}
     for (kind, group, stages), value in zip(slots, timers):
         if kind == "nest":
@@ -90,8 +103,9 @@ def _rows(pipe, binding, slots, timers, total):
     for (kind, group, stages), value in zip(slots, timers):
         if kind == "nest":
             continue
-        plan = pipe.group_plans[group]
-        yield ProfileRow(group, stages, value, value / total, _traffic(pipe, binding, plan, stages))
+        plan = compiled.group_plans[group]
+        traffic = _traffic(compiled.stage_graph, binding, plan, stages)
+        yield ProfileRow(group, stages, value, value / total, traffic)
         inner = nests.get(group, [])
         if len(inner) == 1 and inner[0][0] == tuple(stages):
             continue  # one nest of the whole group: nothing more to say
@@ -101,10 +115,9 @@ def _rows(pipe, binding, slots, timers, total):
             yield ProfileRow(group, nest_stages, part, part / total, inner=True)
 
 
-def _traffic(pipe, binding, plan, stages) -> int:
+def _traffic(graph, binding, plan, stages) -> int:
     """Bytes read from outside and written to full buffers: producers outside `stages` read
     once, the full buffers of `stages` (all of them untiled, the live-outs tiled) written once."""
-    graph = pipe.stage_graph
     inside = set(stages)
     written = stages if isinstance(plan, UntiledGroup) else plan.liveouts
     read = {p for s in stages for p in graph.stage(s).producers if p not in inside}

@@ -1,13 +1,15 @@
 """Whole compiles kept on disk, keyed by everything that decides their result, so that a compile
 seen before skips every pass (analysis, inlining, grouping, code generation) and loads its
-schedule, plans, warnings and built module in milliseconds.
+`Compiled` record (lower.py: schedule, plans, warnings, C) and built module in milliseconds.
 
 The key hashes a canonical text of the pipeline (every stage's name, kind, type, domain and
 definition, with variables named by their place), the estimates, constraints, schedule argument,
 inlining, the weights and machine model in force, the build options, the polyimage version and a
 digest of the compiler's own source (a changed compiler never reuses an older compile's record).
 Records live under <cache>/records/<key[:2]>/<key>.pickle, written atomically; one that cannot
-be read back is discarded with a CacheWarning and the compile runs again. The cache folder is
+be read back is discarded with a CacheWarning and the compile runs again. A record loaded takes
+the request of the compile that loads it (the same by the key, but this process's graph and
+options), and its bounds warnings are issued again. The cache folder is
 the user's own: only its owner should be able to write there (records are pickles).
 """
 
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import logging
 import os
 import pickle
 import tempfile
@@ -23,48 +26,59 @@ from pathlib import Path
 
 from .dsl import expr as E
 from .dsl.constructs import Reduce
-from .errors import CacheWarning
+from .errors import CacheWarning, UncoveredReadWarning
+from .jit.build import evict_over_cap
 from .jit.cache import fields_digest
+from .lower import Compiled, Request
 from .version import __version__
 
-RECORD_FORMAT = 1
+RECORD_FORMAT = 2
 # folders of the package that are not the compiler: their changes keep compile records valid
 NOT_COMPILER = ("apps", "autotune", "images")
 RECORDS = "records"
-# what a compile produces beyond the graph, restored on a hit
-FIELDS = (
-    "stage_graph",
-    "inlined",
-    "schedule",
-    "auto",
-    "group_plans",
-    "reductions",
-    "branch_free",
-    "cmodule",
-    "warnings",
-    "weights",
-    "weights_origin",
-)
+log = logging.getLogger("polyimage")
 
 
-def compile_key(
-    graph, *, name, estimates, constraints, schedule, inline, weights, machine, options
-):
+def compile_key(request: Request) -> str:
     """SHA-256 of every input of a compile (see the module docstring)."""
-    build = dataclasses.replace(options, cache_dir="", dump_dir="", cache_max_bytes=0)
+    build = dataclasses.replace(request.options, cache_dir="", dump_dir="", cache_max_bytes=0)
+    schedule = request.schedule
     parts = [
         f"polyimage {__version__} record {RECORD_FORMAT} compiler {compiler_digest()}",
-        f"name {name}",
-        graph_text(graph),
-        "estimates " + repr(sorted(estimates.items())),
-        "constraints " + ";".join(expr_text(c, {}) for c in constraints),
+        f"name {request.name}",
+        graph_text(request.graph),
+        "estimates " + repr(sorted(request.estimates.items())),
+        "constraints " + ";".join(expr_text(c, {}) for c in request.constraints),
         "schedule " + (schedule if isinstance(schedule, str) else f"{schedule!r}\n{schedule}"),
-        f"inline {bool(inline)}",
-        f"weights {weights!r}",
-        f"machine {machine!r}",
+        f"inline {request.inline}",
+        f"weights {request.weights!r}",
+        f"machine {request.machine!r}",
         f"options {build!r}",
     ]
     return fields_digest(parts)
+
+
+def load_compiled(request: Request, key: str) -> Compiled | None:
+    """The compile saved under `key`, with `request` in place of the one it was saved with and
+    its warnings issued again; None when there is none (or it was damaged)."""
+    saved = load_record(request.options.cache_dir, key)
+    if saved is None:
+        return None
+    for message in saved.warnings:
+        warnings.warn(message, UncoveredReadWarning, stacklevel=5)
+    return dataclasses.replace(saved, request=request)
+
+
+def save_compiled(compiled: Compiled, key: str, keep=()) -> None:
+    """Keep `compiled` under `key`, then trim the cache to its cap sparing the record and the
+    paths in `keep` (the module just built); a cache that cannot be written is only logged."""
+    options = compiled.options
+    try:
+        path = save_record(options.cache_dir, key, compiled)
+    except OSError as exc:
+        log.warning("could not save the compile record: %s", exc)
+    else:
+        evict_over_cap(options.cache_dir, options.cache_max_bytes, keep=[path, *keep])
 
 
 @functools.lru_cache(maxsize=None)
@@ -159,12 +173,13 @@ def expr_text(e, places: dict, memo=None) -> str:
 
 
 def record_path(root, key: str) -> Path:
+    """Where the record of `key` lives under the cache folder `root`."""
     return Path(root) / RECORDS / key[:2] / f"{key}.pickle"
 
 
-def load_record(root, key: str):
-    """The saved compile under `key` ({field: value}), or None when there is none; one that
-    cannot be read back is removed with a CacheWarning."""
+def load_record(root, key: str) -> Compiled | None:
+    """The Compiled record saved under `key`, or None when there is none; one that cannot be
+    read back is removed with a CacheWarning."""
     path = record_path(root, key)
     try:
         data = path.read_bytes()
@@ -175,7 +190,7 @@ def load_record(root, key: str):
         if not (
             isinstance(record, dict)
             and record.get("format") == RECORD_FORMAT
-            and set(FIELDS) <= set(record)
+            and isinstance(record.get("compiled"), Compiled)
         ):
             raise ValueError("not a compile record of this version")
     except Exception as exc:  # a damaged file can fail in any way while unpickling
@@ -193,15 +208,16 @@ def load_record(root, key: str):
         os.utime(path)  # recently used, for the cache's eviction
     except OSError:
         pass
-    return record
+    return record["compiled"]
 
 
-def save_record(root, key: str, record: dict) -> Path:
+def save_record(root, key: str, compiled: Compiled) -> Path:
     """Write the record atomically (a reader sees the old file, none, or the whole new one);
     returns its path."""
     path = record_path(root, key)
     path.parent.mkdir(parents=True, exist_ok=True)
-    data = pickle.dumps({"format": RECORD_FORMAT, **record}, protocol=pickle.HIGHEST_PROTOCOL)
+    record = {"format": RECORD_FORMAT, "compiled": compiled}
+    data = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
     fd, staging = tempfile.mkstemp(prefix=".record-", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as fh:

@@ -31,21 +31,22 @@ class LoopVerdict:
     detail: str
 
 
-def vectorization(pipe) -> tuple:
-    """A LoopVerdict for every innermost (`omp simd`) loop of `pipe`'s C, in source order;
-    ArgumentError from a compiler other than gcc, whose report this does not read."""
-    compiler = compiler_command()
-    family = compiler_facts(compiler, tuple(pipe.options.cflags), facts_dir(pipe.options)).family
+def vectorization(compiled) -> tuple:
+    """A LoopVerdict for every innermost (`omp simd`) loop of the C of `compiled` (a Compiled
+    record, or a Pipeline: it reads its record), in source order; ArgumentError from a compiler
+    other than gcc, whose report this does not read."""
+    compiler, options = compiler_command(), compiled.options
+    family = compiler_facts(compiler, tuple(options.cflags), facts_dir(options)).family
     if family != "gcc":
         raise ArgumentError(
             f"the vectorization report reads gcc's -fopt-info messages; the C compiler "
             f"{compiler!r} is {family}: set CC=gcc for it"
         )
-    options = dataclasses.replace(pipe.options, cflags=pipe.options.cflags + REPORT_FLAGS)
+    options = dataclasses.replace(options, cflags=options.cflags + REPORT_FLAGS)
     with tempfile.TemporaryDirectory() as root:
-        kernel = build(pipe.cmodule, dataclasses.replace(options, cache_dir=root))
+        kernel = build(compiled.cmodule, dataclasses.replace(options, cache_dir=root))
         log = (kernel.info.path / "build.log").read_text(errors="replace")
-    return tuple(_verdicts(pipe, log))
+    return tuple(_verdicts(compiled, log))
 
 
 def describe(verdicts) -> str:
@@ -57,11 +58,11 @@ def describe(verdicts) -> str:
     return "\n".join(lines) or "  (no innermost loops)"
 
 
-def _verdicts(pipe, log):
+def _verdicts(compiled, log):
     """A LoopVerdict per `omp simd` loop of the C, placed by the printer's map of its loops
     (codegen.ctree.LoopLines)."""
     messages = _messages(log)
-    for placed in pipe.cmodule.loops:
+    for placed in compiled.cmodule.loops:
         if not placed.loop.simd:
             continue
         line, stages = placed.line, placed.stages

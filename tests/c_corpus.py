@@ -43,8 +43,8 @@ def module_text(cmodule) -> str:
 def _app_cases():
     import polyimage
     from polyimage.apps import APP_NAMES, load_app
-    from polyimage.codegen.cmodule import generate_module
     from polyimage.codegen.export_c import exported_c
+    from polyimage.profile import profiled_module
 
     for name in APP_NAMES:
         app = load_app(name)
@@ -54,15 +54,7 @@ def _app_cases():
                 outputs, name=name, schedule=schedule, estimates=app.PAPER_SIZE, build=False
             )
             yield f"app-{name}-{schedule}", module_text(pipe.cmodule)
-            profiled = generate_module(
-                pipe.stage_graph,
-                pipe.name,
-                pipe.group_plans,
-                pipe.branch_free,
-                profile=True,
-                reductions=pipe.reductions,
-                plain=pipe.plain_stages,
-            )
+            profiled = profiled_module(pipe.compiled)
             yield f"app-{name}-{schedule}-profiled", module_text(profiled)
             exported = exported_c(pipe.stage_graph, pipe.cmodule, name, pipe.constraints)
             yield f"app-{name}-{schedule}-export", exported.source + exported.header

@@ -173,6 +173,17 @@ def guarded_blur_chain():
     return [out]
 
 
+def uncovered_read():
+    """[g] where g reads f at points no Case of f defines: an UncoveredReadWarning on compile."""
+    R, x = Parameter(Int, "R"), Variable(Int, "x")
+    img = Image(Float, "img", [R])
+    f = Function(([x], [Interval(Int, 0, R - 1)]), Float, "f")
+    f.defn = [Case(x < 3, img(x) + 1)]
+    g = Function(([x], [Interval(Int, 0, R - 1)]), Float, "g")
+    g.defn = [f(x) * 2.0]
+    return [g]
+
+
 def sampling_pyramid(misaligned=False):
     """1-D: down-sample twice, then up-sample; `misaligned` also reads `down` at (x+1)/2."""
     R, x = Parameter(Int, "R"), Variable(Int, "x")

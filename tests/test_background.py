@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 import polyimage
+import polyimage.lower
 import polyimage.pipeline
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.config import Options
@@ -34,13 +35,13 @@ def options(tmp_path):
 def gated_auto(monkeypatch):
     """The auto schedule waits for the returned event, so the background compile stays busy."""
     gate = threading.Event()
-    original = polyimage.pipeline.auto_schedule
+    original = polyimage.lower.auto_schedule
 
     def waiting(*args, **kwargs):
         assert gate.wait(60), "the test never opened the gate"
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(polyimage.pipeline, "auto_schedule", waiting)
+    monkeypatch.setattr(polyimage.lower, "auto_schedule", waiting)
     yield gate
     gate.set()
 

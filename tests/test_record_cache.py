@@ -8,10 +8,10 @@ import warnings
 
 import numpy as np
 import pytest
-from helpers import child_env
+from helpers import child_env, uncovered_read
 
 import polyimage
-from polyimage import Case, Float, Function, Image, Int, Interval, Parameter, Variable, record
+from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable, record
 from polyimage.config import Options
 from polyimage.record import record_path
 
@@ -127,17 +127,11 @@ def test_the_compiler_digest_covers_the_compiler_only(monkeypatch, tmp_path):
 
 
 def test_warnings_are_issued_again_on_a_hit(options):
-    R = Parameter(Int, "R")
-    x = Variable(Int, "x")
-    img = Image(Float, "img", [R])
-    f = Function(([x], [Interval(Int, 0, R - 1)]), Float, "f")
-    f.defn = [Case(x < 3, img(x) + 1)]
-    g = Function(([x], [Interval(Int, 0, R - 1)]), Float, "g")
-    g.defn = [f(x) * 2.0]
+    outputs = uncovered_read()
     for expect_cached in (False, True):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
-            pipe = _compile([g], options, inline=False, schedule="auto")
+            pipe = _compile(outputs, options, inline=False, schedule="auto")
         assert pipe.cached is expect_cached
         kinds = {(w.category, str(w.message).split(",")[0].split(":")[0]) for w in caught}
         assert (polyimage.UncoveredReadWarning, "g (its definition) reads f(x)") in kinds
