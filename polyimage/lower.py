@@ -207,7 +207,7 @@ def run_passes(request: Request, dumped: Dump, timer: PassTimer) -> Compiled:
     with timer("analyze"):
         analysis = analyze(graph, constraints)
     with timer("check_bounds"):
-        found = tuple(check_analysis(analysis))
+        found = tuple(check_analysis(analysis, request.estimates))
     stage_graph, inlined = graph, ()
     if request.inline:
         stage_graph, inlined, analysis = inline_pass(graph, constraints, analysis, timer)

@@ -299,6 +299,25 @@ def test_off_by_one_read_past_the_end():
         polyimage.interpret(f, img=np.zeros(4, np.float32))
 
 
+def test_a_bounds_error_names_a_point_at_the_estimates_and_the_fixes():
+    a = Image(Float, "img", [N])
+    f = Function(([i], [row]), Float, "f")
+    f.defn = [a(i + 1)]
+    with pytest.raises(BoundsError) as info:
+        polyimage.compile(f, estimates={N: 512})
+    message = str(info.value)
+    assert _bounds_point(message) == (511, 512), message
+    fixes = ("`Clamp(i + 1, 0, N - 1)`", "shrink the domain of f", "declare img larger", "a Case")
+    assert all(fix in message for fix in fixes), message
+    # a read that fails only below the estimates: the point shown is where it fails
+    g = Function(([i], [Interval(Int, 0, 9)]), Float, "g")
+    g.defn = [a(i)]
+    with pytest.raises(BoundsError) as info:
+        polyimage.compile(g, estimates={N: 512})
+    point, n = _bounds_point(str(info.value))
+    assert n < 10 and point > n - 1, str(info.value)
+
+
 def test_off_by_one_read_at_the_start():
     a = Image(Float, "img", [N])
     f = Function(([i], [row]), Float, "f")

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import warnings
 
+import islpy as isl
 import numpy as np
 
 from ..algebra.evaluate import Evaluator
+from ..dsl.constructs import Image
 from ..errors import BoundsError, UncoveredReadWarning
 from .analysis import Access, PolyAnalysis, analyze
 
@@ -21,11 +23,12 @@ def check_bounds(graph, constraints=()) -> list:
     return check_analysis(analyze(graph, constraints))
 
 
-def check_analysis(analysis: PolyAnalysis) -> list:
-    """Raise BoundsError for the first out-of-domain affine access; warn (and return the
-    messages) for reads of producer points that no Case covers."""
+def check_analysis(analysis: PolyAnalysis, estimates=None) -> list:
+    """Raise BoundsError for the first out-of-domain affine access, its counterexample at the
+    `estimates` ({parameter name: value}) when the access fails there too; warn (and return
+    the messages) for reads of producer points that no Case covers."""
     for access in analysis.accesses:
-        _check_access(analysis, access)
+        _check_access(analysis, access, estimates or {})
     messages = []
     for access in analysis.accesses:
         message = _uncovered_read(analysis, access)
@@ -44,7 +47,7 @@ def check_inlined(analysis: PolyAnalysis, consumers) -> None:
         if access.consumer not in consumers:
             continue
         try:
-            _check_access(analysis, access)
+            _check_access(analysis, access, hint=False)
         except BoundsError as exc:
             raise BoundsError(
                 f"internal error, please report it: after inlining, {exc} (compile with "
@@ -52,7 +55,9 @@ def check_inlined(analysis: PolyAnalysis, consumers) -> None:
             ) from None
 
 
-def _check_access(analysis, access: Access):
+def _check_access(analysis, access: Access, estimates=None, hint=True):
+    """BoundsError for the first affine index of `access` outside its producer's domain;
+    with `hint`, the message says how a user would fix it."""
     space = access.space
     producer = access.ref.func
     for d, arg in enumerate(access.ref.args):
@@ -64,14 +69,43 @@ def _check_access(analysis, access: Access):
         bad_set = access.guard_set.intersect(index.lt_set(lo).union(index.gt_set(hi)))
         if bad_set.is_empty():
             continue
-        var_values, param_values = space.describe_point(bad_set.sample_point())
+        var_values, param_values = space.describe_point(_sample(space, bad_set, estimates or {}))
         value, lo_value, hi_value = _values((arg, iv.lb, iv.ub), space, var_values, param_values)
         verb = "writes" if access.writes else "reads"
         raise BoundsError(
             f"{access.consumer} ({access.label}): {access.ref} {verb} {producer.name} outside "
             f"its domain: at {_describe(var_values, param_values)}, index {d} `{arg}` = {value}"
-            f" is outside [{iv.lb}, {iv.ub}] = [{lo_value}, {hi_value}]" + _scan_hint(access, d)
+            f" is outside [{iv.lb}, {iv.ub}] = [{lo_value}, {hi_value}]"
+            + (_scan_hint(access, d) or (_fixes(access, d) if hint else ""))
         )
+
+
+def _sample(space, bad_set, estimates):
+    """A point of `bad_set`, at the parameter values of `estimates` where it has one there
+    (a counterexample at the sizes the user runs reads better than one at R=1)."""
+    fixed = bad_set
+    for pos, p in enumerate(space.params):
+        if p.name in estimates and p.typ.is_int:
+            fixed = fixed.fix_val(isl.dim_type.param, pos, space.val(int(estimates[p.name])))
+    return (bad_set if fixed.is_empty() else fixed).sample_point()
+
+
+def _fixes(access: Access, d: int) -> str:
+    """How to make such an access valid: what the message suggests."""
+    func, arg = access.ref.func, access.ref.args[d]
+    iv = func.intervals[d]
+    if access.writes:
+        return f"; keep the target index `{arg}` within [{iv.lb}, {iv.ub}], e.g. with Clamp"
+    larger = (
+        f"declare {func.name} larger (its extent in dimension {d})"
+        if isinstance(func, Image)
+        else f"extend the domain of {func.name}"
+    )
+    return (
+        f"; to fix it: clamp the index (`Clamp({arg}, {iv.lb}, {iv.ub})`), shrink the domain "
+        f"of {access.consumer} so that it reads only inside, {larger}, or give a Case for the "
+        f"border points"
+    )
 
 
 def _scan_hint(access: Access, d: int) -> str:
