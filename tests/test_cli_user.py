@@ -203,3 +203,38 @@ def test_readme_example_runs():
     namespace = {}
     exec(compile(block, "README.md", "exec"), namespace)
     assert namespace["out"].shape == (512, 512)
+
+
+USER_FILE = """
+from polyimage import *
+
+
+def blurs():
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y = Variable(Int, "x"), Variable(Int, "y")
+    img = Image(Float, "img", [R + 2, C + 2])
+    blurx = Function(([x, y], [Interval(Int, 1, R), Interval(Int, 0, C + 1)]), Float, "blurx")
+    blurx.defn = [(img(x - 1, y) + img(x, y) + img(x + 1, y)) / 3]
+    blury = Function(([x, y], [Interval(Int, 1, R), Interval(Int, 1, C)]), Float, "blury")
+    blury.defn = [(blurx(x, y - 1) + blurx(x, y) + blurx(x, y + 1)) / 3]
+    return blury
+"""
+
+
+def test_report_and_graph_take_a_function_of_a_users_file(tmp_path, capsys):
+    """As export does: `polyimage report|graph FILE.py:function`, with --estimates."""
+    target = f"{tmp_path / 'mine.py'}:blurs"
+    (tmp_path / "mine.py").write_text(USER_FILE)
+    assert main(["report", target, "--estimates", "R=2048,C=2048"]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("pipeline blury: 2 stages as written") and "group 0: blurx" in out
+    assert "estimates: R=2048, C=2048" in out
+    assert main(["graph", target, "-o", str(tmp_path / "g.dot")]) == 0
+    written = (tmp_path / "g.dot").read_text()
+    assert "blurx" in written and "blury" in written and "img" in written
+    assert main(["graph", target, "-o", str(tmp_path / "s.dot"), "--schedule", "naive"]) == 0
+    assert "blury" in (tmp_path / "s.dot").read_text()
+    assert main(["report", f"{tmp_path / 'mine.py'}:nothing"]) == 2
+    assert "has no function 'nothing'" in one_line_error(capsys.readouterr().err)
+    assert main(["graph", "nowhere.py:blurs", "-o", str(tmp_path / "x.dot")]) == 2
+    assert "no file 'nowhere.py'" in one_line_error(capsys.readouterr().err)

@@ -3,74 +3,13 @@
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import sys
-from pathlib import Path
-
 import polyimage
-from polyimage.apps import APP_NAMES, load_app
 from polyimage.config import Options
 from polyimage.errors import ArgumentError
 from polyimage.export import check_export
 
-from .cli_arguments import resolve_schedule
+from .cli_arguments import parse_estimates, pipeline_source, resolve_schedule
 from .targets import TARGETS
-
-
-def pipeline_source(target: str):
-    """(outputs, default estimates, the app module or None) of an app name or `FILE.py:function`
-    (a function of no arguments returning the outputs: a Function or a list of them)."""
-    path, sep, function = target.rpartition(":")
-    if not sep or not path.endswith(".py"):
-        app = load_app(target)
-        return app.build()[0], dict(app.PAPER_SIZE), app
-    if not os.path.isfile(path):
-        raise ArgumentError(
-            f"{target}: no file {path!r} (give an app, {', '.join(APP_NAMES)}, or FILE.py:function)"
-        )
-    spec = importlib.util.spec_from_file_location(f"_polyimage_user_{Path(path).stem}", path)
-    module = importlib.util.module_from_spec(spec)
-    sys.path.insert(0, str(Path(path).resolve().parent))
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.path.pop(0)
-    make = getattr(module, function, None)
-    if not callable(make):
-        raise ArgumentError(f"{target}: {path} has no function {function!r}")
-    outputs = make()
-    if isinstance(outputs, polyimage.Function):
-        outputs = [outputs]
-    if not (
-        isinstance(outputs, (list, tuple))
-        and outputs
-        and all(isinstance(f, polyimage.Function) for f in outputs)
-    ):
-        raise ArgumentError(
-            f"{target}: {function}() must return the pipeline's outputs (a Function or a list "
-            f"of them), got {type(outputs).__name__}"
-        )
-    return list(outputs), {}, None
-
-
-def parse_estimates(pairs) -> dict:
-    """`["R=2048,C=3072", "K=4"]` -> {"R": 2048, "C": 3072, "K": 4}."""
-    estimates = {}
-    for pair in ",".join(pairs or ()).split(","):
-        if not pair:
-            continue
-        name, sep, text = pair.partition("=")
-        try:
-            value = int(text)
-        except ValueError:
-            value = None
-        if not sep or not name or value is None or value < 1:
-            raise ArgumentError(
-                f"--estimates {pair!r}: expected NAME=VALUE with a positive integer VALUE"
-            )
-        estimates[name] = value
-    return estimates
 
 
 def export_command(

@@ -126,6 +126,7 @@ def report_command(args, options: Options) -> None:
                 inline=not args.no_inline,
                 schedule=args.schedule,
                 vectorization=args.vec,
+                estimates=args.estimates,
             )
         )
     else:
@@ -210,7 +211,7 @@ def graph_command(args, options: Options) -> None:
     """`polyimage graph`: draw an app's stage graph."""
     from .runner import draw_graph
 
-    draw_graph(args.app, args.output, schedule=args.schedule)
+    draw_graph(args.app, args.output, schedule=args.schedule, estimates=args.estimates)
 
 
 HANDLERS = {

@@ -244,8 +244,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="build for any -march value instead (e.g. armv8-a with CC=aarch64-linux-gnu-gcc)",
     )
 
-    report = commands.add_parser("report", help="print what the compiler made of an app")
-    report.add_argument("app", nargs="?", metavar="APP", help="app name")
+    report = commands.add_parser(
+        "report", help="print what the compiler made of an app or your pipeline"
+    )
+    report.add_argument(
+        "app",
+        nargs="?",
+        metavar="APP|FILE.py:function",
+        help="an app, or the function of your file that returns the pipeline's outputs",
+    )
     report.add_argument(
         "--all",
         action="store_true",
@@ -260,9 +267,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="also say which innermost loops the C compiler vectorized, and why not",
     )
     report.add_argument("--schedule", metavar="NAME|FILE", help="as for run")
+    report.add_argument("--estimates", action="append", metavar="K=V,...", help="as for export")
 
-    graph = commands.add_parser("graph", help="draw an app's stage graph")
-    graph.add_argument("app", metavar="APP", help="app name")
+    graph = commands.add_parser("graph", help="draw the stage graph of an app or your pipeline")
+    graph.add_argument(
+        "app",
+        metavar="APP|FILE.py:function",
+        help="an app, or the function of your file that returns the pipeline's outputs",
+    )
+    graph.add_argument("--estimates", action="append", metavar="K=V,...", help="as for export")
     graph.add_argument(
         "-o", "--output", required=True, help="FILE.dot, or FILE.svg/.png (needs Graphviz's dot)"
     )

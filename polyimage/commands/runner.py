@@ -15,7 +15,14 @@ from polyimage.errors import ArgumentError
 from polyimage.io import load_image, save_image
 
 from . import batch
-from .cli_arguments import check_output_path, load_input, parse_params, resolve_schedule
+from .cli_arguments import (
+    check_output_path,
+    load_input,
+    parse_estimates,
+    parse_params,
+    pipeline_source,
+    resolve_schedule,
+)
 
 
 def run_app(
@@ -83,23 +90,35 @@ def run_app(
     return {"compile": compile_seconds, "run": statistics.median(times)}
 
 
-def draw_graph(name: str, output: str, report=print, schedule=None) -> None:
-    """Write the stage graph of app `name` as Graphviz text, or render it with `dot`: as
-    written, or, given a schedule, as compiled (after inlining) with a colour per group."""
+def compile_target(target: str, schedule=None, estimates=(), inline=True, build=True):
+    """`target` (an app, or FILE.py:function returning a user's outputs) compiled with its
+    estimates (the app's paper size, then `estimates`, `K=V` texts) under `schedule`."""
+    outputs, defaults, app = pipeline_source(target)
+    return polyimage.compile(
+        outputs,
+        name=app.NAME if app is not None else None,
+        estimates={**defaults, **parse_estimates(estimates)},
+        inline=inline,
+        schedule=resolve_schedule(app, schedule) if inline else "naive",
+        build=build,
+    )
+
+
+def draw_graph(name: str, output: str, report=print, schedule=None, estimates=()) -> None:
+    """Write the stage graph of `name` (an app or FILE.py:function) as Graphviz text, or
+    render it with `dot`: as written, or, given a schedule, as compiled (after inlining) with
+    a colour per group."""
     import shutil
     import subprocess
 
     from polyimage.graph import build_graph
     from polyimage.graph.dot import to_dot
 
-    app = load_app(name)
-    outputs, _ = app.build()
     if schedule:
-        text = polyimage.compile(
-            outputs, name=name, estimates=app.PAPER_SIZE, schedule=resolve_schedule(app, schedule)
-        ).to_dot()
+        text = compile_target(name, schedule, estimates, build=False).to_dot()
     else:
-        text = to_dot(build_graph(outputs), name)
+        outputs, _, app = pipeline_source(name)
+        text = to_dot(build_graph(outputs), app.NAME if app is not None else "pipeline")
     path = Path(output)
     if path.suffix == ".dot":
         path.write_text(text)
@@ -115,18 +134,11 @@ def draw_graph(name: str, output: str, report=print, schedule=None) -> None:
     report(f"{name}: wrote {path}")
 
 
-def report_app(name: str, inline: bool = True, schedule=None, vectorization=False) -> str:
-    """`pipe.report()` of app `name` compiled with its paper-size estimates."""
-    app = load_app(name)
-    outputs, _ = app.build()
-    pipe = polyimage.compile(
-        outputs,
-        estimates=app.PAPER_SIZE,
-        name=name,
-        inline=inline,
-        schedule=resolve_schedule(app, schedule) if inline else "naive",
-    )
-    return pipe.report(vectorization)
+def report_app(
+    name: str, inline: bool = True, schedule=None, vectorization=False, estimates=()
+) -> str:
+    """`pipe.report()` of `name` (an app with its paper-size estimates, or FILE.py:function)."""
+    return compile_target(name, schedule, estimates, inline).report(vectorization)
 
 
 TABLE_LIMITS = (2, 4, 8)
