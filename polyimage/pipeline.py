@@ -272,8 +272,15 @@ class Pipeline:
         return f"<pre>{html.escape(self.report())}</pre>"
 
     def to_dot(self) -> str:
-        """The stage DAG as compiled (after inlining) as Graphviz text, a colour per group."""
-        return to_dot(self.stage_graph, self.name, [g.stages for g in self.schedule.groups])
+        """The stage DAG as compiled (after inlining) as Graphviz text, a box per group titled
+        with its tile sizes."""
+        groups = self.schedule.groups
+        labels = [
+            f"group {i}: "
+            + (" then ".join("x".join(map(str, t)) for t in g.tile_sizes) or "untiled")
+            for i, g in enumerate(groups)
+        ]
+        return to_dot(self.stage_graph, self.name, [g.stages for g in groups], labels)
 
     @property
     def build_info(self):

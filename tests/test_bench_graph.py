@@ -97,6 +97,17 @@ def test_pipeline_to_dot_matches_graph():
     assert polyimage.compile(outputs).to_dot().count("->") == 3, "img->blurx->mask, img->mask"
 
 
+def test_the_graph_has_a_box_per_group_titled_with_its_tiles():
+    outputs, _ = unsharp_mask.build()
+    schedule = "group 0: blurx, mask [1x16x256 then 1x4x256]"
+    text = polyimage.compile(outputs, schedule=schedule, build=False).to_dot()
+    assert text.count("subgraph") == 1 and 'label="group 0: 1x16x256 then 1x4x256"' in text
+    inside = text[text.index("subgraph") : text.index("    }")]
+    assert '"blurx"' in inside and '"mask"' in inside and '"img"' not in inside
+    naive = polyimage.compile(outputs, schedule="naive", build=False).to_dot()
+    assert 'label="group 0: untiled"' in naive and 'label="group 1: untiled"' in naive
+
+
 def test_report_lists_stages_domains_and_inlining():
     outputs, _ = unsharp_mask.build()
     pipe = polyimage.compile(outputs, estimates={"R": 2848, "C": 4256}, constraints=[])

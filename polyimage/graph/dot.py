@@ -23,14 +23,16 @@ _PALETTE = (
 )
 
 
-def to_dot(graph: StageGraph, name: str = "pipeline", groups=None) -> str:
-    """Stages as nodes (inputs as boxes, outputs doubled), references as edges; nodes are filled
-    with one colour per group when `groups` (lists of stage names) is given."""
-    colour = {}
+def to_dot(graph: StageGraph, name: str = "pipeline", groups=None, labels=None) -> str:
+    """Stages as nodes (inputs as boxes, outputs doubled), references as edges. Given `groups`
+    (lists of stage names), each group is a box of its own, titled by its `labels` entry (say
+    "group 0: tiles 32x256") as a legend, its stages filled with the group's colour."""
+    colour, member_of = {}, {}
     for i, group in enumerate(groups or ()):
         for stage in group:
-            colour[stage] = _PALETTE[i % len(_PALETTE)]
+            colour[stage], member_of[stage] = _PALETTE[i % len(_PALETTE)], i
     lines = [f'digraph "{name}" {{', "    rankdir=TB;", '    node [fontname="Helvetica"];']
+    nodes = {}
     for stage in graph.stages:
         shape = {"image": "box", "reduction": "hexagon"}.get(stage.kind, "ellipse")
         attrs = [f"shape={shape}", f'label="{stage.name}"']
@@ -38,7 +40,18 @@ def to_dot(graph: StageGraph, name: str = "pipeline", groups=None) -> str:
             attrs.append("peripheries=2")
         if stage.name in colour:
             attrs += ["style=filled", f'fillcolor="{colour[stage.name]}"']
-        lines.append(f'    "{stage.name}" [{", ".join(attrs)}];')
+        nodes.setdefault(member_of.get(stage.name), []).append(
+            f'"{stage.name}" [{", ".join(attrs)}];'
+        )
+    lines += [f"    {node}" for node in nodes.pop(None, [])]
+    for i, group in enumerate(groups or ()):
+        title = labels[i] if labels else f"group {i}"
+        lines.append(f'    subgraph "cluster_{i}" {{')
+        lines.append(
+            f'        label="{title}"; labeljust=l; fontname="Helvetica"; color="#999999";'
+        )
+        lines += [f"        {node}" for node in nodes.get(i, [])]
+        lines.append("    }")
     for stage in graph.stages:
         for producer in stage.producers:
             lines.append(f'    "{producer}" -> "{stage.name}";')
