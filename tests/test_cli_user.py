@@ -238,3 +238,44 @@ def test_report_and_graph_take_a_function_of_a_users_file(tmp_path, capsys):
     assert "has no function 'nothing'" in one_line_error(capsys.readouterr().err)
     assert main(["graph", "nowhere.py:blurs", "-o", str(tmp_path / "x.dot")]) == 2
     assert "no file 'nowhere.py'" in one_line_error(capsys.readouterr().err)
+
+
+COLOUR_FILE = """
+from polyimage import *
+
+
+def brighten():
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    gain = Parameter(Float, "gain")
+    c, x, y = Variable(Int, "c"), Variable(Int, "x"), Variable(Int, "y")
+    img = Image(UChar, "img", [3, R, C])
+    out = Function(([c, x, y], [Interval(Int, 0, 2), Interval(Int, 0, R - 1),
+                                Interval(Int, 0, C - 1)]), Float, "out")
+    out.defn = [Min(Cast(Float, img(c, x, y)) * gain / 255.0, 1.0)]
+    return out
+"""
+
+
+def test_run_takes_a_function_of_a_users_file(tmp_path, capsys):
+    """`polyimage run FILE.py:function PHOTO -o OUT --param ... --check`: the photo fills the
+    3-D uint8 image channels first, the sizes come from it, the output is saved as a photo."""
+    (tmp_path / "mine.py").write_text(USER_FILE)
+    (tmp_path / "colour.py").write_text(COLOUR_FILE)
+    photo = bundled("coffee.png")
+    out = tmp_path / "out.png"
+    target = f"{tmp_path / 'colour.py'}:brighten"
+    argv = ["run", target, str(photo), "-o", str(out), "--param", "gain=1.5", "--check"]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out
+    assert "max abs difference from the interpreter 0" in printed and f"wrote {out}" in printed
+    source = np.asarray(polyimage.io.load_image(photo))[:, :, :3].astype(np.float32)
+    expected = np.minimum(source * 1.5 / 255.0, 1.0)
+    saved = np.asarray(polyimage.io.load_image(out)).astype(np.float32) / 255.0
+    assert saved.shape == source.shape and np.abs(saved - expected).max() <= 1 / 255 + 1e-6
+    # a grey 2-D image with a border: the bundled photo by default, R and C off its size
+    assert main(["run", f"{tmp_path / 'mine.py'}:blurs", "--check", "--runs", "1"]) == 0
+    assert "max abs difference from the interpreter 0" in capsys.readouterr().out
+    assert main(["run", target, str(photo), str(photo)]) == 2
+    assert "takes 1 input image(s) (img), got 2" in one_line_error(capsys.readouterr().err)
+    assert main(["run", target, "--param", "gains=2"]) == 2
+    assert "--param 'gains=2'" in one_line_error(capsys.readouterr().err)

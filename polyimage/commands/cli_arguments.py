@@ -30,9 +30,15 @@ def resolve_schedule(app, choice=None):
 
 
 def parse_params(app, pairs) -> dict:
-    """`["weight=2.5", ...]` -> {"weight": 2.5} with values typed as the parameters."""
+    """`["weight=2.5", ...]` -> {"weight": 2.5} with values typed as the app's parameters, over
+    its defaults."""
     _, params = app.build()
-    values = dict(app.DEFAULTS)
+    return {**app.DEFAULTS, **typed_values(params, pairs)}
+
+
+def typed_values(params: dict, pairs) -> dict:
+    """`["weight=2.5", ...]` -> {"weight": 2.5}, typed as `params` ({name: Parameter})."""
+    values = {}
     for pair in pairs or ():
         name, sep, text = pair.partition("=")
         if not sep or name not in params:

@@ -93,7 +93,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument(
         "-h", "--help", action=_HelpWithApps, help="show this help and the apps, then exit"
     )
-    run.add_argument("app", metavar="APP", help="app name (listed below)")
+    run.add_argument(
+        "app",
+        metavar="APP",
+        help="app name (listed below), or FILE.py:function, a function of your file that "
+        "returns the pipeline's outputs (each input image gets a photo: grey for a 2-D image, "
+        "channels first for a 3-D one; the first output is saved)",
+    )
     run.add_argument(
         "inputs",
         nargs="*",

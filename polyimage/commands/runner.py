@@ -23,6 +23,7 @@ from .cli_arguments import (
     pipeline_source,
     resolve_schedule,
 )
+from .user_run import is_user_pipeline, run_user_pipeline
 
 
 def run_app(
@@ -43,6 +44,12 @@ def run_app(
     with `profile`, also report the time of each group and stage. Returns the timings in
     seconds. An output folder runs a batch; `chunks`, a Zarr or TIFF input or a Zarr output
     one large image block by block; both on Dask (commands/batch.py)."""
+    if is_user_pipeline(name):
+        if (output and batch.is_batch_output(output)) or batch.is_large_run(inputs, output, chunks):
+            raise ArgumentError(f"{name}: batches and large images run the apps only")
+        return run_user_pipeline(
+            name, inputs, output, params, threads, runs, check, schedule, report
+        )
     if output and batch.is_batch_output(output):
         return batch.run_batch(name, inputs, output, params, schedule, scheduler, threads, report)
     if batch.is_large_run(inputs, output, chunks):
