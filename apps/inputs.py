@@ -4,18 +4,17 @@ from pathlib import Path
 
 import numpy as np
 
-IMAGES = Path(__file__).resolve().parent.parent / "images"
+from polyimage.io import bundled_photo
+
 DEFAULT_PHOTO = "astronaut.png"
 
 
 def bundled(name: str = DEFAULT_PHOTO) -> Path:
-    """Path of a photo shipped in images/."""
-    path = IMAGES / name
-    if not path.is_file():
-        raise FileNotFoundError(
-            f"bundled photo {name} not found in {IMAGES}; pass an INPUT image instead"
-        )
-    return path
+    """Path of a photo shipped with polyimage (polyimage.io.bundled_photo)."""
+    try:
+        return bundled_photo(name)
+    except FileNotFoundError as exc:
+        raise FileNotFoundError(f"{exc}; pass an INPUT image instead") from None
 
 
 def to_float(photo: np.ndarray, channels: int) -> np.ndarray:

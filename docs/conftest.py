@@ -1,5 +1,6 @@
 """The documentation's code blocks run as tests (sybil, from the test extra), the blocks of a
-page one after the other in one namespace, building into a cache of their own."""
+page one after the other in one namespace, building into a cache of their own, from a folder
+of their own: what a page reads must not depend on where the reader stands."""
 
 import os
 
@@ -23,9 +24,18 @@ def private_cache(tmp_path_factory):
         os.environ["POLYIMAGE_CACHE_DIR"] = saved
 
 
+@pytest.fixture(scope="session")
+def elsewhere(tmp_path_factory):
+    """Every page runs from an empty temporary folder, not the checkout's root."""
+    saved = os.getcwd()
+    os.chdir(tmp_path_factory.mktemp("reader"))
+    yield
+    os.chdir(saved)
+
+
 if Sybil is not None:
     pytest_collect_file = Sybil(
         parsers=[PythonCodeBlockParser(), SkipParser()],
         patterns=["*.md"],
-        fixtures=["private_cache"],
+        fixtures=["private_cache", "elsewhere"],
     ).pytest()

@@ -12,7 +12,10 @@ from PIL import Image, UnidentifiedImageError
 
 from .errors import ArgumentError, ArgumentTypeError
 
-__all__ = ["load_image", "save_image", "save_format"]
+__all__ = ["load_image", "save_image", "save_format", "bundled_photo", "BUNDLED_PHOTOS"]
+
+# the photos shipped with polyimage (images/README.md says where each comes from)
+BUNDLED_PHOTOS = ("astronaut.png", "camera.png", "camera16.png", "chelsea.png", "coffee.png")
 
 _LAYOUTS = ("HWC", "CHW")
 _MODES = {"L": 1, "RGB": 3, "RGBA": 4}
@@ -260,3 +263,15 @@ def save_image(path, array, *, layout="HWC", bits=8):
     else:
         im = Image.fromarray(np.ascontiguousarray(arr))
     im.save(path, format=fmt, **({"quality": 95} if fmt == "JPEG" else {}))
+
+
+def bundled_photo(name: str = "astronaut.png") -> Path:
+    """The path of a photo shipped with polyimage (one of BUNDLED_PHOTOS), from any folder:
+    `load_image(bundled_photo("camera.png"))`."""
+    here = Path(__file__).resolve().parent
+    for folder in (here / "images", here.parent / "images"):  # installed, then a checkout
+        if (folder / name).is_file():
+            return folder / name
+    raise FileNotFoundError(
+        f"no bundled photo {name!r}; the bundled photos are {', '.join(BUNDLED_PHOTOS)}"
+    )
