@@ -65,6 +65,7 @@ def export_pipeline(compiled, folder, name=None) -> Exported:
         compiled.request.constraints,
         __version__,
         link,
+        compiled.request.estimates,
     )
     files = {
         "source": folder / f"{name}.c",

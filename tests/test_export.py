@@ -342,3 +342,58 @@ def test_a_compiler_without_openmp_exports_a_serial_library(tmp_path, rng, monke
         folder, tmp_path / "run", str(wrapper), [], [str(folder / "libunsharp_mask.a"), "-lm"]
     )
     _compare_runs(folder, program, unsharp_mask, rng, tmp_path)
+
+
+C_FROM_THE_HEADER = r"""
+#include <stdio.h>
+#include <stdlib.h>
+#include "unsharp_mask.h"
+
+/* written from unsharp_mask.h alone: img is float[3, R + 4, C + 4], mask float[3, R, C] */
+int main(void) {
+    const int32_t R = 5, C = 7;
+    int64_t img_extents[3] = {3, R + 4, C + 4}, mask_extents[3] = {3, R, C};
+    float *img = malloc(sizeof(float) * 3 * (R + 4) * (C + 4));
+    float *mask = malloc(sizeof(float) * 3 * R * C);
+    for (int64_t i = 0; i < 3 * (R + 4) * (C + 4); i++) img[i] = (float)(i % 17) * 0.05f;
+    if (unsharp_mask(NULL, 1, C, R, 0.001f, 3.0f, img, img_extents, mask, mask_extents)) {
+        fprintf(stderr, "%s\n", unsharp_mask_error());
+        return 1;
+    }
+    for (int64_t i = 0; i < 3 * R * C; i++) printf("%.9g\n", mask[i]);
+    return 0;
+}
+"""
+
+
+def test_the_header_says_what_each_argument_is(tmp_path):
+    """Each parameter with the extents it sizes (or that it is a value) and its typical value,
+    each buffer with its layout and which point of its stage an element holds; a C program
+    written from the header alone gets the interpreter's result."""
+    from polyimage.apps import unsharp_mask
+
+    outputs, _ = unsharp_mask.build()
+    pipe = polyimage.compile(
+        outputs, name="unsharp_mask", estimates=unsharp_mask.PAPER_SIZE, build=False
+    )
+    pipe.export(tmp_path / "lib")
+    header = (tmp_path / "lib" / "unsharp_mask.h").read_text()
+    for line in (
+        "C (int32_t): a size: img dimension 2 has C + 4; mask dimension 2 has C (typical: 4256)",
+        "R (int32_t): a size: img dimension 1 has R + 4; mask dimension 1 has R (typical: 2848)",
+        "threshold (float): a value the pipeline computes with",
+        "img (image img): float[3, R + 4, C + 4]",
+        "element [i0, i1, i2] holds mask(i0, 2 + i1, 2 + i2), its domain's point",
+    ):
+        assert line in header, line
+    source = tmp_path / "app.c"
+    source.write_text(C_FROM_THE_HEADER)
+    program = tmp_path / "app"
+    link = ["gcc", "-O1", str(source), "-I", str(tmp_path / "lib")]
+    link += [str(tmp_path / "lib" / "libunsharp_mask.a"), "-fopenmp", "-lm", "-o", str(program)]
+    subprocess.run(link, check=True, capture_output=True)
+    ran = subprocess.run([str(program)], capture_output=True, text=True, check=True)
+    got = np.array(ran.stdout.split(), dtype=np.float32).reshape(3, 5, 7)
+    img = ((np.arange(3 * 9 * 11) % 17) * np.float32(0.05)).astype(np.float32).reshape(3, 9, 11)
+    want = polyimage.interpret(outputs, img=img, threshold=0.001, weight=3.0)
+    np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)

@@ -32,11 +32,18 @@ class ExportedC:
 
 
 def exported_c(
-    graph, cmodule, name: str, constraints=(), version: str = "", link: str = "-fopenmp -lm"
+    graph,
+    cmodule,
+    name: str,
+    constraints=(),
+    version: str = "",
+    link: str = "-fopenmp -lm",
+    estimates=None,
 ) -> ExportedC:
     """The exported C of `cmodule` (generated from `graph` after inlining) under the entry
     name `name` (checked by export.check_export), checking `constraints` (Conditions on
-    parameters); `link` the flags a program links it with."""
+    parameters); `link` the flags a program links it with; `estimates` ({parameter name:
+    value}) are documented as the parameters' typical values."""
     names = NameRegistry()
     for taken in (name, cmodule.function, "workspace", "nthreads", "extents"):
         names.name(_Key(), taken)
@@ -67,7 +74,7 @@ def exported_c(
     extra = [helper_source(op, c) for op, c in sorted(helpers) if (op, c) not in cmodule.helpers]
     source = cmodule.source + _SHIM_PRELUDE + "".join(h + "\n" for h in extra) + "\n"
     source += "\n".join(body) + "\n"
-    header = _header(name, params, buffers, constraints, version, link)
+    header = _header(name, params, buffers, constraints, version, link, estimates or {})
     header += f"{extents_fn};\n\n{entry_fn};\n\nconst char *{name}_error(void);\n"
     header += f"void *{name}_workspace_new(void);\nvoid {name}_workspace_free(void *workspace);\n"
     header += _HEADER_END.format(guard=_guard(name))
@@ -308,9 +315,11 @@ _HEADER_END = """
 """
 
 
-def _header(name: str, params: list, buffers: list, constraints, version: str, link: str) -> str:
+def _header(
+    name: str, params: list, buffers: list, constraints, version: str, link: str, estimates
+) -> str:
     """The header's opening: what the library is, its return codes, and the documentation of
-    its functions (parameters, buffers with their extents, constraints)."""
+    its functions (what each parameter is, each buffer's extents and layout, constraints)."""
     guard, upper = _guard(name), name.upper()
     count = sum(len(b.extents) for b in buffers)
     lines = [
@@ -335,11 +344,14 @@ def _header(name: str, params: list, buffers: list, constraints, version: str, l
         "",
         "/* Parameters:",
     ]
-    lines += [f" *   {c}: {p.name}, {p.typ.c_name}" for p, c in params]
-    lines.append(" * Buffers, each with a pointer to its extents (int64_t, one per dimension):")
+    lines += [f" *   {_parameter_text(p, c, buffers, estimates)}" for p, c in params]
+    lines.append(" * Buffers, each with a pointer to its extents (int64_t, one per dimension),")
+    lines.append(" * dense and row-major in the order of their dimensions (planar: a channel")
+    lines.append(" * dimension written first is the outermost):")
     for b in buffers:
         shape = ", ".join(_comment(x) for x in b.extents)
         lines.append(f" *   {b.c_name} ({b.what}): {b.func.typ.c_name}[{shape}]")
+        lines.append(f" *     {_placement(b)}")
     if constraints:
         lines.append(" * Constraints every call must meet:")
         lines += [f" *   {_comment(c)}" for c in constraints]
@@ -356,6 +368,35 @@ def _header(name: str, params: list, buffers: list, constraints, version: str, l
         "",
     ]
     return "\n".join(lines) + "\n"
+
+
+def _parameter_text(p, c_name: str, buffers: list, estimates) -> str:
+    """One parameter documented: its C name and type, the extents it sizes (or that it is a
+    value the pipeline computes with), and its typical value (the compile's estimate)."""
+    sizes = [
+        f"{b.c_name} dimension {d} has {_comment(extent)}"
+        for b in buffers
+        for d, extent in enumerate(b.extents)
+        if any(isinstance(s, E.Parameter) and s.name == p.name for s in E.walk(extent))
+    ]
+    role = f"a size: {'; '.join(sizes)}" if sizes else "a value the pipeline computes with"
+    typical = f" (typical: {estimates[p.name]})" if p.name in estimates else ""
+    return f"{c_name} ({p.typ.c_name}): {role}{typical}"
+
+
+def _placement(b) -> str:
+    """Which point of its stage an element of buffer `b` holds."""
+    func = b.func
+    index = [f"i{d}" for d in range(func.ndim)]
+    if isinstance(func, Image):
+        return f"element [{', '.join(index)}] is {func.name}({', '.join(index)})"
+    points = []
+    for i, iv in zip(index, func.intervals):
+        lb = simplify(iv.lb)
+        points.append(i if isinstance(lb, E.Const) and lb.value == 0 else f"{_comment(lb)} + {i}")
+    return (
+        f"element [{', '.join(index)}] holds {func.name}({', '.join(points)}), its domain's point"
+    )
 
 
 def _comment(e) -> str:
