@@ -111,7 +111,7 @@ class Compiled:
         return self.request.options
 
     def memory(self) -> MemoryEstimate:
-        """Bytes of intermediate buffers at the estimates (see schedule.memory)."""
+        """Bytes of intermediate buffers at the estimates: full buffers and scratchpads."""
         return memory_estimate(self.stage_graph, self.group_plans, self.request.param_values)
 
 

@@ -66,27 +66,39 @@ def compile(
 ):
     """Compile the pipeline computing `outputs` to a callable `Pipeline`.
 
-    estimates: typical parameter values, `{R: 2848, C: 4256}` (used by the optimizer).
-    constraints: Conditions on Parameters that every call satisfies, e.g. `[R >= 32]`.
-    name: the C entry is `pipeline_<name>` (default: the first output's name).
-    schedule: "auto" (the default: groups and tile sizes from the cost model,
-        polyimage.grouping), "naive" (one parallel loop nest per stage), the baselines
-        "greedy" (PolyMage's heuristic) and "greedy-cost" (pairwise merging by the cost
-        model), or a `Schedule` (or its text / JSON form) naming groups of stages after
-        inlining, with one or two levels of tile sizes.
-    inline: substitute pointwise and non-overlapping producers into their consumers.
-    weights: cost weights for "auto" and "greedy-cost" (a grouping.Weights or a dict of some of
-        its fields); default: POLYIMAGE_WEIGHTS, else the weights file, else Weights(). Only
-        those schedules read them.
-    dump: a folder to write what each pass produced into (default: POLYIMAGE_DUMP; see dump.py).
-    check: the checked build, every buffer index checked at run time, a failure raising
-        CheckError (default: POLYIMAGE_CHECK; slow, for debugging: see codegen.checked).
-    march: the CPU to build for, a gcc -march value (default: POLYIMAGE_MARCH, else "native";
-        "x86-64-v3" is AVX2 without AVX-512): part of the cache key.
-    background: return at once a `BackgroundPipeline` that compiles in a thread; calls made
-        before it is built run on a naive compile (see background.py).
-    build: False runs every pass but builds no module for this machine: the pipeline can be
-        exported (`export`, for another CPU or with a cross compiler as CC), not called.
+    Args:
+        outputs: the output Functions (one, or a list).
+        estimates: typical parameter values, `{R: 2848, C: 4256}`, that the optimizer plans
+            for (any size runs).
+        constraints: Conditions on Parameters that every call satisfies, e.g. `[R >= 32]`.
+        name: the name of the pipeline and its C entry `pipeline_<name>` (default: the first
+            output's name).
+        schedule: "auto" (the default: groups and tile sizes from the cost model), "naive"
+            (one parallel loop nest per stage), the baselines "greedy" (PolyMage's heuristic)
+            and "greedy-cost" (pairwise merging by the cost model), or a `Schedule` (or its
+            text or JSON form) naming groups of stages after inlining, with one or two levels
+            of tile sizes.
+        inline: substitute pointwise and non-overlapping producers into their consumers.
+        options: build options, a `polyimage.config.Options` (default: `Options.from_env()`,
+            from the POLYIMAGE_* environment variables: cache folder, compiler flags, the
+            machine model); see the Build cache and environment page.
+        weights: cost weights for "auto" and "greedy-cost" (a `polyimage.grouping.Weights`,
+            or a dict of some of its fields); default: POLYIMAGE_WEIGHTS, else the weights
+            file `polyimage tune` writes, else the defaults.
+        dump: a folder to write what each pass produced into (default: POLYIMAGE_DUMP); see
+            How the compiler works.
+        check: the checked build: every buffer index checked at run time, a failure raising
+            `CheckError` (default: POLYIMAGE_CHECK; slow, for debugging).
+        march: the CPU to build for, a gcc -march value (default: POLYIMAGE_MARCH, else
+            "native"; "x86-64-v3" is AVX2 without AVX-512); part of the cache key.
+        background: return at once a `BackgroundPipeline` that compiles in a thread; calls
+            made before it is built run on a naive compile.
+        build: False runs every pass but builds no module for this machine: the pipeline can
+            be exported (for another CPU, or with a cross compiler as CC), not called.
+
+    Returns:
+        A `Pipeline` (a `BackgroundPipeline` with `background=True`): call it with images
+        and parameters by name.
     """
     if check is not None:
         options = dataclasses.replace(options or Options.from_env(), check=bool(check))
@@ -221,7 +233,7 @@ class Pipeline:
 
     @property
     def cmodule(self):
-        """The generated C module (codegen.cmodule.CModule)."""
+        """The generated C module: kernel.c, its translation units and its C tree."""
         return self.compiled.cmodule
 
     @cmodule.setter
@@ -235,7 +247,7 @@ class Pipeline:
             self.kernel.release(self._workspaces.pop())
 
     def memory(self) -> MemoryEstimate:
-        """Bytes of intermediate buffers at the estimates (see schedule.memory)."""
+        """Bytes of intermediate buffers at the estimates: full buffers and scratchpads."""
         return self.compiled.memory()
 
     @property

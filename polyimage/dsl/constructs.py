@@ -41,7 +41,13 @@ def _parameter_expr(value, typ: ScalarType, what: str) -> E.Expr:
 
 
 class Interval:
-    """The inclusive range `[lb, ub]` of a dimension; bounds are affine in Parameters."""
+    """The inclusive range `[lb, ub]` of a dimension; bounds are affine in Parameters.
+
+    Attributes:
+        typ: the integer type of the dimension's variable.
+        lb: the first point, an expression in Parameters (`lowerBound` in PolyMage).
+        ub: the last point, an expression in Parameters (`upperBound` in PolyMage).
+    """
 
     def __init__(self, typ, lb, ub):
         self.typ = as_type(typ)
@@ -98,7 +104,7 @@ class Function:
     `rows.defn = [Case(y == 0, img(x, 0)), rows(x, y - 1) + img(x, y)]`,
     `sat.defn = [Case(x == 0, rows(0, y)), sat(x - 1, y) + rows(x, y)]`.
     The scan dimension runs in order, the others in parallel; any other self-read is a cycle
-    (checked when the pipeline is built: graph.dag.scan_dimension).
+    (refused when the pipeline is built).
     """
 
     kind = "function"
