@@ -22,6 +22,16 @@ def _as_jpeg(source: Path, target: Path) -> None:
     save_image(target, image)
 
 
+def _figure_table(figures) -> list:
+    """Markdown lines of one table row of images, each captioned in the header above it (a
+    row does not wrap, as loose images do)."""
+    return [
+        "| " + " | ".join(caption for caption, _ in figures) + " |",
+        "|" + "---|" * len(figures),
+        "| " + " | ".join(f"![{c}]({path}){{ width=200 }}" for c, path in figures) + " |",
+    ]
+
+
 def main() -> None:
     GALLERY.mkdir(exist_ok=True)
     catalog = app_descriptions()
@@ -44,13 +54,13 @@ def main() -> None:
             target = GALLERY / f"input-{Path(photo).stem}.jpg"
             if not target.exists():
                 _as_jpeg(bundled(photo), target)
-            inputs.append(f"![{photo}](gallery/{target.name}){{ width=240 }}")
+            inputs.append((f"input: {photo}", f"gallery/{target.name}"))
         lines += [
             f"## {name}",
             "",
             f"{description[0].upper()}{description[1:]}.",
             "",
-            " ".join(inputs) + f" ![{name}](gallery/{shown.name}){{ width=240 }}",
+            *_figure_table([*inputs, (f"output of {name}", f"gallery/{shown.name}")]),
             "",
         ]
     (DOCS / "gallery.md").write_text("\n".join(lines))
