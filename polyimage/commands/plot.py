@@ -5,7 +5,6 @@ with matplotlib (the `tune` extra)."""
 from __future__ import annotations
 
 import json
-import math
 from pathlib import Path
 
 from polyimage.errors import ArgumentError
@@ -75,26 +74,26 @@ def _draw(plt, run, path) -> None:
     from matplotlib.ticker import FuncFormatter, NullFormatter
 
     apps = list(run["apps"])
-    rows = math.ceil(len(apps) / 2)
-    figure, axes = plt.subplots(rows, 2, figsize=(12, 2.4 * rows + 0.8), squeeze=False)
+    # one chart a row, about as wide as a page's column, so that its labels read at ~10 px
+    figure, axes = plt.subplots(len(apps), 1, figsize=(7.5, 2.2 * len(apps) + 0.8), squeeze=False)
     for ax, app in zip(axes.flat, apps):
         timings = run["apps"][app]["timings"]
         shown = [v for v in SHOWN if v in timings]
         ms = [timings[v]["median"] * 1e3 for v in shown]
         ax.barh(range(len(shown)), ms, color=[COLOURS[v.split(":")[0].split()[0]] for v in shown])
-        ax.set_yticks(range(len(shown)), shown, fontsize=8)
+        ax.set_yticks(range(len(shown)), shown, fontsize=10)
         ax.invert_yaxis()
         ax.set_xscale("log")
         ax.xaxis.set_major_formatter(FuncFormatter(lambda value, _: f"{value:g}"))
         ax.xaxis.set_minor_formatter(NullFormatter())
-        ax.set_xlabel("median ms (log scale)", fontsize=8)
+        ax.set_xlabel("median ms (log scale)", fontsize=10)
         size = run["apps"][app].get("size", {})
-        ax.set_title(f"{app} {' x '.join(str(v) for v in size.values())}", fontsize=10)
+        ax.set_title(f"{app} {' x '.join(str(v) for v in size.values())}", fontsize=12)
         for y, value in enumerate(ms):
-            ax.text(value, y, f" {value:.1f}", va="center", fontsize=7)
+            ax.text(value, y, f" {value:.1f}", va="center", fontsize=9)
     for ax in list(axes.flat)[len(apps) :]:
         ax.set_visible(False)
-    figure.suptitle(header(run["machine"]), fontsize=9)
+    figure.suptitle(header(run["machine"]), fontsize=10, wrap=True)
     figure.tight_layout()
     figure.savefig(path, metadata={"Date": None} if Path(path).suffix == ".svg" else None)
     plt.close(figure)
