@@ -1,7 +1,5 @@
 """schedule="auto": valid, deterministic, tiled where it pays, and equal to the references."""
 
-import dataclasses
-
 import numpy as np
 import pytest
 from helpers import MACHINE, pinned_options
@@ -11,7 +9,6 @@ import polyimage
 from polyimage.algebra.evaluate import evaluate_scalar
 from polyimage.apps import load_app
 from polyimage.apps.inputs import bundled
-from polyimage.config import Options
 from polyimage.grouping.auto import auto_schedule
 from polyimage.grouping.cost import CostModel, redundant_fraction
 from polyimage.grouping.greedy import greedy_cost_schedule
@@ -113,8 +110,7 @@ def test_multilevel_is_an_option_and_stays_correct(monkeypatch):
     pinned = pinned_options()  # whether two levels pay depends on the caches planned for
     plain = polyimage.compile(outputs, estimates=app.PAPER_SIZE, options=pinned)
     monkeypatch.setenv("POLYIMAGE_MULTILEVEL", "1")
-    multilevel = dataclasses.replace(Options.from_env(), machine=pinned.machine)
-    pipe = polyimage.compile(outputs, estimates=app.PAPER_SIZE, options=multilevel)
+    pipe = polyimage.compile(outputs, estimates=app.PAPER_SIZE, options=pinned_options())
     # scratch beyond L1 priced as L2 traffic
     assert pipe.auto.costs[0].cost > plain.auto.costs[0].cost
     assert any(len(g.tile_sizes) == 2 for g in pipe.schedule.groups)

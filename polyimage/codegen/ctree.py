@@ -223,6 +223,15 @@ def _statement(node) -> str:
     return node.text
 
 
+def if_chain(branches):
+    """`if (c0) a0 else if (c1) a1 ... [else an]` from [(condition or None, the condition's
+    uses, node)]: a branch without a condition ends the chain."""
+    node = None
+    for test, uses, then in reversed(branches):
+        node = then if test is None else If(test, then, node, uses)
+    return node
+
+
 def walk(node: Node):
     """Every node of the tree, parents before children."""
     stack = [node]

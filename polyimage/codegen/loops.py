@@ -23,7 +23,7 @@ from ..schedule.reductions import PARALLEL_MIN_POINTS
 from . import versions
 from .cexpr import CExprPrinter, narrow_gather, wide_name
 from .clamps import interior, merged
-from .ctree import Assign, Block, Declare, For, If, Parallel, Seq, Stage
+from .ctree import Assign, Block, Declare, For, If, Parallel, Seq, Stage, if_chain
 from .names import PREFIX
 from .reduction_loops import reduction_update
 from .split import case_breakpoints, lifted_cases
@@ -402,15 +402,10 @@ class LoopEmitter:
             if cases and cases[0][0] is None:
                 return self._store(func, self.printer(cases[0][1]))
             value = f"{PREFIX}value"
-            nodes = [Declare(func.typ.c_name, ((value, "0"),))]
-            branches = []
-            for cond, case_value in cases:
-                test = None if cond is None else self.printer(cond)
-                test_uses = self.uses()
-                branches.append((test, test_uses, self.assign(value, self.printer(case_value))))
-        nodes.append(_chain(branches))
-        nodes.append(self._store(func, value))
-        return Seq(tuple(nodes))
+            chain = self._case_chain(value, cases)
+        declared = Declare(func.typ.c_name, ((value, "0"),))
+        stored = self._store(func, value)
+        return Seq((declared, chain, stored) if chain else (declared, stored))  # none: all 0
 
     def aliases(self, variables) -> list:
         """Each variable in its own type, read off its int64 iterator."""
@@ -440,19 +435,21 @@ class LoopEmitter:
         if func.name in self.branch_free:
             return self._blend(func)
         value = f"{PREFIX}value"
-        nodes = [Declare(func.typ.c_name, ((value, None),))]
+        chain = self._case_chain(value, [(c.cond, c.value) for c in cases], Assign(value, "0"))
+        declared = Declare(func.typ.c_name, ((value, None),))
+        return Seq((declared, chain, self._store(func, value)))
+
+    def _case_chain(self, target: str, cases, otherwise=None):
+        """`if (c0) target = v0; else if (c1) ...` over `cases` ((condition or None, value)),
+        up to the first without a condition, else ending in `otherwise` (a node, or none)."""
         branches = []
-        for case in cases:
-            test = None if case.cond is None else self.printer(case.cond)
+        for cond, value in cases:
+            test = None if cond is None else self.printer(cond)
             test_uses = self.uses()
-            branches.append((test, test_uses, self.assign(value, self.printer(case.value))))
-            if case.cond is None:
-                break
-        else:
-            branches.append((None, frozenset(), Assign(value, "0")))
-        nodes.append(_chain(branches))
-        nodes.append(self._store(func, value))
-        return Seq(tuple(nodes))
+            branches.append((test, test_uses, self.assign(target, self.printer(value))))
+            if cond is None:
+                return if_chain(branches)
+        return if_chain(branches + ([(None, frozenset(), otherwise)] if otherwise else []))
 
     def _blend(self, func):
         """Every condition and value evaluated, then selected: no branch in the loop body."""
@@ -470,12 +467,3 @@ class LoopEmitter:
             )
         nodes.append(self._store(func, choice))
         return Seq(tuple(nodes))
-
-
-def _chain(branches):
-    """`if (c0) a0 else if (c1) a1 ... [else an]` from [(condition or None, its uses, node)]:
-    a branch without a condition ends the chain."""
-    node = None
-    for test, uses, then in reversed(branches):
-        node = then if test is None else If(test, then, node, uses)
-    return node

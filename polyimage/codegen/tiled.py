@@ -332,7 +332,7 @@ class TiledEmitter(LoopEmitter):
         """The nest (and the copy-out of its scratch live-outs) as a function of its own, with
         the buffers its tree uses as arguments: one function of many loops would cost the C
         compiler far more than many small ones."""
-        self.uses()  # the bounds' own uses stay with the call
+        bound_uses = self.uses()  # what the bounds' texts use goes with the call
         args = [(f"{PREFIX}blo{d}", lo) for d, (lo, _) in enumerate(bounds)]
         args += [(f"{PREFIX}bhi{d}", hi) for d, (_, hi) in enumerate(bounds)]
         box = [(f"{PREFIX}blo{d}", f"{PREFIX}bhi{d}") for d in range(len(bounds))]
@@ -340,7 +340,7 @@ class TiledEmitter(LoopEmitter):
         for name in nest.stages:
             if name in self.plan.liveouts and nest.scratch:
                 owned = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[name]]
-                self.uses()
+                bound_uses |= self.uses()
                 local = [
                     (f"{PREFIX}clo_{self._cname(name)}_{d}", f"{PREFIX}chi_{self._cname(name)}_{d}")
                     for d in range(len(owned))
@@ -366,7 +366,7 @@ class TiledEmitter(LoopEmitter):
         self.functions.append(
             Function("void", function, tuple(params), tuple(body), stages=nest.stages)
         )
-        call = Call(function, tuple(values))
+        call = Call(function, tuple(values), bound_uses)
         if self.profile_slot is None:
             return call
         t, dt = f"{PREFIX}t", f"{PREFIX}dt"

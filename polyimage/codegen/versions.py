@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from ..dsl import expr as E
 from .cexpr import wide_name
-from .ctree import Assign, Block, Declare, For, If, Line, Seq
+from .ctree import Assign, Block, Declare, For, If, Line, Seq, if_chain
 from .names import PREFIX
 
 
@@ -140,12 +140,9 @@ def segments(emitter, var, split) -> If:
             value = "0" if case is None else printer(case.value)
         stored = emitter._store(func, f"({func.typ.c_name})({value})" if case is None else value)
         loop = For(w, a, b, Block((*emitter.aliases([var]), stored)), simd=True)
-        branches.append((f"{case_} == {k}", Block((loop,))))
+        branches.append((f"{case_} == {k}", frozenset(), Block((loop,))))
         if case is not None and case.cond is None:
             break
-    chain = None
-    for test, then in reversed(branches):
-        chain = If(test, then, chain)
-    segment.append(chain)
+    segment.append(if_chain(branches))
     walk = For(f"{PREFIX}s", "0", str(n - 1), Block(tuple(segment)), c_type="int", inclusive=False)
     return If(f"{lo} <= {hi}", Block((*nodes, walk)))

@@ -12,6 +12,7 @@ import numpy as np
 import polyimage
 from polyimage.apps.inputs import bundled, to_float
 from polyimage.arguments import bind_arguments
+from polyimage.dsl import expr as E
 from polyimage.errors import ArgumentError
 from polyimage.graph import build_graph
 from polyimage.io import load_image, save_image
@@ -89,7 +90,7 @@ def photo_array(image, photo) -> np.ndarray:
         array = to_float(photo, 1)[:, :, 0]
     elif image.ndim == 3:
         first = image.extents[0]
-        channels = int(first.value) if hasattr(first, "value") else 3
+        channels = int(first.value) if isinstance(first, E.Const) else 3
         array = np.moveaxis(to_float(photo, channels), 2, 0)
     else:
         raise ArgumentError(
