@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import statistics
-import time
 from pathlib import Path
 
 import numpy as np
@@ -23,6 +21,7 @@ from .cli_arguments import (
     pipeline_source,
     resolve_schedule,
 )
+from .timing import compile_timed, time_calls
 from .user_run import is_user_pipeline, run_user_pipeline
 
 
@@ -68,23 +67,14 @@ def run_app(
     photos = [load_input(p) for p in inputs] or [load_image(bundled(p)) for p in app.PHOTOS]
     arrays = app.prepare(photos)
     outputs, _ = app.build()
-    start = time.perf_counter()
-    pipe = polyimage.compile(
-        outputs, name=name, schedule=resolve_schedule(app, schedule), estimates=app.PAPER_SIZE
+    pipe, compile_seconds = compile_timed(
+        outputs,
+        report,
+        name=name,
+        schedule=resolve_schedule(app, schedule),
+        estimates=app.PAPER_SIZE,
     )
-    compile_seconds = time.perf_counter() - start
-    report(f"{name}: {pipe.origin} in {compile_seconds:.2f} s")
-    result = pipe(threads=threads, **arrays, **values)
-    times = []
-    for _ in range(max(runs, 1)):
-        start = time.perf_counter()
-        result = pipe(threads=threads, **arrays, **values)
-        times.append(time.perf_counter() - start)
-    shape = "x".join(map(str, result.shape))
-    report(
-        f"{name}: {shape} in {statistics.median(times) * 1e3:.2f} ms "
-        f"(median of {len(times)} runs, min {min(times) * 1e3:.2f} ms)"
-    )
+    result, median = time_calls(pipe, {**arrays, **values}, threads, runs, report)
     if profile:
         report(str(pipe.profile(runs=runs, threads=threads, **arrays, **values)))
     if check:
@@ -94,7 +84,7 @@ def run_app(
     if output:
         save_image(output, app.to_photo(result))
         report(f"{name}: wrote {output}")
-    return {"compile": compile_seconds, "run": statistics.median(times)}
+    return {"compile": compile_seconds, "run": median}
 
 
 def compile_target(target: str, schedule=None, estimates=(), inline=True, build=True):

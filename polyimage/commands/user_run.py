@@ -4,9 +4,6 @@ pixel type), the sizes come from the photos, and the first output is saved as a 
 
 from __future__ import annotations
 
-import statistics
-import time
-
 import numpy as np
 
 import polyimage
@@ -24,6 +21,7 @@ from .cli_arguments import (
     resolve_schedule,
     typed_values,
 )
+from .timing import compile_timed, time_calls
 
 
 def is_user_pipeline(target: str) -> bool:
@@ -53,24 +51,11 @@ def run_user_pipeline(
     arguments.update(typed_values({p.name: p for p in graph.parameters}, params))
     sizes = bind_arguments(graph, arguments).params
     estimates = {p.name: sizes[p.name] for p in graph.parameters if p.typ.is_int}
-    start = time.perf_counter()
-    pipe = polyimage.compile(
-        outputs, estimates=estimates, schedule=resolve_schedule(None, schedule)
+    pipe, compile_seconds = compile_timed(
+        outputs, report, estimates=estimates, schedule=resolve_schedule(None, schedule)
     )
-    compile_seconds = time.perf_counter() - start
-    report(f"{pipe.name}: {pipe.origin} in {compile_seconds:.2f} s")
-    result = pipe(threads=threads, **arguments)
-    times = []
-    for _ in range(max(runs, 1)):
-        start = time.perf_counter()
-        result = pipe(threads=threads, **arguments)
-        times.append(time.perf_counter() - start)
+    result, median = time_calls(pipe, arguments, threads, runs, report)
     first = result[0] if isinstance(result, tuple) else result
-    shape = "x".join(map(str, first.shape))
-    report(
-        f"{pipe.name}: {shape} in {statistics.median(times) * 1e3:.2f} ms "
-        f"(median of {len(times)} runs, min {min(times) * 1e3:.2f} ms)"
-    )
     if check:
         expected = polyimage.interpret(outputs, **arguments)
         expected = expected[0] if isinstance(expected, tuple) else expected
@@ -79,7 +64,7 @@ def run_user_pipeline(
     if output:
         save_image(output, to_photo(first))
         report(f"{pipe.name}: wrote {output}")
-    return {"compile": compile_seconds, "run": statistics.median(times)}
+    return {"compile": compile_seconds, "run": median}
 
 
 def photo_array(image, photo) -> np.ndarray:
