@@ -24,9 +24,10 @@ def private_cache(tmp_path_factory):
         os.environ["POLYIMAGE_CACHE_DIR"] = saved
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
 def elsewhere(tmp_path_factory):
-    """Every page runs from an empty temporary folder, not the checkout's root."""
+    """Every page runs from an empty temporary folder, not the checkout's root (and the
+    working folder is back as it was after the page)."""
     saved = os.getcwd()
     os.chdir(tmp_path_factory.mktemp("reader"))
     yield

@@ -201,6 +201,8 @@ def generate_module(
                 stage = untiled.stage(by_name[stage_name])
                 body += _timed(profile, timers, ("stage", i, (stage_name,)), [stage])
         else:
+            # the group's timer comes first (_timed adds it once the code is built), then
+            # its nests'
             first_nest = len(timers) + 1 if profile else None
             group = ("group", i, plan.members)
             nests = [("nest", i, nest.stages) for nest in plan.nests] if profile else []
