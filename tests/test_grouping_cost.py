@@ -55,11 +55,11 @@ def test_with_overlap_only_fusing_costs_more_than_the_stages_alone():
 
 
 def _one_tile_wide(graph, params):
-    """The tile width that holds all of mask's columns (2 .. 4257) in one tile: tiles start at
-    multiples of their size, so 4256 would leave columns 4256 and 4257 to a second tile."""
+    """The tile width that holds all of mask's columns (2 .. 4257) in one tile: its extent,
+    since tiles start at the domain's first column."""
     columns = graph.stage("mask").func.intervals[-1]
     assert evaluate_scalar(columns.lb, params) == 2
-    return evaluate_scalar(columns.ub, params) + 1
+    return evaluate_scalar(columns.ub, params) - 1
 
 
 def test_tile_sizes_fill_a_cache_with_the_innermost_fixed_or_full_width():

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..schedule.tiling import tile_span
+from ..schedule.tiling import tile_origin, tile_span
 from . import sliding
 from .cexpr import wide_name
 from .checked import tile_note
@@ -131,15 +131,21 @@ class TiledEmitter(LoopEmitter):
         setup = []
         for d in range(rank):
             lo, hi = (self.printer(e) for e in tile_span(self.graph, plan, d, outer[d]))
+            origin = self.printer(tile_origin(self.graph, plan, d))
             setup.append(
                 self.declare(
-                    "int64_t", [(f"{self.v('olo')}_{d}", lo), (f"{self.v('ohi')}_{d}", hi)]
+                    "int64_t",
+                    [
+                        (f"{self.v('olo')}_{d}", lo),
+                        (f"{self.v('ohi')}_{d}", hi),
+                        (f"{self.v('org')}_{d}", origin),
+                    ],
                 )
             )
             setup.append(
                 Declare(
                     "int64_t",
-                    ((self.names[plan.first[d]], f"{self.v('olo')}_{d} * {outer[d]}"),),
+                    ((self.names[plan.first[d]], self._tile_start(d, f"{self.v('olo')}_{d}")),),
                     True,
                 )
             )
@@ -162,11 +168,7 @@ class TiledEmitter(LoopEmitter):
             checks.append(f"{store.buffer} != NULL")
         team.append(Declare("int", ((ok, " && ".join(checks) or "1"),), True))
         team.append(If(f"!{ok}", Block((Pragma("omp atomic write"), Assign(failed, "1")))))
-        tile = self.tile_interval(
-            [f"{self.v('o')}_{d} * {outer[d]}" for d in range(rank)],
-            [f"{self.v('o')}_{d} * {outer[d]} + {outer[d] - 1}" for d in range(rank)],
-            level=1,
-        )
+        tile = self.tile_interval(*self._outer_tile(rank), level=1)
         tile += self.regions()
         for name, store in self.scratch.items():
             for d, (lo, hi) in enumerate(self.plan.regions[name].symbols):
@@ -186,6 +188,16 @@ class TiledEmitter(LoopEmitter):
 
     def _cname(self, name: str) -> str:
         return self.names[self.graph.stage(name).func]
+
+    def _tile_start(self, d: int, index: str) -> str:
+        """The first point of outer tile `index` along tile dimension `d`."""
+        return f"{self.v('org')}_{d} + {index} * {self.plan.tile_sizes[0][d]}"
+
+    def _outer_tile(self, rank: int) -> tuple:
+        """(lows, highs) of the outer tile the loops are at."""
+        lows = [self._tile_start(d, f"{self.v('o')}_{d}") for d in range(rank)]
+        sizes = self.plan.tile_sizes[0]
+        return lows, [f"{lo} + {sizes[d] - 1}" for d, lo in enumerate(lows)]
 
     def _tile_loops(self, rank: int, body, collapse=0):
         """The loops over the outer tiles around `body`; with `collapse`, shared by the team."""
@@ -275,10 +287,7 @@ class TiledEmitter(LoopEmitter):
         ]
         if not self.scratch:
             return nodes
-        tile = self.tile_interval(
-            [f"{self.v('o')}_{d} * {outer[d]}" for d in range(rank)],
-            [f"{self.v('o')}_{d} * {outer[d]} + {outer[d] - 1}" for d in range(rank)],
-        )
+        tile = self.tile_interval(*self._outer_tile(rank))
         tile += self.regions()
         for name in self.scratch:
             symbols = self.plan.regions[name].symbols

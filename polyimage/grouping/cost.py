@@ -38,7 +38,7 @@ from ..dsl import libm
 from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs
 from ..schedule.regions import NumericRegions
-from ..schedule.tiling import UntiledGroup, tiling_plan
+from ..schedule.tiling import UntiledGroup, tile_origin, tile_scale, tiling_plan
 from .tile_search import (  # noqa: F401  (read from here too)
     SLIDE_FACTORS,
     WHOLE_EXTENT,
@@ -156,13 +156,15 @@ class CostModel:
         return self._points[name]
 
     def ops(self, name) -> float:
-        """Operations per point: the arithmetic nodes of the definition (at least one), a read
+        """Operations per point: the arithmetic nodes of the definition outside arithmetic on
+        indices and parameters alone (priced_nodes; at least one), a read
         at data-dependent indices (a gather) as Machine.gather_ops of them, times SCALAR_LOOP
         for a stage whose loop cannot vectorize (it calls the C library's exp, log, sin, cos
         or pow, which the vectorizer leaves as scalar calls), times a Reduction's updates per
         cell."""
         if name not in self._ops:
-            nodes = [n for e in definition_exprs(self.graph.stage(name).func) for n in E.walk(e)]
+            func = self.graph.stage(name).func
+            nodes = [n for e in definition_exprs(func) for n in priced_nodes(e)]
             count = sum(
                 1 for n in nodes if isinstance(n, (E.BinOp, E.Call, E.Select, E.Cast, E.Condition))
             )
@@ -189,15 +191,26 @@ class CostModel:
         return max(points / self.points(name), 1.0)
 
     def anchor_bounds(self, plan) -> tuple:
-        """(lb, ub) of every dimension of the group's anchor, the tile space's extent (once
-        per anchor)."""
-        if plan.anchor not in self._bounds:
+        """(lb, ub) of every dimension of the group's anchor counted from its tile origin
+        (schedule.tiling.tile_origin), the tile space's extent, once per anchor and alignment:
+        a domain's tiles and their cost do not depend on where it starts."""
+        key = (plan.anchor, plan.spans)
+        if key not in self._bounds:
             evaluate = self.evaluate
             intervals = self.graph.stage(plan.anchor).func.intervals
-            self._bounds[plan.anchor] = tuple(
-                (scalar(evaluate, iv.lb), scalar(evaluate, iv.ub)) for iv in intervals
+            origins = self.tile_origins(plan)
+            self._bounds[key] = tuple(
+                (scalar(evaluate, iv.lb) - o, scalar(evaluate, iv.ub) - o)
+                for iv, o in zip(intervals, origins)
             )
-        return self._bounds[plan.anchor]
+        return self._bounds[key]
+
+    def tile_origins(self, plan) -> tuple:
+        """Where tile 0 starts along every dimension of the tile space, at the estimates."""
+        return tuple(
+            scalar(self.evaluate, tile_origin(self.graph, plan, d))
+            for d in range(len(plan.tile_lo))
+        )
 
     def itemsize(self, name) -> int:
         return self.graph.stage(name).func.typ.dtype.itemsize
@@ -279,7 +292,8 @@ class CostModel:
     def measure(self, plan, candidates) -> list:
         """Volumes of one tile in the middle of the anchor's domain, for each tile-size tuple
         in `candidates` (all evaluated at once; each list once per model). The tile starts at
-        a multiple of its size times every live-out's scale down along each dimension, so it
+        the tile origin plus a multiple of its size times every live-out's scale down along
+        each dimension, as a tile of the generated code does, so it
         owns a part of each live-out (a half-resolution live-out's rows are owned by every
         other tile of one row: the others compute none of it)."""
         key = (tuple(plan.members), tuple(tuple(int(t) for t in c) for c in candidates))
@@ -288,17 +302,16 @@ class CostModel:
         return self._volumes[key]
 
     def _measure(self, plan, candidates) -> list:
-        graph, evaluate, n_cand = self.graph, self.evaluate, len(candidates)
-        anchor = graph.stage(plan.anchor).func
-        bounds = [(scalar(evaluate, iv.lb), scalar(evaluate, iv.ub)) for iv in anchor.intervals]
+        evaluate, n_cand = self.evaluate, len(candidates)
+        bounds, origins = self.anchor_bounds(plan), self.tile_origins(plan)
         tiles = np.array(candidates, np.int64)
-        scale = [
-            math.lcm(1, *(q for _, _, dim, _, q in plan.spans if dim == d))
-            for d in range(len(bounds))
-        ]
+        scale = [tile_scale(plan, d) for d in range(len(bounds))]
         lows = np.array(
             [
-                [((lo + hi) // 2 // (t * s)) * t * s for (lo, hi), t, s in zip(bounds, row, scale)]
+                [
+                    o + ((lo + hi) // 2 // (t * s)) * t * s
+                    for (lo, hi), o, t, s in zip(bounds, origins, row, scale)
+                ]
                 for row in candidates
             ],
             np.int64,
@@ -409,6 +422,19 @@ class CostModel:
             + weights.row_start * rows
         )
         return time / self.machine.cores
+
+
+def priced_nodes(e):
+    """The nodes of `e` whose work the model prices per point: all but the insides of its
+    affine integer subexpressions (indices, bounds, a condition's sides), which the C compiler
+    folds into addressing and induction variables, so that `f(x + 2)` costs what `f(x)`
+    does and a pipeline costs the same wherever its domains start."""
+    stack = [e]
+    while stack:
+        node = stack.pop()
+        if not is_affine(node):
+            yield node
+            stack.extend(reversed(node.children()))
 
 
 def group_cost(

@@ -42,15 +42,17 @@ def sliding_tiles(candidates, bounds, halo) -> list:
 
 
 def tile_count(bounds, tiles) -> int:
-    """Tiles of sizes `tiles` that cover the box `bounds` ((lb, ub) per dimension): tiles start
-    at multiples of their size (schedule.tiling.tile_span), so a box not starting at one
-    takes a tile more than its extent over the size."""
+    """Tiles of sizes `tiles` that cover the box `bounds` ((lb, ub) per dimension, counted
+    from the tile origin): tiles start at multiples of their size from there
+    (schedule.tiling.tile_span), so a box not starting at one takes a tile more than its
+    extent over the size."""
     return math.prod(ub // t - lb // t + 1 for (lb, ub), t in zip(bounds, tiles))
 
 
 def one_tile_when_whole(bounds, tiles) -> tuple:
     """`tiles` with every size that spans its dimension's extent grown to hold the whole
-    dimension in one tile (a box starting past 0 would straddle two tiles of its extent)."""
+    dimension in one tile: a box counted from the tile origin starts past 0 where a coarser
+    live-out rounds the origin down, and would straddle two tiles of its extent."""
     return tuple(
         ub + 1 if t >= ub - lb + 1 and 0 < lb and t <= ub else t
         for (lb, ub), t in zip(bounds, tiles)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..algebra.evaluate import Evaluator, extent, scalar
-from .tiling import UntiledGroup, tile_span
+from .tiling import UntiledGroup, tile_origin, tile_span
 
 MAX_TILES_EVALUATED = 20000
 
@@ -129,8 +129,11 @@ def _scratch_bytes(graph, plan, params, evaluate) -> int:
     tiles = np.array(
         list(itertools.islice(itertools.product(*ranges), 0, None, step)), np.int64
     ).reshape(-1, len(ranges))
-    lows = tiles * np.array(sizes)
-    first = np.broadcast_to(np.array([r.start for r in ranges]) * np.array(sizes), lows.shape)
+    origins = np.array([scalar(evaluate, tile_origin(graph, plan, d)) for d in range(len(sizes))])
+    lows = origins + tiles * np.array(sizes)
+    first = np.broadcast_to(
+        origins + np.array([r.start for r in ranges]) * np.array(sizes), lows.shape
+    )
     points = np.concatenate([lows, lows + np.array(sizes) - 1, first], axis=1)
     regions = plan.regions.evaluate(points, params)
     total = 0

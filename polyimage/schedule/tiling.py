@@ -135,13 +135,14 @@ def tiling_plan(graph, stages, params, outline=False):
     first = tuple(E.Variable(E.Long, f"tile_first{d}") for d in range(rank))
     spans, owned = [], {}
     anchor_func = graph.stage(anchor).func
+    origin = tuple(as_long(iv.lb) for iv in anchor_func.intervals)
     for name in outs:
         func = graph.stage(name).func
         alignment = _align(func, anchor_func, params)
         for j, (d, p, q) in enumerate(alignment):
             if d is not None:
                 spans.append((name, j, d, p, q))
-        owned[name] = _owned_box(func, alignment, tile_lo, tile_hi, first, rank)
+        owned[name] = _owned_box(func, alignment, tile_lo, tile_hi, first, origin)
     scratch = tuple(
         n for n in members if n not in outs or any(c in members for c in graph.stage(n).consumers)
     )
@@ -204,20 +205,33 @@ def _reduction_reason(graph, name, inside):
     return None
 
 
+def tile_scale(plan, d: int) -> int:
+    """The anchor points along tile dimension `d` per point of its coarsest live-out (the lcm
+    of the live-outs' scales down)."""
+    return math.lcm(1, *(q for _, _, dim, _, q in plan.spans if dim == d))
+
+
+def tile_origin(graph, plan, d: int):
+    """Where tile 0 starts along tile dimension `d`, as a Long expression of the parameters:
+    the anchor's lower bound. Tiles follow the domain, so that a schedule does not depend on
+    where its author numbers from."""
+    return as_long(graph.stage(plan.anchor).func.intervals[d].lb)
+
+
 def tile_span(graph, plan, d: int, size: int) -> tuple:
-    """(first, last) outer tile index along tile dimension `d` for tiles of `size`, as Long
-    expressions of the parameters: the tiles holding the first and last point of every live-out
-    aligned with `d`."""
-    lows, highs = [], []
+    """(first, last) outer tile index along tile dimension `d` for tiles of `size` from
+    `tile_origin`, as Long expressions of the parameters: 0, and the tile holding the last
+    point of every live-out aligned with `d` (each live-out's first point lies at the origin:
+    see _owned_box)."""
+    highs = []
     for name, j, dim, p, q in plan.spans:
         if dim == d:
             iv = graph.stage(name).func.intervals[j]
-            lows.append((as_long(iv.lb) * q) // (p * size))
-            highs.append((as_long(iv.ub) * q) // (p * size))
-    lo, hi = lows[0], highs[0]
-    for a, b in zip(lows[1:], highs[1:]):
-        lo, hi = E.Min(lo, a), E.Max(hi, b)
-    return lo, hi
+            highs.append(simplify(((as_long(iv.ub) - as_long(iv.lb)) * q) // (p * size)))
+    hi = highs[0]
+    for b in highs[1:]:
+        hi = E.Max(hi, b)
+    return E.Const(0, E.Long), hi
 
 
 def _align(func, anchor, params) -> tuple:
@@ -244,9 +258,10 @@ def _ceil_div(e, q: int):
     return e if q == 1 else (e + (q - 1)) // q
 
 
-def _owned_box(func, alignment, tile_lo, tile_hi, first, rank) -> tuple:
-    """The live-out's part owned by tile [tile_lo, tile_hi], clipped to its domain. Dimensions
-    of the tile space it lacks are owned by the tile holding `first`; other tiles get the box
+def _owned_box(func, alignment, tile_lo, tile_hi, first, origin) -> tuple:
+    """The live-out's part owned by tile [tile_lo, tile_hi], clipped to its domain: scaled by
+    p/q from the tile origins, which match the live-out's first points. Dimensions of the
+    tile space it lacks are owned by the tile holding `first`; other tiles get the box
     [ub + 1, lb - 1], which lies inside any box, so an inner tile's box stays inside its
     tile's."""
     box, matched = [], set()
@@ -256,11 +271,11 @@ def _owned_box(func, alignment, tile_lo, tile_hi, first, rank) -> tuple:
             box.append((lb, ub))
             continue
         matched.add(d)
-        lo = _ceil_div(tile_lo[d] * p, q)
-        hi = _ceil_div((tile_hi[d] + 1) * p, q) - 1
+        lo = lb + _ceil_div((tile_lo[d] - origin[d]) * p, q)
+        hi = lb + _ceil_div((tile_hi[d] + 1 - origin[d]) * p, q) - 1
         box.append((simplify(E.Max(lo, lb)), simplify(E.Min(hi, ub))))
     empty = None
-    for d in range(rank):
+    for d in range(len(origin)):
         if d not in matched:
             empty = either(empty, (first[d] < tile_lo[d]) | (first[d] > tile_hi[d]))
     if empty is None:
