@@ -19,6 +19,7 @@ from ..schedule.reductions import (
     tile_owned,
     unrolled_variables,
 )
+from ..schedule.reduction_order import loop_order
 from .cexpr import c_literal, wide_name
 from .ctree import Assign, Block, Declare, For, If, Line, Seq
 from .names import PREFIX
@@ -64,12 +65,13 @@ def _owned_cells(emitter, func, names, cells) -> list:
 
 
 def _serial(emitter, func, names, bounds, target=None):
-    """The reduction domain in order, with `bounds` ({variable index: (lo, hi)}) replacing
-    some variables' bounds, updating `target` (a StageStorage) instead of the buffer. The
-    unrolled variables (schedule.reductions.unrolled_variables) run innermost, a copy of the
-    update per value; an innermost variable owning cells runs by residues (_independent_loop)."""
+    """The reduction domain in the loop order (schedule.reduction_order.loop_order), with
+    `bounds` ({variable index: (lo, hi)}) replacing some variables' bounds, updating `target`
+    (a StageStorage) instead of the buffer. The unrolled variables
+    (schedule.reductions.unrolled_variables) run innermost, a copy of the update per value;
+    an innermost variable owning cells runs by residues (_independent_loop)."""
     unrolled = unrolled_variables(func)
-    looped = [k for k in range(len(names)) if k not in unrolled]
+    looped = [k for k in loop_order(func) if k not in unrolled]
     variables = [func.reduction_variables[k] for k in looped]
     loop_bounds = [bounds.get(k, (f"{P}rlo_{names[k]}", f"{P}rhi_{names[k]}")) for k in looped]
 
