@@ -11,6 +11,7 @@ import itertools
 
 from ..dsl import expr as E
 from ..dsl.constructs import Op
+from ..schedule.reduction_order import loop_order
 from ..schedule.reductions import (
     MAX_CHUNKS,
     PARALLEL_MIN_POINTS,
@@ -19,7 +20,6 @@ from ..schedule.reductions import (
     tile_owned,
     unrolled_variables,
 )
-from ..schedule.reduction_order import loop_order
 from .cexpr import c_literal, wide_name
 from .ctree import Assign, Block, Declare, For, If, Line, Seq
 from .names import PREFIX

@@ -21,7 +21,6 @@ import math
 from dataclasses import dataclass
 
 from ..algebra.evaluate import Evaluator, extent
-from ..dsl import expr as E
 from ..dsl.constructs import Reduction
 from .reduction_order import (  # noqa: F401  (UNROLL_POINTS read from here too)
     UNROLL_POINTS,
