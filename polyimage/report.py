@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 
+from .schedule.reduction_order import loop_order, reordered
 from .schedule.tiling import UntiledGroup
 
 
@@ -69,6 +70,10 @@ def pipeline_report(compiled, kernel=None, pass_seconds=None, vectorization=Fals
         lines.append("reductions:")
         for name, strategy in compiled.reductions.items():
             lines.append(f"  {name}: {strategy.describe()}")
+            func = compiled.stage_graph.stage(name).func
+            if reordered(func):
+                order = ", ".join(func.reduction_variables[k].name for k in loop_order(func))
+                lines.append(f"  {name}: loops reordered ({order})")
     serial = kernel is not None and kernel.info.serial
     lines.append("memory: " + compiled.memory().describe(1 if serial else os.cpu_count() or 1))
     lines.append("warnings:" if compiled.warnings else "warnings: none")

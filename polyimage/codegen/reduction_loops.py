@@ -11,6 +11,7 @@ import itertools
 
 from ..dsl import expr as E
 from ..dsl.constructs import Op
+from ..schedule.reduction_order import loop_order
 from ..schedule.reductions import (
     MAX_CHUNKS,
     PARALLEL_MIN_POINTS,
@@ -64,12 +65,13 @@ def _owned_cells(emitter, func, names, cells) -> list:
 
 
 def _serial(emitter, func, names, bounds, target=None):
-    """The reduction domain in order, with `bounds` ({variable index: (lo, hi)}) replacing
-    some variables' bounds, updating `target` (a StageStorage) instead of the buffer. The
-    unrolled variables (schedule.reductions.unrolled_variables) run innermost, a copy of the
-    update per value; an innermost variable owning cells runs by residues (_independent_loop)."""
+    """The reduction domain in the loop order (schedule.reduction_order.loop_order), with
+    `bounds` ({variable index: (lo, hi)}) replacing some variables' bounds, updating `target`
+    (a StageStorage) instead of the buffer. The unrolled variables
+    (schedule.reductions.unrolled_variables) run innermost, a copy of the update per value;
+    an innermost variable owning cells runs by residues (_independent_loop)."""
     unrolled = unrolled_variables(func)
-    looped = [k for k in range(len(names)) if k not in unrolled]
+    looped = [k for k in loop_order(func) if k not in unrolled]
     variables = [func.reduction_variables[k] for k in looped]
     loop_bounds = [bounds.get(k, (f"{P}rlo_{names[k]}", f"{P}rhi_{names[k]}")) for k in looped]
 

@@ -20,10 +20,14 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..algebra.affine import linear_form
 from ..algebra.evaluate import Evaluator, extent
-from ..dsl import expr as E
 from ..dsl.constructs import Reduction
+from .reduction_order import (  # noqa: F401  (UNROLL_POINTS read from here too)
+    UNROLL_POINTS,
+    contiguous_variable,
+    owned_forms,
+    unrolled_variables,
+)
 
 # a loop nest (a stage, a reduction) of fewer points runs on the calling thread: waking the
 # others costs more
@@ -33,9 +37,6 @@ MAX_CHUNKS = 32
 PRIVATE_BUDGET_BYTES = 4 << 20
 # owner reductions own blocks along the fewest leading variables that give this many blocks
 ENOUGH_BLOCKS = 256
-# reduction variables of at most this many constant values that own target cells one each run
-# innermost, unrolled (schedule.reductions.unrolled_variables)
-UNROLL_POINTS = 4
 
 
 @dataclass(frozen=True)
@@ -102,12 +103,10 @@ def reduction_strategy(func, evaluate) -> ReductionStrategy:
     points = math.prod(extents)
     if points < PARALLEL_MIN_POINTS:
         return ReductionStrategy("serial", f"{points} reduction points, too few for threads")
-    owned, blocks, unrolled = [], 1, unrolled_variables(func)
-    for o in owned_variables(func, skip=unrolled):
-        if blocks >= ENOUGH_BLOCKS:
-            break
-        owned.append(o)
-        blocks *= -(-extents[o.index] // o.size)
+    unrolled = unrolled_variables(func)
+    owned, blocks = _owners(func, extents, unrolled + (contiguous_variable(func, unrolled),))
+    if blocks < 2:
+        owned, blocks = _owners(func, extents, unrolled)
     if owned and blocks >= 2:
         names = ", ".join(
             f"{func.reduction_variables[o.index].name} in blocks of {o.size}" for o in owned
@@ -136,6 +135,20 @@ def reduction_strategy(func, evaluate) -> ReductionStrategy:
     )
 
 
+def _owners(func, extents, skip) -> tuple:
+    """(OwnedVariables, blocks): the fewest leading owning variables, those at indices `skip`
+    left out, that give ENOUGH_BLOCKS blocks (all of them if fewer). The loop order's
+    contiguous variable is left out where others give two blocks or more: it then runs whole
+    in each block, under `omp simd` (schedule.reduction_order)."""
+    owned, blocks = [], 1
+    for o in owned_variables(func, skip=skip):
+        if blocks >= ENOUGH_BLOCKS:
+            break
+        owned.append(o)
+        blocks *= -(-extents[o.index] // o.size)
+    return owned, blocks
+
+
 def owned_variables(func, skip=(), prefix=True) -> tuple:
     """The longest prefix of reduction variables (those at indices `skip` left out) that own
     target cells (see OwnedVariable), or all of them with `prefix` false: each one indexes
@@ -144,7 +157,7 @@ def owned_variables(func, skip=(), prefix=True) -> tuple:
     for index, var in enumerate(func.reduction_variables):
         if index in skip:
             continue
-        forms = _owned_forms(func, var)
+        forms = owned_forms(func, var)
         dim = next((d for d, f in enumerate(forms) if f is not None and d not in used), None)
         if dim is None:
             if prefix:
@@ -164,58 +177,10 @@ def tile_owned(func) -> tuple:
     return owned_variables(func, skip=unrolled_variables(func), prefix=False)
 
 
-def unrolled_variables(func) -> tuple:
-    """Indices of the reduction variables that run innermost, unrolled (a value channel and a
-    weight channel, say): each has constant bounds, at most UNROLL_POINTS values in all, and
-    indexes its own target dimension as `r + c` in every Case. Distinct values then update
-    distinct cells, so moving them innermost keeps every cell's updates in the serial order,
-    and their copies of the update share the loads and index arithmetic."""
-    unrolled, points = [], 1
-    for index, (var, iv) in enumerate(zip(func.reduction_variables, func.reduction_intervals)):
-        if len(unrolled) + 1 >= len(func.reduction_variables):
-            break
-        if not (isinstance(iv.lb, E.Const) and isinstance(iv.ub, E.Const)):
-            continue
-        values = iv.ub.value - iv.lb.value + 1
-        owns = any(f is not None and f[0] == 1 for f in _owned_forms(func, var))
-        if owns and 1 <= values and points * values <= UNROLL_POINTS:
-            unrolled.append(index)
-            points *= values
-    return tuple(unrolled)
-
-
 def independent_inner(func, var):
     """(size, offset) when reduction variable `var`, run innermost, indexes one target
     dimension as `(var + offset) // size` (or `var + offset`, size 1) in every Case: for fixed
     outer variables and a fixed residue of var + offset modulo size, the points then update
     distinct cells, so a loop over them carries no dependence, and running the residues one
     after another keeps every cell's updates in the serial order. Else None."""
-    return next((f for f in _owned_forms(func, var) if f is not None), None)
-
-
-def _owned_forms(func, var) -> list:
-    """Per target dimension, the (size, offset) of `_block_form` that `var` takes there in
-    every Case alike, or None."""
-    targets = [case.value.target.args for case in func.cases]
-    forms = []
-    for dim in range(func.ndim):
-        found = {_block_form(args[dim], var) for args in targets}
-        forms.append(found.pop() if len(found) == 1 and None not in found else None)
-    return forms
-
-
-def _block_form(arg, var):
-    """(size, offset) when `arg` is `var + offset` or `(var + offset) // size`, else None."""
-    size = 1
-    if (
-        isinstance(arg, E.BinOp)
-        and arg.op == "//"
-        and isinstance(arg.b, E.Const)
-        and isinstance(arg.b.value, int)
-        and arg.b.value > 0
-    ):
-        size, arg = arg.b.value, arg.a
-    form = linear_form(arg)
-    if form is None or form[0] is not var or form[1] != 1:
-        return None
-    return size, form[2]
+    return next((f for f in owned_forms(func, var) if f is not None), None)
