@@ -51,13 +51,10 @@ def _schedule(hl, target, depthwise, pointwise, output, rc, variables):
     tile_d = min(vectors * lanes, CO)
     di, yi, xi, rows_batch = hl.Var("di"), hl.Var("yi"), hl.Var("xi"), hl.Var("rows_batch")
     ro, ri = hl.RVar("ro"), hl.RVar("ri")
-    output.tile([d, y, x], [di, yi, xi], [tile_d, tile_w, tile_h]).vectorize(di).unroll(yi).unroll(
-        xi
-    ).fuse(x, n, rows_batch).parallel(rows_batch)
+    output.tile([d, y, x], [di, yi, xi], [tile_d, tile_w, tile_h])
+    output.vectorize(di).unroll(yi).unroll(xi).fuse(x, n, rows_batch).parallel(rows_batch)
     pointwise.compute_at(output, d).vectorize(d).unroll(y).unroll(x)
-    pointwise.update().reorder(d, y, x, rc.x, n).vectorize(d).unroll(y).unroll(x).split(
-        rc.x, ro, ri, tile_d
-    )
-    depthwise.store_in(hl.MemoryType.Stack).bound_extent(d, tile_d).compute_at(
-        pointwise, ro
-    ).vectorize(d).reorder(y, x, d).unroll(y).unroll(x)
+    update = pointwise.update().reorder(d, y, x, rc.x, n)
+    update.vectorize(d).unroll(y).unroll(x).split(rc.x, ro, ri, tile_d)
+    depthwise.store_in(hl.MemoryType.Stack).bound_extent(d, tile_d).compute_at(pointwise, ro)
+    depthwise.vectorize(d).reorder(y, x, d).unroll(y).unroll(x)
