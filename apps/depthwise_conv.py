@@ -7,8 +7,8 @@ the CI channels into CO output channels, plus a bias, then ReLU. 3 stages:
   output     max(pointwise + bias(d), 0)
 
 The layout is Halide's: channels innermost, the activation (N, R+2, C+2, CI) with a 1-pixel
-border of zeros (the layer's "same" padding, Halide's zero boundary), the output
-(N, R, C, CO). CI = 32 and CO = 16 are fixed, as in Halide's benchmark (MobileNet v2's second
+border of zeros (the layer's "same" padding, Halide's zero boundary), the depthwise filter
+(3, 3, CI), the pointwise filter (CI, CO), the output (N, R, C, CO). CI = 32 and CO = 16 are fixed, as in Halide's benchmark (MobileNet v2's second
 layer, one output channel per input channel in the depthwise step). The input is not a photo:
 prepare() draws a seeded pseudo-random activation and weights.
 """
@@ -51,7 +51,7 @@ def build():
     rn, rx, ry, rc, rd = (Variable(Int, v) for v in ("rn", "rx", "ry", "rc", "rd"))
     img = Image(Float, "img", [N, R + 2, C + 2, CI])
     depthwise_filter = Image(Float, "depthwise_filter", [3, 3, CI])
-    pointwise_filter = Image(Float, "pointwise_filter", [CO, CI])
+    pointwise_filter = Image(Float, "pointwise_filter", [CI, CO])
     bias = Image(Float, "bias", [CO])
     batch, rows, cols = Interval(Int, 0, N - 1), Interval(Int, 1, R), Interval(Int, 1, C)
     inputs, outputs = Interval(Int, 0, CI - 1), Interval(Int, 0, CO - 1)
@@ -69,7 +69,7 @@ def build():
     pointwise.defn = [
         Reduce(
             pointwise(rn, rx, ry, rd),
-            pointwise_filter(rd, rc) * depthwise(rn, rx, ry, rc),
+            pointwise_filter(rc, rd) * depthwise(rn, rx, ry, rc),
             Op.Sum,
         )
     ]
@@ -89,7 +89,7 @@ def prepare(photos=(), size=None):
     return {
         "img": np.pad(activation, pad),
         "depthwise_filter": (rng.standard_normal((3, 3, CI)) / 3).astype(np.float32),
-        "pointwise_filter": (rng.standard_normal((CO, CI)) / math.sqrt(CI)).astype(np.float32),
+        "pointwise_filter": (rng.standard_normal((CI, CO)) / math.sqrt(CI)).astype(np.float32),
         "bias": (rng.standard_normal(CO) * 0.1).astype(np.float32),
     }
 
@@ -104,7 +104,7 @@ def reference(img, depthwise_filter, pointwise_filter, bias, **_):
     depthwise = sum(terms[1:], terms[0])
     total = np.zeros(depthwise.shape[:3] + (CO,), np.float32)
     for rc in range(CI):
-        total = total + pointwise_filter[:, rc] * depthwise[..., rc : rc + 1]
+        total = total + pointwise_filter[rc] * depthwise[..., rc : rc + 1]
     return np.maximum(total + bias, np.float32(0))
 
 

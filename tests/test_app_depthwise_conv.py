@@ -27,8 +27,8 @@ def test_identity_filters_give_relu_of_the_input_plus_bias(rng):
     activation = rng.standard_normal((2, rows, cols, CI)).astype(np.float32)
     depthwise_filter = np.zeros((3, 3, CI), np.float32)
     depthwise_filter[1, 1] = 1  # the centre tap only
-    pointwise_filter = np.zeros((CO, CI), np.float32)
-    pointwise_filter[np.arange(CO), 2 * np.arange(CO)] = 1  # output d is input channel 2d
+    pointwise_filter = np.zeros((CI, CO), np.float32)
+    pointwise_filter[2 * np.arange(CO), np.arange(CO)] = 1  # output d is input channel 2d
     bias = np.linspace(-0.5, 0.5, CO, dtype=np.float32)
     outputs, _ = depthwise_conv.build()
     out = polyimage.compile(outputs)(
@@ -47,7 +47,7 @@ def test_a_box_filter_sees_the_zero_border():
     out = polyimage.compile(outputs)(
         img=np.pad(ones, ((0, 0), (1, 1), (1, 1), (0, 0))),
         depthwise_filter=np.ones((3, 3, CI), np.float32),
-        pointwise_filter=np.full((CO, CI), 1 / CI, np.float32),
+        pointwise_filter=np.full((CI, CO), 1 / CI, np.float32),
         bias=np.zeros(CO, np.float32),
     )
     neighbours = np.full((rows, cols), 9.0, np.float32)  # of each pixel, inside the image

@@ -4,7 +4,7 @@ input channels in order from zero, then the bias and ReLU.
 
 The app's arrays are Halide buffers with the axes reversed: the activation (N, R+2, C+2, CI)
 is (CI, C+2, R+2, N), the depthwise filter (3, 3, CI) is (CI, 3, 3), the pointwise filter
-(CO, CI) is (CI, CO). Funcs are indexed [channel, col, row, n] by the output point, which is
+(CI, CO) is (CO, CI). Funcs are indexed [channel, col, row, n] by the output point, which is
 the padded activation's [channel, col + 1, row + 1, n].
 """
 
@@ -28,7 +28,7 @@ def build(hl, inputs, params, schedule=None):
     depthwise[d, y, x, n] = sum(terms[1:], terms[0])
     rc = hl.RDom([(0, CI)])
     pointwise[d, y, x, n] = hl.f32(0)
-    pointwise[d, y, x, n] += pointwise_filter[rc.x, d] * depthwise[rc.x, y, x, n]
+    pointwise[d, y, x, n] += pointwise_filter[d, rc.x] * depthwise[rc.x, y, x, n]
     output[d, y, x, n] = hl.max(pointwise[d, y, x, n] + bias[d], hl.f32(0))
     output.set_estimates([(0, CO), (0, cols), (0, rows), (0, batch)])
     if schedule is not None:
