@@ -33,6 +33,9 @@ APP_NAMES = (
     "camera_pipe",
     "local_laplacian",
     "histogram_equalize",
+    "median_filter",
+    "depthwise_conv",
+    "resize",
 )
 
 

@@ -20,7 +20,7 @@ def apps_listing() -> str:
     apps = app_descriptions()
     column = max([NAME_COLUMN] + [len(name) + 3 for name in apps])
     for name, (description, photos) in apps.items():
-        text = f"{description} [{', '.join(photos)}]"
+        text = f"{description} [{', '.join(photos) or 'no photo'}]"
         lines.extend(
             textwrap.wrap(
                 text,
