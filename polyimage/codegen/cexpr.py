@@ -246,8 +246,14 @@ def helper_source(op: str, c_type: str) -> str:
         )
     if op in ("min", "max"):  # as numpy.minimum/maximum: NaN from either side, ties give b
         cmp = "<" if op == "min" else ">"
-        nan = " || a != a" if c_type in ("float", "double") else ""
-        return f"{head}({c_type} a, {c_type} b) {{ return (a {cmp} b{nan}) ? a : b; }}"
+        if c_type not in ("float", "double"):
+            return f"{head}({c_type} a, {c_type} b) {{ return (a {cmp} b) ? a : b; }}"
+        # the plain select, then a's NaN: gcc vectorizes this form under -fno-trapping-math
+        # (a blend and an unordered compare), not `(a < b || a != a) ? a : b`
+        return (
+            f"{head}({c_type} a, {c_type} b) "
+            f"{{ {c_type} m = (a {cmp} b) ? a : b; return (a != a) ? a : m; }}"
+        )
     if op == "select":
         return f"{head}(int c, {c_type} a, {c_type} b) {{ return c ? a : b; }}"
     if op == "abs":
