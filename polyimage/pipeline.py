@@ -93,9 +93,9 @@ def compile(
         march: the CPU to build for, a gcc -march value (default: POLYIMAGE_MARCH, else
             "native"; "x86-64-v3" is AVX2 without AVX-512); part of the cache key.
         contract: True lets the C compiler fuse `a * b + c` into one multiply-add
-            (`-ffp-contract=fast`): faster where the CPU has FMA, results within a few ulps
-            of the interpreter's instead of identical (default: off, or as POLYIMAGE_CFLAGS
-            say); part of the cache key.
+            (`-ffp-contract=fast`): faster where the CPU has FMA, float results may differ
+            from the interpreter's in the last bits (default: off, results identical, unless
+            POLYIMAGE_CFLAGS say otherwise); part of the cache key.
         background: return at once a `BackgroundPipeline` that compiles in a thread; calls
             made before it is built run on a naive compile.
         build: False runs every pass but builds no module for this machine: the pipeline can
