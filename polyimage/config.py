@@ -30,6 +30,8 @@ import shlex
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .errors import ArgumentError
+
 # one level of loop unswitching keeps its gains and cuts gcc's time on large groups 2-3x; the
 # C library's exp, log, sin, cos and pow are called as they are (no folding or narrowing by gcc),
 # as the interpreter calls them (dsl.libm)
@@ -98,6 +100,30 @@ def check_march(name: str, march) -> str:
             f"got {march!r}"
         )
     return march
+
+
+# gcc and clang both take it; contraction asks for "fast": gcc 12 reads "on" as off, and clang's
+# "on" fuses within one C expression only, not a sum the generated C builds over statements
+CONTRACT_FLAG = "-ffp-contract="
+
+
+def with_contraction(flags: tuple, contract: bool) -> tuple:
+    """`flags` with every -ffp-contract= set to fast (`contract`) or off; one is added where
+    they had none."""
+    chosen = CONTRACT_FLAG + ("fast" if contract else "off")
+    if not any(f.startswith(CONTRACT_FLAG) for f in flags):
+        return tuple(flags) + (chosen,)
+    return tuple(chosen if f.startswith(CONTRACT_FLAG) else f for f in flags)
+
+
+def check_contract(name: str, contract) -> bool:
+    """`contract` if it is True or False, else ArgumentError (a ValueError) naming `name`:
+    a text such as "no" would read as true."""
+    if not isinstance(contract, bool):
+        raise ArgumentError(
+            f"{name} must be True or False (multiply-add contraction on or off), got {contract!r}"
+        )
+    return contract
 
 
 DEFAULT_CACHE_MAX = 1 << 30
@@ -179,6 +205,20 @@ class Options:
         """These options building for `-march=<march>`."""
         return dataclasses.replace(
             self, cflags=with_march(self.cflags, check_march("march", march))
+        )
+
+    @property
+    def contract(self) -> bool:
+        """Whether the flags let the C compiler fuse `a * b + c` into one multiply-add (the
+        last -ffp-contract= is not off): results may then differ from the interpreter's in
+        the last bits."""
+        named = [f[len(CONTRACT_FLAG) :] for f in self.cflags if f.startswith(CONTRACT_FLAG)]
+        return bool(named) and named[-1] != "off"
+
+    def for_contract(self, contract: bool) -> "Options":
+        """These options with multiply-add contraction on (`-ffp-contract=fast`) or off."""
+        return dataclasses.replace(
+            self, cflags=with_contraction(self.cflags, check_contract("contract", contract))
         )
 
 

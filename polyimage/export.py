@@ -213,10 +213,21 @@ def _cpu_note(options) -> str:
     )
 
 
+def _contract_note(options) -> str:
+    if not options.contract:
+        return ""
+    return (
+        "Built with multiply-add contraction (`-ffp-contract=fast`, `compile(..., "
+        "contract=True)`): its results may differ from polyimage's interpreter in the last "
+        "bits.\n\n"
+    )
+
+
 def readme(compiled, name: str, compiler: str, flags: list) -> str:
     """The README of an export: the files, the line that links the library into a program,
     and how to load it back into Python."""
     cc = Path(shlex.split(compiler)[0]).name
+    notes = _cpu_note(compiled.options) + _contract_note(compiled.options)
     return f"""# {name}
 
 The pipeline `{name}`, exported by polyimage {__version__} with `{cc}` and
@@ -226,7 +237,7 @@ The pipeline `{name}`, exported by polyimage {__version__} with `{cc}` and
 - `lib{name}.a`, `lib{name}{SHARED_SUFFIX}`: the library, static and shared; `{name}.c`: its source.
 - `{MANIFEST}`: what `polyimage.load()` reads to call the shared library from Python.
 
-{_cpu_note(compiled.options)}Link a program with the static library:
+{notes}Link a program with the static library:
 
 ```sh
 {cc} -O2 app.c -I. lib{name}.a {link_flags(flags)} -o app

@@ -61,6 +61,7 @@ def compile(
     dump=None,
     check=None,
     march=None,
+    contract=None,
     background=False,
     build=True,
 ):
@@ -91,6 +92,10 @@ def compile(
             `CheckError` (default: POLYIMAGE_CHECK; slow, for debugging).
         march: the CPU to build for, a gcc -march value (default: POLYIMAGE_MARCH, else
             "native"; "x86-64-v3" is AVX2 without AVX-512); part of the cache key.
+        contract: True lets the C compiler fuse `a * b + c` into one multiply-add
+            (`-ffp-contract=fast`): faster where the CPU has FMA, float results may differ
+            from the interpreter's in the last bits (default: off, results identical, unless
+            POLYIMAGE_CFLAGS say otherwise); part of the cache key.
         background: return at once a `BackgroundPipeline` that compiles in a thread; calls
             made before it is built run on a naive compile.
         build: False runs every pass but builds no module for this machine: the pipeline can
@@ -104,6 +109,8 @@ def compile(
         options = dataclasses.replace(options or Options.from_env(), check=bool(check))
     if march is not None:
         options = (options or Options.from_env()).for_march(march)
+    if contract is not None:
+        options = (options or Options.from_env()).for_contract(contract)
 
     def make_pipeline(chosen_schedule, chosen_options):
         return compiled_pipeline(

@@ -8,6 +8,11 @@ import os
 from .schedule.reduction_order import loop_order, reordered
 from .schedule.tiling import UntiledGroup
 
+CONTRACT_NOTE = (
+    "multiply-add contraction: on (-ffp-contract=fast); results may differ from the "
+    "interpreter's in the last bits"
+)
+
 
 def pipeline_report(compiled, kernel=None, pass_seconds=None, vectorization=False) -> str:
     """The stages as compiled with their isl domains, the parameter context, what was inlined,
@@ -79,6 +84,8 @@ def pipeline_report(compiled, kernel=None, pass_seconds=None, vectorization=Fals
     lines.append("warnings:" if compiled.warnings else "warnings: none")
     lines += [f"  {w}" for w in compiled.warnings]
     lines.append(f"C target: -march={request.options.march}")
+    if request.options.contract:
+        lines.append(CONTRACT_NOTE)
     if serial:
         lines.append(f"threads: serial build (the compiler {kernel.info.compiler} has no OpenMP)")
     lines.append("passes: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in pass_seconds.items()))

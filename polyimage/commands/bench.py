@@ -37,6 +37,8 @@ OPTIONAL_BASELINES = (
     ("OpenCV", "cv2", "the opencv timings (of unsharp_mask and harris)"),
     ("Halide", "halide", "the halide:<autoscheduler> and halide:manual timings"),
 )
+# the label of a variant built with multiply-add contraction (bench --contract)
+CONTRACTED = "+fma"
 INSTALL_HINT = 'pip install "polyimage[bench]" (in a checkout: pip install -e ".[bench]")'
 
 
@@ -140,10 +142,19 @@ def compile_times(outputs, name: str, schedule="naive", estimates=None, options=
 
 
 def bench_app(
-    name: str, size: str, threads, runs: int, report=print, options=None, target="native"
+    name: str,
+    size: str,
+    threads,
+    runs: int,
+    report=print,
+    options=None,
+    target="native",
+    contract=False,
 ) -> dict:
     """Time every variant of one app; returns {variant: timing} plus compile times. polyimage
-    compiles with `options` (commands.targets.target_options), Halide for `target`."""
+    compiles with `options` (commands.targets.target_options), Halide for `target`; with
+    `contract`, the default schedule is also built with multiply-add contraction and timed as
+    "polyimage:<schedule>+fma"."""
     options = options or Options.from_env()
     app = load_app(name)
     photos = [load_image(bundled(p)) for p in app.PHOTOS]
@@ -158,6 +169,18 @@ def bench_app(
             outputs, name=name, schedule=schedule, estimates=dims, options=options
         )
         result, variants[f"polyimage:{label}"] = _preallocated(pipe, threads, {**inputs, **params})
+    if contract:
+        label = default_schedule(app)
+        pipe = polyimage.compile(
+            outputs,
+            name=name,
+            schedule=app_schedules(app)[label],
+            estimates=dims,
+            options=options.for_contract(True),
+        )
+        _, variants[f"polyimage:{label}{CONTRACTED}"] = _preallocated(
+            pipe, threads, {**inputs, **params}
+        )
     for label, (build, derive) in getattr(app, "VARIANTS", {}).items():
         pipe = polyimage.compile(build()[0], name=name, estimates=dims, options=options)
         _, variants[f"polyimage:auto ({label})"] = _preallocated(pipe, threads, derive(inputs))
@@ -219,9 +242,7 @@ def format_table(results: dict, saved=None) -> str:
                     else f"{'-':>11}{'-':>10}"
                 )
             lines.append(line)
-        versus = halide_line(timings)
-        if versus:
-            lines.append(versus)
+        lines += filter(None, [halide_line(timings), contract_line(timings)])
         comp = res["compile"]
         lines.append(f"  compile: {comp['cold']:.2f} s cold, {comp['cached'] * 1e3:.0f} ms cached")
         lines.append("")
@@ -247,10 +268,27 @@ def halide_line(timings: dict):
     return "  polyimage:auto / Halide: " + ", ".join(parts)
 
 
+def contract_line(timings: dict):
+    """Each contracted variant's median over its exact build's (bench --contract), or None
+    without one."""
+    parts = [
+        f"{variant} / {variant[: -len(CONTRACTED)]}: "
+        f"{t['median'] / timings[variant[: -len(CONTRACTED)]]['median']:.2f}x"
+        for variant, t in timings.items()
+        if variant.endswith(CONTRACTED) and variant[: -len(CONTRACTED)] in timings
+    ]
+    return "  multiply-add contraction: " + ", ".join(parts) if parts else None
+
+
 def _schedule_of_app(variant: str) -> bool:
-    """Whether `variant` is the app under one of polyimage's schedules (not another pipeline
-    from the app's VARIANTS, labelled "polyimage:auto (label)")."""
-    return variant.startswith("polyimage:") and " (" not in variant
+    """Whether `variant` is the app under one of polyimage's exact schedules (not another
+    pipeline from the app's VARIANTS, labelled "polyimage:auto (label)", nor a contracted
+    build, "polyimage:auto+fma")."""
+    return (
+        variant.startswith("polyimage:")
+        and " (" not in variant
+        and not variant.endswith(CONTRACTED)
+    )
 
 
 def machine_record(described: dict) -> dict:
@@ -291,11 +329,13 @@ def run_bench(
     target="native",
     machine="",
     plot=None,
+    contract=False,
 ):
     """Benchmark `apps` (all by default) built for `target` (commands.targets.TARGETS) with the
-    cache sizes `machine` ("l2=512K,llc=8M") overriding the host's; print what it measures on
-    and the table (beside the saved run `compare`, a JSON file), and write JSON and a chart
-    (`plot`, commands/plot.py) when asked."""
+    cache sizes `machine` ("l2=512K,llc=8M") overriding the host's, with `contract` their
+    default schedule with multiply-add contraction too; print what it measures on and the
+    table (beside the saved run `compare`, a JSON file), and write JSON and a chart (`plot`,
+    commands/plot.py) when asked."""
     plot = check_plot(plot) if plot else None
     if json_path:
         check_folder("--json", json_path)
@@ -319,7 +359,7 @@ def run_bench(
     results = {}
     for name in names:
         report(f"{name}: preparing {size} inputs and compiling")
-        results[name] = bench_app(name, size, threads, runs, report, options, target)
+        results[name] = bench_app(name, size, threads, runs, report, options, target, contract)
     report(format_table(results, saved))
     for note in left_out:
         report(f"note: {note}")

@@ -31,6 +31,7 @@ def run_command(args, options: Options) -> None:
         profile=args.profile,
         chunks=args.chunks,
         scheduler=args.scheduler,
+        contract=args.contract,
     )
 
 
@@ -55,6 +56,7 @@ def bench_command(args, options: Options) -> None:
             target=args.target,
             machine=args.machine,
             plot=args.plot,
+            contract=args.contract,
         )
 
 
@@ -81,6 +83,7 @@ def _dask_bench(args) -> None:
             ("--target", args.target != "native"),
             ("--machine", args.machine),
             ("--size", args.size != "paper"),
+            ("--contract", args.contract),
         )
         if given
     ]

@@ -147,6 +147,12 @@ def build_parser() -> argparse.ArgumentParser:
         "greedy-cost, one of the app's own schedules, or a file with a schedule "
         "(default: auto)",
     )
+    run.add_argument(
+        "--contract",
+        action="store_true",
+        help="let the C compiler fuse multiply-adds (-ffp-contract=fast): faster on CPUs with "
+        "FMA, results may differ from the interpreter's in the last bits",
+    )
 
     bench = commands.add_parser(
         "bench",
@@ -169,6 +175,12 @@ def build_parser() -> argparse.ArgumentParser:
     bench.add_argument("--threads", type=COUNT, default=None, help="threads for every variant")
     bench.add_argument("--runs", type=COUNT, default=5, help="timed runs after one warm-up")
     bench.add_argument("--json", metavar="FILE", help="also write the results as JSON")
+    bench.add_argument(
+        "--contract",
+        action="store_true",
+        help="also time the default schedule built with multiply-add contraction "
+        "(-ffp-contract=fast), as polyimage:auto+fma beside polyimage:auto",
+    )
     bench.add_argument(
         "--compare", metavar="OLD.json", help="print each time beside a saved --json run"
     )

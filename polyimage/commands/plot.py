@@ -16,6 +16,7 @@ PLOT_SUFFIXES = (".svg", ".png", ".pdf")
 # in the order drawn; variants of a run that are not listed (greedy, numpy) are left out
 SHOWN = (
     "polyimage:auto",
+    "polyimage:auto+fma",
     "polyimage:auto (luma only)",
     "polyimage:naive",
     "halide:Mullapudi2016",

@@ -38,16 +38,25 @@ def run_app(
     profile=False,
     chunks=None,
     scheduler=None,
+    contract=False,
 ) -> dict:
     """Compile app `name`, run it on photos (the bundled ones by default), save the result;
-    with `profile`, also report the time of each group and stage. Returns the timings in
-    seconds. An output folder runs a batch; `chunks`, a Zarr or TIFF input or a Zarr output
-    one large image block by block; both on Dask (commands/batch.py)."""
+    with `profile`, also report the time of each group and stage; with `contract`, built with
+    multiply-add contraction. Returns the timings in seconds. An output folder runs a batch;
+    `chunks`, a Zarr or TIFF input or a Zarr output one large image block by block; both on
+    Dask (commands/batch.py)."""
+    on_dask = (output and batch.is_batch_output(output)) or batch.is_large_run(
+        inputs, output, chunks
+    )
+    if contract and on_dask:
+        raise ArgumentError("--contract runs one compile here: not a batch or a large image")
+    # without --contract the build is as the options say (POLYIMAGE_CFLAGS may ask for it)
+    contract = contract or None
     if is_user_pipeline(name):
-        if (output and batch.is_batch_output(output)) or batch.is_large_run(inputs, output, chunks):
+        if on_dask:
             raise ArgumentError(f"{name}: batches and large images run the apps only")
         return run_user_pipeline(
-            name, inputs, output, params, threads, runs, check, schedule, report
+            name, inputs, output, params, threads, runs, check, schedule, report, contract
         )
     if output and batch.is_batch_output(output):
         return batch.run_batch(name, inputs, output, params, schedule, scheduler, threads, report)
@@ -73,6 +82,7 @@ def run_app(
         name=name,
         schedule=resolve_schedule(app, schedule),
         estimates=app.PAPER_SIZE,
+        contract=contract,
     )
     result, median = time_calls(pipe, {**arrays, **values}, threads, runs, report)
     if profile:

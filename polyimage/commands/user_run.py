@@ -31,11 +31,12 @@ def is_user_pipeline(target: str) -> bool:
 
 
 def run_user_pipeline(
-    target, inputs, output, params, threads, runs, check, schedule, report
+    target, inputs, output, params, threads, runs, check, schedule, report, contract=None
 ) -> dict:
-    """Compile the pipeline `target` returns, run it on photos (the bundled astronaut for each
-    image by default), time it, compare it with the interpreter with `check`, and save its
-    first output to `output`. Returns the timings in seconds."""
+    """Compile the pipeline `target` returns (with multiply-add contraction as `contract`
+    says, None: as the options do), run it on photos (the bundled astronaut for each image by
+    default), time it, compare it with the interpreter with `check`, and save its first
+    output to `output`. Returns the timings in seconds."""
     if output:
         check_output_path(output)
     outputs, _, _ = pipeline_source(target)
@@ -52,7 +53,11 @@ def run_user_pipeline(
     sizes = bind_arguments(graph, arguments).params
     estimates = {p.name: sizes[p.name] for p in graph.parameters if p.typ.is_int}
     pipe, compile_seconds = compile_timed(
-        outputs, report, estimates=estimates, schedule=resolve_schedule(None, schedule)
+        outputs,
+        report,
+        estimates=estimates,
+        schedule=resolve_schedule(None, schedule),
+        contract=contract,
     )
     result, median = time_calls(pipe, arguments, threads, runs, report)
     first = result[0] if isinstance(result, tuple) else result
