@@ -8,9 +8,10 @@ the CI channels into CO output channels, plus a bias, then ReLU. 3 stages:
 
 The layout is Halide's: channels innermost, the activation (N, R+2, C+2, CI) with a 1-pixel
 border of zeros (the layer's "same" padding, Halide's zero boundary), the depthwise filter
-(3, 3, CI), the pointwise filter (CI, CO), the output (N, R, C, CO). CI = 32 and CO = 16 are fixed, as in Halide's benchmark (MobileNet v2's second
-layer, one output channel per input channel in the depthwise step). The input is not a photo:
-prepare() draws a seeded pseudo-random activation and weights.
+(3, 3, CI), the pointwise filter (CI, CO), the output (N, R, C, CO). CI = 32 and CO = 16 are
+fixed, as in Halide's benchmark (MobileNet v2's second layer, one output channel per input
+channel in the depthwise step). The input is not a photo: prepare() draws a seeded
+pseudo-random activation and weights.
 """
 
 import math

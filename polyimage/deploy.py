@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .arguments import bind_arguments, bind_positional, check_threads, output_arrays
+from .calls import CALLS, passive_waiting_by_default
 from .dsl import expr as E
 from .dsl.constructs import Image
 from .dsl.serial import from_data, type_named
@@ -107,7 +108,8 @@ class LoadedPipeline:
             args += [buffer, _extents(ffi, array)]
         workspace = self._workspace()
         try:
-            status = self._entry(workspace, nthreads, *args)
+            with CALLS.share(nthreads) as share:
+                status = self._entry(workspace, share, *args)
         finally:
             with self._lock:
                 self._workspaces.append(workspace)
@@ -187,6 +189,7 @@ def _open(folder: Path, spec: dict):
     try:
         # never unloaded: the OpenMP runtime it brings keeps threads that would outlive it
         flags = ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0)
+        passive_waiting_by_default()
         return ffi, ffi.dlopen(str(path.resolve()), flags)
     except OSError as exc:
         raise LoadError(f"cannot load {path}: {exc}") from None

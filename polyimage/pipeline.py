@@ -22,6 +22,7 @@ from .arguments import (  # noqa: F401  (MAX_THREADS is read from here too)
     output_arrays,
 )
 from .background import BackgroundPipeline
+from .calls import CALLS
 from .config import Options
 from .dump import Dump, passes_text
 from .errors import ArgumentError, EstimateWarning, PipelineError
@@ -316,14 +317,16 @@ class Pipeline:
     def __call__(self, *images, out=None, threads=None, **arguments):
         """Run on the given images and parameters (by name; a pipeline with one input image
         also takes it by position); returns the output array, or a tuple of them for several
-        outputs. `out` takes preallocated outputs, `threads` overrides OMP_NUM_THREADS for this
-        call (at most MAX_THREADS). Intermediate buffers are kept for the next call (see
-        `release`); calls from several threads at once each use their own."""
+        outputs. `out` takes preallocated outputs, `threads` the threads of this call (at most
+        MAX_THREADS; by default the cores, or OMP_NUM_THREADS, shared among the calls running
+        in this process at the time: polyimage.calls). Intermediate buffers are kept for the
+        next call (see `release`); calls from several threads at once each use their own."""
         _, outputs, nthreads, params, inputs = self._prepare_call(images, out, threads, arguments)
         pool = self._workspaces
         workspace = pool.pop() if pool else self._built().workspace()
         try:
-            self.kernel(workspace, nthreads, params, inputs, outputs)
+            with CALLS.share(nthreads) as share:
+                self.kernel(workspace, share, params, inputs, outputs)
         finally:
             pool.append(workspace)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)

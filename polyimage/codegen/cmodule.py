@@ -17,7 +17,7 @@ from ..schedule.memory import buffer_lifetimes, buffer_slots
 from ..schedule.tiling import UntiledGroup
 from . import checked
 from .cexpr import CExprPrinter
-from .ctree import Assign, Block, Call, Declare, Function, If, Label, Line
+from .ctree import CHUNKS_PER_THREAD, Assign, Block, Call, Declare, Function, If, Label, Line
 from .loops import LoopEmitter
 from .names import PREFIX, NameRegistry
 from .storage import StageStorage, gathered_stages, storage_type
@@ -58,7 +58,9 @@ _INCLUDES = """\
 #include <math.h>
 """
 
-_HELPERS = """
+_HELPERS = (
+    f"\n#define PIM_CHUNKS_PER_THREAD {CHUNKS_PER_THREAD}"
+    + """
 #if defined(__GNUC__)
 #define PIM_NOINLINE __attribute__((noinline))
 #else
@@ -77,7 +79,14 @@ static inline int64_t pim_extent(int64_t lo, int64_t hi)
 {
     return hi < lo ? 0 : hi - lo + 1;
 }
+
+static inline int pim_chunk(int64_t iterations, int threads)
+{
+    int64_t chunk = iterations / ((int64_t)(threads > 0 ? threads : 1) * PIM_CHUNKS_PER_THREAD);
+    return chunk < 1 ? 1 : (chunk > INT32_MAX ? INT32_MAX : (int)chunk);
+}
 """
+)
 _PRELUDE = _INCLUDES + OPENMP_HEADER + _HELPERS
 
 

@@ -99,6 +99,19 @@ class Seq(Node):
         return self.body
 
 
+# parallel loops hand out their iterations to the threads that come for them, in chunks of about
+# 1/CHUNKS_PER_THREAD of a thread's share: a thread the OS takes its core from then holds the
+# others up by one chunk at most, not by all of its share (static shares did)
+CHUNKS_PER_THREAD = 8
+ONE_AT_A_TIME = "dynamic, 1"
+
+
+def shared_schedule(iterations: str, threads: str) -> str:
+    """The schedule clause of a parallel loop of `iterations` (a C expression) on `threads`:
+    dynamic, in chunks of about CHUNKS_PER_THREAD per thread (pim_chunk in the prelude)."""
+    return f"dynamic, pim_chunk({iterations}, {threads})"
+
+
 @dataclass(frozen=True)
 class For(Node):
     """`for (TYPE var = lo; var <= hi; var += step) body` with its OpenMP properties:

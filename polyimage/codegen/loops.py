@@ -23,7 +23,18 @@ from ..schedule.reductions import PARALLEL_MIN_POINTS
 from . import versions
 from .cexpr import CExprPrinter, narrow_gather, wide_name
 from .clamps import interior, merged
-from .ctree import Assign, Block, Declare, For, If, Parallel, Seq, Stage, if_chain
+from .ctree import (
+    Assign,
+    Block,
+    Declare,
+    For,
+    If,
+    Parallel,
+    Seq,
+    Stage,
+    if_chain,
+    shared_schedule,
+)
 from .names import PREFIX
 from .reduction_loops import reduction_update
 from .split import case_breakpoints, lifted_cases
@@ -351,12 +362,17 @@ class LoopEmitter:
                 kind = "for" if first > 0 else "parallel for"
                 threads, condition = team if first == 0 else ("", "")
                 collapse = 2 if d + 1 < ndim - 1 and d + 1 != scan else 1
+                iterations = " * ".join(
+                    f"{PREFIX}extent({PREFIX}lo_{self.names[v]}, {PREFIX}hi_{self.names[v]})"
+                    for v in variables[d : d + collapse]
+                )
                 clauses = dict(
                     parallel=kind,
                     simd=d == ndim - 1,
                     collapse=collapse,
                     threads=threads,
                     condition=condition,
+                    schedule=shared_schedule(iterations, f"{PREFIX}nthreads"),
                 )
             elif (parallel or simd) and d == ndim - 1 and d != scan:
                 clauses = dict(simd=True)

@@ -21,7 +21,7 @@ from ..schedule.reductions import (
     unrolled_variables,
 )
 from .cexpr import c_literal, wide_name
-from .ctree import Assign, Block, Declare, For, If, Line, Seq
+from .ctree import ONE_AT_A_TIME, Assign, Block, Declare, For, If, Line, Seq, shared_schedule
 from .names import PREFIX
 
 P = PREFIX
@@ -191,7 +191,7 @@ def _owner(emitter, func, strategy, names) -> list:
                 parallel="parallel for",
                 collapse=len(owned),
                 threads=f"{P}nthreads",
-                schedule="static",
+                schedule=ONE_AT_A_TIME,
                 condition=f"{P}rpoints >= {PARALLEL_MIN_POINTS}",
             )
         node = For(f"{P}k_{n}", f"{P}klo_{n}", f"{P}khi_{n}", node, **clauses)
@@ -278,7 +278,7 @@ def _privatized(emitter, func, strategy, names) -> list:
         inclusive=False,
         parallel="parallel for",
         threads=f"{P}nthreads",
-        schedule="static",
+        schedule=ONE_AT_A_TIME,
     )
     merged = combine(emitter.printer, op, typ, f"{P}t", f"{P}priv[{P}k * {P}cells + {P}i]")
     emitter.touch(store, False)
@@ -293,6 +293,7 @@ def _privatized(emitter, func, strategy, names) -> list:
         inclusive=False,
         parallel="parallel for",
         threads=f"{P}nthreads",
+        schedule=shared_schedule(f"{P}cells", f"{P}nthreads"),
         condition=f"{P}cells >= {PARALLEL_MIN_POINTS}",
     )
     parallel = Block((chunk_loop, merge_loop, Line(f"free({P}priv);")))

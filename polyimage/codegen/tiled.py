@@ -18,6 +18,7 @@ from . import sliding
 from .cexpr import wide_name
 from .checked import tile_note
 from .ctree import (
+    ONE_AT_A_TIME,
     Assign,
     Block,
     Call,
@@ -205,7 +206,7 @@ class TiledEmitter(LoopEmitter):
         for d in reversed(range(rank)):
             o = f"{self.v('o')}_{d}"
             clauses = (
-                dict(parallel="for", collapse=collapse, schedule="static")
+                dict(parallel="for", collapse=collapse, schedule=ONE_AT_A_TIME)
                 if collapse and d == 0
                 else {}
             )

@@ -20,6 +20,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..calls import passive_waiting_by_default
 from ..codegen.checked import CHECK_FAILED
 from ..codegen.cmodule import CModule
 from ..codegen.units import SOURCE_NAME
@@ -446,6 +447,7 @@ def _load(module_name: str, path: Path):
     with _LOAD_LOCK:
         if module_name in sys.modules:
             return sys.modules[module_name]
+        passive_waiting_by_default()
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)

@@ -1,0 +1,139 @@
+"""Steady under load: parallel loops hand out work dynamically, idle OpenMP threads sleep rather
+than spin (unless the user says otherwise), and calls running at once share the cores."""
+
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+import pytest
+from helpers import child_env
+
+import polyimage
+from polyimage import calls
+from polyimage.apps import load_app
+from polyimage.calls import CallsInFlight, available_cores, passive_waiting_by_default
+
+
+def _parallel_pragmas(pipe) -> list:
+    return [
+        line.strip()
+        for line in pipe.c_source.splitlines()
+        if line.strip().startswith("#pragma omp") and " for" in line
+    ]
+
+
+@pytest.mark.parametrize("name", ["unsharp_mask", "histogram_equalize", "bilateral_grid"])
+def test_every_parallel_loop_hands_out_its_work_dynamically(name):
+    """Tiles, rows and reduction blocks go to the threads that come for them: a thread whose
+    core another process takes holds the others up by one chunk, not by its whole share."""
+    app = load_app(name)
+    outputs, params = app.build()
+    estimates = {params[k]: v for k, v in app.PAPER_SIZE.items()}
+    for schedule in ("auto", "naive"):
+        pipe = polyimage.compile(outputs, estimates=estimates, schedule=schedule, build=False)
+        pragmas = _parallel_pragmas(pipe)
+        assert pragmas, "no parallel loop"
+        assert all("schedule(dynamic" in p for p in pragmas), pragmas
+
+
+def test_results_do_not_depend_on_the_threads_that_took_the_chunks():
+    app = load_app("histogram_equalize")
+    outputs, params = app.build()
+    arrays = app.prepare([np.random.default_rng(2).integers(0, 255, (41, 67, 3), np.uint8)])
+    pipe = polyimage.compile(outputs, estimates={params[k]: v for k, v in app.PAPER_SIZE.items()})
+    runs = [pipe(**arrays, **app.DEFAULTS, threads=t) for t in (1, 2, 3, 7, 2, 3)]
+    for run in runs[1:]:
+        np.testing.assert_array_equal(run, runs[0])
+
+
+def test_calls_at_once_share_the_cores(monkeypatch):
+    """Each call without threads= takes the cores over the calls running when it starts; a
+    call that names its threads keeps them; the count falls back as calls end."""
+    monkeypatch.setattr(calls, "available_cores", lambda: 8)
+    gauge = CallsInFlight()
+    with gauge.share(0) as first, gauge.share(0) as second, gauge.share(3) as named:
+        with gauge.share(0) as fourth, gauge.share(0) as fifth:
+            assert (first, second, named, fourth, fifth) == (8, 4, 3, 2, 1)
+    with gauge.share(0) as alone:
+        assert alone == 8
+
+
+def test_threads_calling_one_pipeline_get_shares_and_the_right_results(monkeypatch):
+    seen, lock = [], threading.Lock()
+    real = CallsInFlight.share
+
+    def spy(self, threads):
+        manager = real(self, threads)
+
+        class Recorded:
+            def __enter__(self):
+                value = manager.__enter__()
+                with lock:
+                    seen.append(value)
+                return value
+
+            def __exit__(self, *exc):
+                return manager.__exit__(*exc)
+
+        return Recorded()
+
+    monkeypatch.setattr(CallsInFlight, "share", spy)
+    app = load_app("unsharp_mask")
+    outputs, params = app.build()
+    arrays = app.prepare([np.random.default_rng(3).random((29, 37, 3), np.float32)])
+    pipe = polyimage.compile(outputs)
+    expected = pipe(**arrays, **app.DEFAULTS, threads=1)
+    results = [None] * 4
+
+    def call(k):
+        results[k] = [pipe(**arrays, **app.DEFAULTS) for _ in range(5)]
+
+    workers = [threading.Thread(target=call, args=(k,)) for k in range(4)]
+    for w in workers:
+        w.start()
+    for w in workers:
+        w.join()
+    for runs in results:
+        for run in runs:
+            np.testing.assert_array_equal(run, expected)
+    assert len(seen) == 21 and all(1 <= s <= available_cores() for s in seen)
+
+
+def test_available_cores_follow_omp_num_threads(monkeypatch):
+    monkeypatch.setenv("OMP_NUM_THREADS", "3,2")
+    assert available_cores() == 3
+    monkeypatch.setenv("OMP_NUM_THREADS", "junk")
+    assert available_cores() >= 1
+
+
+def test_idle_threads_sleep_unless_the_user_says_how_they_wait(monkeypatch):
+    for name in calls.WAIT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    passive_waiting_by_default()
+    assert os.environ["OMP_WAIT_POLICY"] == "passive"
+    monkeypatch.delenv("OMP_WAIT_POLICY")
+    monkeypatch.setenv("GOMP_SPINCOUNT", "300000")
+    passive_waiting_by_default()
+    assert "OMP_WAIT_POLICY" not in os.environ
+
+
+def test_a_fresh_process_sets_the_policy_before_its_first_kernel_loads(tmp_path):
+    script = (
+        "import os, numpy as np, polyimage\n"
+        "from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable\n"
+        "assert 'OMP_WAIT_POLICY' not in os.environ\n"
+        "N = Parameter(Int, 'N'); i = Variable(Int, 'i'); a = Image(Float, 'a', [N])\n"
+        "f = Function(([i], [Interval(Int, 0, N - 1)]), Float, 'f'); f.defn = [a(i) * 2.0]\n"
+        "out = polyimage.compile([f])(a=np.ones(5, np.float32), N=5)\n"
+        "print(os.environ['OMP_WAIT_POLICY'], out.sum())\n"
+    )
+    env = child_env(tmp_path)
+    for name in calls.WAIT_VARIABLES:
+        env.pop(name, None)
+    done = subprocess.run(
+        [sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["passive", "10.0"]
