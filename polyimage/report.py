@@ -54,6 +54,7 @@ def pipeline_report(compiled, kernel=None, pass_seconds=None, vectorization=Fals
                 f"  group {i}: live-outs {', '.join(plan.liveouts)}; scratchpads "
                 f"{', '.join(plan.scratch) or 'none'}"
                 + (f"; fused loops {'; '.join(fused)}" if fused else "")
+                + (f"; tiles hold {_whole(plan)} whole (scanned)" if plan.whole else "")
             )
     if compiled.auto is not None:
         stats = compiled.auto.stats
@@ -98,3 +99,8 @@ def pipeline_report(compiled, kernel=None, pass_seconds=None, vectorization=Fals
         lines.append("vectorization (innermost loops):")
         lines.append(describe(loops(compiled)))
     return "\n".join(lines)
+
+
+def _whole(plan) -> str:
+    """The tile space's dimensions a scan member makes every tile hold whole."""
+    return ", ".join(plan.anchor_variables[d] for d in plan.whole)

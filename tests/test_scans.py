@@ -31,7 +31,7 @@ from polyimage import (
     Variable,
 )
 from polyimage.graph.dag import build_graph, scan_dimension
-from polyimage.schedule.tiling import UntiledGroup, untileable_reason
+from polyimage.schedule.tiling import WHOLE_TILE, TiledGroup, untileable_reason
 
 THREADS = (1, 2, 3)
 # odd sizes, single rows and columns, one point, and one large enough to run in parallel
@@ -53,8 +53,8 @@ def _compiled_everywhere(outputs, hand, estimates, calls):
     ]
     for pipe in pipes:
         for plan in pipe.group_plans:
-            if set(_scans(pipe)) & set(plan.members):
-                assert isinstance(plan, UntiledGroup), pipe.schedule
+            if set(_scans(pipe)) & set(plan.members) and isinstance(plan, TiledGroup):
+                _assert_strips(pipe, plan)
     results = []
     for args in calls:
         expected = polyimage.interpret(outputs, **args)
@@ -70,6 +70,18 @@ def _compiled_everywhere(outputs, hand, estimates, calls):
 
 def _scans(pipe):
     return [s.name for s in pipe.stage_graph.computed if scan_dimension(s.func) is not None]
+
+
+def _assert_strips(pipe, plan):
+    """Every tile of a tiled group holds whole each dimension of the tile space a member
+    scans, at every level."""
+    for name in plan.members:
+        func = pipe.stage_graph.stage(name).func
+        scan = scan_dimension(func)
+        if scan is not None and func.variables[scan].name in plan.anchor_variables:
+            d = plan.anchor_variables.index(func.variables[scan].name)
+            assert d in plan.whole, (pipe.schedule, plan.whole)
+            assert all(sizes[d] == WHOLE_TILE for sizes in plan.tile_sizes), plan.tile_sizes
 
 
 # -- cumulative sums -------------------------------------------------------------------------
@@ -275,7 +287,9 @@ def test_scan_dimension_is_neither_parallel_nor_vectorized(axis):
         assert all(loop.parallel == "for" for loop in loops[others[0]])
 
 
-def test_scan_is_never_tiled_fused_or_inlined():
+def test_scan_is_tiled_in_strips_and_never_inlined():
+    """A scan is tileable (tiles hold its scan dimension whole, a size there is widened) and
+    fuses with its producers and consumers; it is never inlined into its consumer."""
     R, C, x, y, box = _grid()
     img = Image(Float, "img", [R, C])
     doubled = Function(box, Float, "doubled")  # pointwise: inlined into the scan
@@ -285,19 +299,18 @@ def test_scan_is_never_tiled_fused_or_inlined():
     half = Function(box, Float, "half")  # its pointwise consumer does not absorb it
     half.defn = [run(x, y) * 0.5]
     graph = build_graph([half])
-    assert untileable_reason(graph, ("run", "half")) == (
-        "run is a scan along y (it reads its own earlier points)"
-    )
+    assert untileable_reason(graph, ("run", "half")) is None
     for schedule in ("auto", "greedy", "greedy-cost"):
         pipe = polyimage.compile(half, schedule=schedule, estimates={R: 1024, C: 1024})
         names = [s.name for s in pipe.stage_graph.computed]
         assert names == ["run", "half"], names
-        groups = {g.stages: g.tile_sizes for g in pipe.schedule.groups}
-        assert groups[("run",)] == (), pipe.schedule
     hand = polyimage.compile(half, schedule=Schedule.parse("group 0: run, half [8x16]"))
-    assert "runs untiled: run is a scan along y" in hand.report()
+    (plan,) = hand.group_plans
+    assert isinstance(plan, TiledGroup) and plan.tile_sizes == ((8, WHOLE_TILE),)
+    assert "tiles hold y whole (scanned)" in hand.report()
     a = np.random.default_rng(6).random((9, 11), dtype=np.float32)
-    assert_same(hand(img=a), polyimage.interpret(half, img=a))
+    for threads in (1, 2):
+        assert_same(hand(img=a, threads=threads), polyimage.interpret(half, img=a))
     np.testing.assert_allclose(hand(img=a), np.cumsum(a * 2, 1) * 0.5, rtol=1e-5)
 
 

@@ -228,9 +228,10 @@ class LoopEmitter:
 
     def nest(self, funcs, bounds):
         """One serial loop nest over `bounds` ((lo, hi) C texts) computing every stage of
-        `funcs` (siblings of equal rank) at each point, the innermost loop `omp simd`. A
-        Reduction (alone in its nest) takes its default over the box, then the updates of the
-        reduction points that own its cells (schedule.reductions.tile_owned)."""
+        `funcs` (siblings of equal rank) at each point, the innermost loop `omp simd` unless a
+        scan (alone in its nest) runs along it. A Reduction (alone too) takes its default over
+        the box, then the updates of the reduction points that own its cells
+        (schedule.reductions.tile_owned)."""
         head = funcs[0]
         if isinstance(head, Reduction):
             return self._reduction(head, cells=bounds)
@@ -261,6 +262,7 @@ class LoopEmitter:
             body=body,
             bounds=bounds,
             simd=True,
+            scan=scan_dimension(head),
             **self._versions(funcs),
         )
 

@@ -13,7 +13,8 @@ the innermost dimension gets min(extent, innermost), the others sizes in proport
 reuse (how far regions reach beyond the tile along them); full-width strips (every column, as
 many rows as fill the budget, one along the outer dimensions) compete with them, and every run
 of an innermost loop adds `row_start` bytes to the tile time, so short rows pay for restarting
-the prefetcher.
+the prefetcher. A group with scans gets only strips whole along the dimensions they scan (code
+generation widens any size there: schedule.tiling).
 Regions are those the code generator uses, composed numerically from each stage's reads
 (schedule.regions.NumericRegions: no symbolic regions are built for the groups the search
 prices), for one tile in the middle of the image at the estimates.
@@ -43,10 +44,12 @@ from .tile_search import (  # noqa: F401  (read from here too)
     SLIDE_FACTORS,
     WHOLE_EXTENT,
     one_tile_when_whole,
+    scan_strips,
     sliding_tiles,
     strip_sizes,
     tile_count,
     tile_sizes,
+    whole_along_scans,
 )
 
 DEFAULT_INNERMOST = 256
@@ -224,15 +227,18 @@ class CostModel:
             return GroupCost(cost, (), CostTerms(untiled=plan.reason))
         bounds = self.anchor_bounds(plan)
         sizes = [max(ub - lb + 1, 1) for lb, ub in bounds]
-        probe_tile = tuple(min(s, 32) for s in sizes)
+        probe_tile = whole_along_scans(plan, bounds, tuple(min(s, 32) for s in sizes))
         probe = self.measure(plan, [probe_tile])[0]
         touched = probe["scratch_bytes"] + probe["live_in"] + probe["live_out"]
         per_point = touched / math.prod(probe_tile)
         candidates = []
         for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
-            fitted = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
-            strips = strip_sizes(graph, plan, sizes, cache, per_point)
-            fitted, *strips = (one_tile_when_whole(bounds, t) for t in [fitted] + strips)
+            if plan.whole:
+                found = scan_strips(graph, plan, sizes, cache, per_point)
+            else:
+                fitted = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
+                found = [fitted] + strip_sizes(graph, plan, sizes, cache, per_point)
+            fitted, *strips = (whole_along_scans(plan, bounds, t) for t in found)
             for tiles in [fitted] + strips:
                 if tiles not in candidates:
                     candidates.append(tiles)
@@ -405,7 +411,8 @@ class CostModel:
         """The cost of `stages` as one tiled group at the tile sizes `levels` (the outer level,
         then the inner one where there are two)."""
         plan = self.plan(tuple(stages))
-        measured = self.measure(plan, list(levels))
+        levels = [whole_along_scans(plan, self.anchor_bounds(plan), t) for t in levels]
+        measured = self.measure(plan, levels)
         resident = measured[1]["scratch_bytes"] if len(measured) > 1 else None
         return self._combine(plan, measured[0], levels[0], resident=resident).cost
 
@@ -450,5 +457,6 @@ def redundant_fraction(graph, stages, params, tiles):
     plan = model.plan(tuple(stages))
     if isinstance(plan, UntiledGroup):
         return None
-    measured = model.measure(plan, [tuple(tiles)])[0]
+    tiles = whole_along_scans(plan, model.anchor_bounds(plan), tuple(tiles))
+    measured = model.measure(plan, [tiles])[0]
     return measured["redundant"] / max(measured["computed"], 1)

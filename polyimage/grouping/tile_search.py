@@ -1,6 +1,6 @@
 """The candidate tile sizes the cost model prices for a group (grouping.cost): Algorithm 2's
-sizes for a cache budget, full-width strips, sliding two-level tilings, and how many tiles
-cover a box."""
+sizes for a cache budget, full-width strips, strips whole along the dimensions a scan member
+scans, sliding two-level tilings, and how many tiles cover a box."""
 
 from __future__ import annotations
 
@@ -78,6 +78,45 @@ def strip_sizes(graph, plan, sizes, cache, bytes_per_point=None) -> list:
             strip = outer + (max(1, min(sizes[-2], rows)), sizes[-1])
             if strip not in strips:
                 strips.append(strip)
+    return strips
+
+
+def whole_along_scans(plan, bounds, tiles) -> tuple:
+    """`tiles` with every size along a dimension the plan holds whole (a member scans it:
+    schedule.tiling) spanning the dimension's extent in `bounds`, as one_tile_when_whole
+    makes it one tile."""
+    grown = tuple(
+        max(ub - lb + 1, 1) if d in plan.whole else t
+        for d, ((lb, ub), t) in enumerate(zip(bounds, tiles))
+    )
+    return one_tile_when_whole(bounds, grown)
+
+
+def scan_strips(graph, plan, sizes, cache, bytes_per_point=None) -> list:
+    """Strips of a group with scans: whole along the dimensions the plan holds whole, then,
+    innermost first, whole along the others while the tile fits `cache`, the first that does
+    not with as many rows as fill it, and one along the rest, or (a second strip) the whole
+    of those as small as a channel dimension. The footprint per point is counted as in
+    strip_sizes."""
+    itemsize = max(graph.stage(n).func.typ.dtype.itemsize for n in plan.members)
+    per_point = [len(plan.members) * itemsize] + ([bytes_per_point] if bytes_per_point else [])
+    strips = []
+    for footprint in per_point:
+        for channels in (False, True):
+            points = max(cache / footprint, 1.0)
+            strip = list(sizes)
+            free = [d for d in range(len(sizes)) if d not in plan.whole]
+            points /= math.prod(s for d, s in enumerate(sizes) if d in plan.whole)
+            filling = True
+            for d in reversed(free):
+                if filling:
+                    strip[d] = max(1, min(sizes[d], int(points)))
+                    filling = strip[d] == sizes[d]
+                    points /= strip[d]
+                elif not (channels and sizes[d] <= WHOLE_EXTENT):
+                    strip[d] = 1
+            if tuple(strip) not in strips:
+                strips.append(tuple(strip))
     return strips
 
 

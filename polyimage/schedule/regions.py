@@ -10,7 +10,9 @@ printed as C to compute tile regions at run time; a region's bounds refer to its
 bound symbols, not to their expressions, so their size stays linear in the group. Case and
 Select guards are ignored, so a region may be larger than the exact footprint (the tests check
 it against isl footprints, tests/footprint.py), never smaller. Members with
-equal bounds share bound symbols, so their consumers' bounds compare equal too.
+equal bounds share bound symbols, so their consumers' bounds compare equal too. A scan's region
+reaches back to the start of its domain along the dimension it scans, and its reads of its own
+earlier points lie inside it (they add nothing).
 """
 
 from __future__ import annotations
@@ -97,7 +99,9 @@ def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
         if name not in pending:
             continue
         func = graph.stage(name).func
-        region = _clip(name, _reduction_cells(func, _union(pending.pop(name))), func)
+        region = _clip(
+            name, _computed_cells(func, _union(pending.pop(name)), graph.scan(name)), func
+        )
         key = tuple(expr_key(e) for bound in region.bounds for e in bound)
         region = regions[name] = Region(region.bounds, same.setdefault(key, region.symbols))
         for producer, box, empty, intervals in read_boxes(func, region.symbols):
@@ -111,9 +115,11 @@ def read_boxes(func, symbols) -> list:
     """(producer, box, emptiness, the producer's intervals) of what `func` reads over the
     region whose bounds are `symbols`: one box per producer and emptiness condition (None or
     a condition under which the box reads nothing, see _unless_empty), in terms of those
-    symbols and the parameters."""
+    symbols and the parameters. A scan's reads of itself are left out."""
     boxes = {}
     for ref, env, empty in _reads(func, Region(None, symbols)):
+        if ref.func is func:
+            continue
         intervals = ref.func.intervals
         box = [index_interval(a, env, intervals[d]) for d, a in enumerate(ref.args)]
         key = (ref.func.name, None if empty is None else expr_key(empty))
@@ -197,10 +203,14 @@ class NumericRegions:
         ]
 
     def _cells(self, func, box) -> list:
+        """`box` grown as _computed_cells grows a region."""
+        domain = self._domain(func.name)
+        scan = self.graph.scan(func.name)
+        if scan is not None:
+            return [(domain[d][0], hi) if d == scan else (lo, hi) for d, (lo, hi) in enumerate(box)]
         if not isinstance(func, Reduction):
             return box
         owned = {o.dim for o in tile_owned(func)}
-        domain = self._domain(func.name)
         return [pair if d in owned else domain[d] for d, pair in enumerate(box)]
 
     def _clipped(self, name, box, n) -> tuple:
@@ -279,10 +289,14 @@ def _unless_empty(box, empty, intervals) -> list:
     ]
 
 
-def _reduction_cells(func, bounds) -> tuple:
-    """A Reduction computed in a tile covers the whole domain along the dimensions that no
-    reduction variable owns (schedule.reductions.tile_owned): its data-dependent updates may
-    land anywhere there."""
+def _computed_cells(func, bounds, scan) -> tuple:
+    """The box a tile computes of `func` to have `bounds` of it. A scan (along dimension
+    `scan`, else None) computes its earlier points there from the start of its domain. A
+    Reduction covers the whole domain along the dimensions that no reduction variable owns
+    (schedule.reductions.tile_owned): its data-dependent updates may land anywhere there."""
+    if scan is not None:
+        lb = as_long(func.intervals[scan].lb)
+        return tuple((lb, hi) if d == scan else (lo, hi) for d, (lo, hi) in enumerate(bounds))
     if not isinstance(func, Reduction):
         return bounds
     owned = {o.dim for o in tile_owned(func)}

@@ -8,6 +8,14 @@ written by exactly one tile, whatever the alignment. Members are computed over t
 (schedule/regions.py) into per-thread scratchpads; live-outs read by no other member are
 computed straight into their full buffers over the owned box. A Reduction member computes its
 region from the reduction points that own its cells (schedule.reductions.tile_owned).
+
+A scan member (graph.dag.scan_dimension) computes its region from the start of its domain along
+the dimension it scans, in order (schedule.regions), so it is right for any tile; to keep it
+from recomputing that prefix, the tile dimensions whose variable a member scans are held whole
+(`TiledGroup.whole`): `with_tiles` widens any size along them to WHOLE_TILE, so tiles are strips
+cut only along the other dimensions. A group whose scans run along two dimensions (down the
+columns, then along the rows) is then cut along neither: one tile per channel, or one in all,
+which the cost model prices as such, so it splits them into two groups of strips.
 """
 
 from __future__ import annotations
@@ -28,6 +36,8 @@ from .reductions import tile_owned
 from .regions import Regions, either, infer_group_regions
 
 MAX_SCALE_LOG2 = 8
+# a tile size that holds any dimension whole (what a size along a scanned dimension becomes)
+WHOLE_TILE = 1 << 30
 
 
 @dataclass(frozen=True)
@@ -56,7 +66,8 @@ class TiledGroup:
     the first tile per dimension (owns the live-out dimensions the anchor lacks); spans: the
     tile space's extent per dimension as (live-out, dimension, scale p/q) triples to bound the
     tile loops; owned: each live-out's normalized owned box; regions: per member region;
-    anchor_variables: the names of the anchor's variables (the tile space's dimensions).
+    anchor_variables: the names of the anchor's variables (the tile space's dimensions);
+    whole: the tile dimensions a member scans, which every tile holds whole (WHOLE_TILE).
     """
 
     members: tuple
@@ -73,6 +84,7 @@ class TiledGroup:
     nests: tuple
     anchor: str = ""
     anchor_variables: tuple = ()
+    whole: tuple = ()
 
     @property
     def levels(self) -> int:
@@ -94,11 +106,13 @@ def plan_group(graph, stages, tile_sizes, params):
 
 def with_tiles(plan, tile_sizes):
     """`plan` (from tiling_plan) run with `tile_sizes`: an UntiledGroup stays one, and () makes
-    one of a TiledGroup."""
+    one of a TiledGroup. Sizes along the dimensions the plan holds whole are widened to
+    WHOLE_TILE (a schedule may give any size there)."""
     if isinstance(plan, UntiledGroup):
         return plan
     if not tile_sizes:
         return UntiledGroup(plan.members, "untiled in the schedule")
+    tile_sizes = tuple(widened(plan, sizes) for sizes in tile_sizes)
     slide = next(
         (
             d
@@ -110,6 +124,11 @@ def with_tiles(plan, tile_sizes):
     if slide is not None:
         slide = (slide, plan.anchor_variables[slide])
     return dataclasses.replace(plan, tile_sizes=tuple(tile_sizes), slide=slide)
+
+
+def widened(plan, sizes) -> tuple:
+    """`sizes` with WHOLE_TILE along every tile dimension `plan` holds whole."""
+    return tuple(WHOLE_TILE if d in plan.whole else t for d, t in enumerate(sizes))
 
 
 def _ordered(graph, stages) -> tuple:
@@ -143,6 +162,17 @@ def tiling_plan(graph, stages, params, outline=False):
             if d is not None:
                 spans.append((name, j, d, p, q))
         owned[name] = _owned_box(func, alignment, tile_lo, tile_hi, first, origin)
+    names = [v.name for v in anchor_func.variables]
+    scanned = {n: graph.scan(n) for n in members if graph.scan(n) is not None}
+    whole = tuple(
+        sorted(
+            {
+                names.index(v)
+                for v in (graph.stage(n).func.variables[k].name for n, k in scanned.items())
+                if v in names
+            }
+        )
+    )
     scratch = tuple(
         n for n in members if n not in outs or any(c in members for c in graph.stage(n).consumers)
     )
@@ -163,15 +193,15 @@ def tiling_plan(graph, stages, params, outline=False):
         regions,
         () if outline else _nests(graph, members, scratch, regions, owned),
         anchor,
-        tuple(v.name for v in anchor_func.variables),
+        tuple(names),
+        whole,
     )
 
 
 def untileable_reason(graph, members):
-    """Why the group cannot be tiled (a Reduction that cannot be computed per tile, a scan, a
-    data-dependent read of a member), or None. A scan reads its earlier points along the
-    whole scan dimension, which no tile holds, so it runs alone, untiled (the cost model gives
-    such groups of several stages an infinite cost)."""
+    """Why the group cannot be tiled (a Reduction that cannot be computed per tile, a
+    data-dependent read of a member), or None (the cost model gives such groups of several
+    stages an infinite cost). Scans are tileable: see the module's docstring."""
     inside = set(members)
     for name in members:
         func = graph.stage(name).func
@@ -180,10 +210,6 @@ def untileable_reason(graph, members):
             if reason:
                 return reason
             continue
-        scan = graph.scan(name)
-        if scan is not None:
-            along = func.variables[scan].name
-            return f"{name} is a scan along {along} (it reads its own earlier points)"
         for ref in graph.reads(name):
             if ref.func.name in inside and data_dependent(ref):
                 return f"{name} reads {ref.func.name} at a data-dependent index"
@@ -289,7 +315,8 @@ def _owned_box(func, alignment, tile_lo, tile_hi, first, origin) -> tuple:
 def _nests(graph, members, scratch, regions, owned) -> tuple:
     """Loop nests in order (by depth in the group, then topologically): consecutive siblings
     with the same bounds and storage kind that share a producer and do not read each other are
-    fused (register reuse, TOPLAS 2020 Sec. 5.3)."""
+    fused (register reuse, TOPLAS 2020 Sec. 5.3); Reductions and scans keep nests of their
+    own."""
     inside, level = set(members), {}
     for name in members:
         level[name] = 1 + max(
@@ -303,7 +330,10 @@ def _nests(graph, members, scratch, regions, owned) -> tuple:
             last = nests[-1]
             head = graph.stage(last["stages"][0])
             if (
-                not any(isinstance(graph.stage(n).func, Reduction) for n in (head.name, name))
+                not any(
+                    isinstance(graph.stage(n).func, Reduction) or graph.scan(n) is not None
+                    for n in (head.name, name)
+                )
                 and last["bounds"] == bounds
                 and last["scratch"] == (name in scratch)
                 and [v.typ for v in head.func.variables] == [v.typ for v in stage.func.variables]

@@ -14,6 +14,9 @@ from polyimage import (
 from .stage_builder import StageBuilder
 from .stage_domains import Dim
 
+# the share of pointwise stages made scans (graph.dag.scan_dimension)
+SCAN_CHANCE = 0.15
+
 
 class NeighbourhoodStages(StageBuilder):
     """Stages reading their producers at (or near) the same point, on the same, half or double
@@ -29,6 +32,11 @@ class NeighbourhoodStages(StageBuilder):
         else:
             value = value * self.weight
         f.defn = [value]
+        if self.scan_rng.random() < SCAN_CHANCE:
+            f.defn = self.scanned(f, dims, value)
+            node = self.add(f, dims)
+            node.op = "scan"
+            return node
         return self.add(f, dims)
 
     def op_binary(self):

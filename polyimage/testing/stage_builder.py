@@ -9,6 +9,7 @@ import numpy as np
 
 from polyimage import (
     Abs,
+    Case,
     Cast,
     Clamp,
     Float,
@@ -34,6 +35,8 @@ class StageBuilder:
     def __init__(self, seed: int):
         self.seed = seed
         self.rng = random.Random(seed)
+        # its own stream, so that drawing scans leaves every other draw of a seed as it was
+        self.scan_rng = random.Random(f"scan {seed}")
         rng = self.rng
         self.R, self.C = Parameter(Int, "R"), Parameter(Int, "C")
         self.c, self.x, self.y = Variable(Int, "c"), Variable(Int, "x"), Variable(Int, "y")
@@ -149,6 +152,15 @@ class StageBuilder:
         if r < 0.8:
             return index % rng.choice((5, LUT_BINS, 20))
         return index - rng.choice((1, 3))
+
+    def scanned(self, func, dims, value) -> list:
+        """A definition of `func` from `value` that runs along one of its dimensions (a scan):
+        half `value` and half the previous point for floats, their maximum for integers."""
+        d = self.scan_rng.randrange(len(dims))
+        variables = [self.var(dim.axis) for dim in dims]
+        earlier = func(*[v - 1 if k == d else v for k, v in enumerate(variables)])
+        step = value * 0.5 + earlier * 0.5 if self.is_float else Max(value, earlier)
+        return [Case(variables[d] == dims[d].lo, value), step]
 
     def unary(self, e):
         """A cheap pointwise touch on `e` (or `e` itself)."""
