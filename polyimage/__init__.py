@@ -59,7 +59,7 @@ __all__ = list(_dsl_all) + [
 
 LAYERS = (
     ("errors", "version"),
-    ("config", "io"),
+    ("config", "io", "calls"),
     ("dsl",),
     ("algebra",),
     ("graph",),

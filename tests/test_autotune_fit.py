@@ -48,7 +48,7 @@ def model_times(subjects, truth: Weights):
 
 
 @pytest.mark.parametrize(
-    "truth", [Weights(overlap=0.03, spread=5.0), Weights(overlap=3.0)], ids=["cheap", "dear"]
+    "truth", [Weights(overlap=0.03, spread=5.0), Weights(overlap=10.0)], ids=["cheap", "dear"]
 )
 def test_fit_recovers_known_weights_from_model_measurements(subjects, truth):
     score = model_times(subjects, truth)

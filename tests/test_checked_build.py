@@ -28,8 +28,9 @@ def test_an_index_outside_a_scratchpad_raises_check_error_naming_it():
     message = str(caught.value)
     assert "bx scratchpad: index 1 is " in message
     assert "(group 0, outer tile " in message
-    # the first tile along x that reads the missing column: 0..3 x 0..7
-    assert message.endswith("(group 0, outer tile 0..3 x 0..7)"), message
+    # the first tile along x that reads the missing column (tiles start at by's first point,
+    # column 1): 0..3 x 1..8
+    assert message.endswith("(group 0, outer tile 0..3 x 1..8)"), message
 
 
 def test_after_a_failure_the_next_call_reports_afresh():
