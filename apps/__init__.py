@@ -33,6 +33,7 @@ APP_NAMES = (
     "camera_pipe",
     "local_laplacian",
     "histogram_equalize",
+    "nl_means",
 )
 
 
