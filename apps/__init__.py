@@ -34,6 +34,7 @@ APP_NAMES = (
     "local_laplacian",
     "histogram_equalize",
     "nl_means",
+    "lens_blur",
 )
 
 

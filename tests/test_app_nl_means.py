@@ -14,7 +14,7 @@ from polyimage.io import load_image
 @pytest.fixture(scope="module")
 def pipe():
     outputs, _ = nl_means.build()
-    return polyimage.compile(outputs, estimates=nl_means.SMALL_SIZE)
+    return polyimage.compile(outputs)  # as run_both compiles it: built once, then cached
 
 
 @pytest.mark.parametrize("size", [nl_means.SMALL_SIZE, {"R": 23, "C": 71}])
