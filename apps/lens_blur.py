@@ -18,11 +18,12 @@ shallow depth of field, the blur radius growing with the distance from a focal d
                   worst radius around it, clamped to +-9
   sample_weight   1 where the sample's and the pixel's bokeh reach each other (or the sample is
                   in front), else 0
-  output          channels 0-2: the pixel's colour plus the weighted samples'; 3: the weight sum
-                  (Halide's alpha channel of 255s)
-  lens_blur       output / its alpha: RGB in [0, 1]
-44 stages; Halide's version has the same ones (diff inlined into cost, its Tuple
-sample_locations as two stages here).
+  output          a Reduction over the samples: channels 0-2 the sums of weight * colour,
+                  channel 3 of weight * 255 (Halide's alpha channel)
+  lens_blur       (the pixel's colour + output) / (255 + output's alpha): RGB in [0, 1], the
+                  pixel itself counting as one more sample (all sums are exact integers)
+45 stages, Halide's Funcs: its diff inlined into cost, its Tuple sample_locations as the two
+offset stages, its inline sums and argmin as the four slice Reductions.
 
 Halide's defaults are kept: 32 slices, 32 aperture samples, 8 pyramid levels, focus_depth 13 and
 blur_radius_scale 0.5 (parameters). The largest blur radius, int(max(32 - 13, 13) * 0.5) = 9,
