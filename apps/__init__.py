@@ -36,6 +36,8 @@ APP_NAMES = (
     "median_filter",
     "depthwise_conv",
     "resize",
+    "nl_means",
+    "lens_blur",
 )
 
 
