@@ -55,6 +55,8 @@ def bench_command(args, options: Options) -> None:
             target=args.target,
             machine=args.machine,
             plot=args.plot,
+            load=args.load,
+            callers=args.callers,
         )
 
 
@@ -81,6 +83,8 @@ def _dask_bench(args) -> None:
             ("--target", args.target != "native"),
             ("--machine", args.machine),
             ("--size", args.size != "paper"),
+            ("--load", args.load),
+            ("--callers", args.callers),
         )
         if given
     ]

@@ -218,6 +218,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="cache sizes the cost model (and Mullapudi2016) plan for instead of the host's: "
         "l1, l2, llc with K, M, G suffixes, and cores (e.g. l2=512K,llc=8M)",
     )
+    _contention_options(bench)
 
     export = commands.add_parser(
         "export",
@@ -324,6 +325,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _tune_parser(commands)
     return parser
+
+
+def _contention_options(bench) -> None:
+    """`bench --load` and `--callers` (commands/contention.py): timing beside busy processes
+    and from several threads at once."""
+    bench.add_argument(
+        "--load",
+        type=SEED,
+        default=0,
+        metavar="N",
+        help="also time every variant while N busy processes each spin on a core (after the "
+        "unloaded timing; they end with the bench), adding the p90, the loaded median, p90 and "
+        "worst call and the loaded / unloaded median; at least 20 calls per variant (200 at "
+        "--size small), more with --runs",
+    )
+    bench.add_argument(
+        "--callers",
+        type=COUNT,
+        default=None,
+        metavar="K",
+        help="also call each polyimage schedule from K threads at once (the pipeline's default "
+        "thread count unless --threads), each into its own outputs: calls per second against "
+        "one caller alone, and the median, p90 and worst call",
+    )
 
 
 def _tune_parser(commands) -> None:
