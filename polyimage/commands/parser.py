@@ -335,19 +335,19 @@ def _contention_options(bench) -> None:
         type=SEED,
         default=0,
         metavar="N",
-        help="also time every variant while N busy processes each spin on a core (after the "
-        "unloaded timing; they end with the bench), adding the p90, the loaded median, p90 and "
-        "worst call and the loaded / unloaded median; at least 20 calls per variant (200 at "
-        "--size small), more with --runs",
+        help="also time every variant while N busy processes each spin on a core, after the "
+        "usual timing: adds the p90, and the median, p90 and worst call under load with its "
+        "ratio to the unloaded median. With --load or --callers each variant is called --runs "
+        "times, at least 20 (200 at --size small)",
     )
     bench.add_argument(
         "--callers",
         type=COUNT,
         default=None,
         metavar="K",
-        help="also call each polyimage schedule from K threads at once (the pipeline's default "
-        "thread count unless --threads), each into its own outputs: calls per second against "
-        "one caller alone, and the median, p90 and worst call",
+        help="also call each polyimage schedule from K threads at once, each into its own "
+        "outputs, at the pipeline's default thread count (threads=None) unless --threads: "
+        "calls per second against one caller alone, and the median, p90 and worst call",
     )
 
 
