@@ -3,7 +3,9 @@ runs and are gone after it, however it ends; the table and the JSON carry the p9
 call, the loaded timings and the callers' throughput and latencies; bad values are refused."""
 
 import json
+import os
 import re
+import signal
 import subprocess
 import sys
 import textwrap
@@ -52,29 +54,69 @@ def test_percentile_is_the_nearest_rank():
 
 
 def test_runs_govern_the_calls_above_a_floor_per_size():
-    floor = contention.MIN_CALLS
-    assert contention.calls_per_variant(1, "small") == floor["small"]
-    assert contention.calls_per_variant(1, "paper") == floor["paper"]
+    floor, blocks = contention.MIN_CALLS, contention.BLOCKS
+    for size in ("small", "paper"):
+        calls = contention.calls_per_variant(1, size)
+        assert calls % blocks == 0 and floor[size] <= calls < floor[size] + blocks
     more = floor["small"] + 7
-    assert contention.calls_per_variant(more, "small") == more
+    calls = contention.calls_per_variant(more, "small")
+    assert calls % blocks == 0 and more <= calls < more + blocks
 
 
-def test_busy_processes_spin_during_the_block_and_are_gone_after_it():
-    with contention.busy_processes(2, report=lambda text: None) as pids:
-        assert len(set(pids)) == 2 and all(running(pid) for pid in pids)
+def state(pid: int) -> str:
+    """The one-letter state of process `pid` (R running, S sleeping, ...)."""
+    return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()[0]
+
+
+def settles_to(pid: int, wanted: str) -> bool:
+    """Whether process `pid` reaches state `wanted` within a few seconds."""
+    deadline = time.monotonic() + 5
+    while state(pid) != wanted and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return state(pid) == wanted
+
+
+def test_busy_processes_spin_when_told_and_are_gone_after_the_block():
+    with contention.busy_processes(2, report=lambda text: None) as load:
+        pids = load.pids
+        assert len(set(pids)) == 2 and all(settles_to(pid, "S") for pid in pids)
+        load.spin()
+        assert all(settles_to(pid, "R") for pid in pids)
+        load.rest()
+        assert all(settles_to(pid, "S") for pid in pids)
     assert not any(running(pid) for pid in pids)
 
 
 def test_busy_processes_are_ended_when_the_block_raises():
     with pytest.raises(RuntimeError, match="timing failed"):
-        with contention.busy_processes(1, report=lambda text: None) as pids:
+        with contention.busy_processes(1, report=lambda text: None) as load:
+            load.spin()
             raise RuntimeError("timing failed")
-    assert pids and not running(pids[0])
+    assert not running(load.pids[0])
+
+
+def test_unloaded_and_loaded_blocks_alternate():
+    """Each block is timed with the load as it should be, and every call lands in its phase."""
+    seen = []
+
+    def measure(calls, runs, report=None):
+        seen.append(state(load.pids[0]))
+        return {label: contention.spread([float(len(seen))] * runs) for label in calls}
+
+    with contention.busy_processes(1, report=lambda text: None) as load:
+        unloaded, loaded = contention.measure_under_load(measure, {"a": None}, 7, load)
+    blocks = contention.BLOCKS
+    assert len(seen) == 2 * blocks and set(seen[1::2]) == {"R"}
+    per_phase = blocks * -(-7 // blocks)
+    assert len(unloaded["a"]["runs"]) == len(loaded["a"]["runs"]) == per_phase
+    assert set(unloaded["a"]["runs"]) == set(range(1, 2 * blocks, 2))
+    assert set(loaded["a"]["runs"]) == set(range(2, 2 * blocks + 1, 2))
 
 
 def test_a_busy_process_that_ends_early_is_an_error():
     with pytest.raises(contention.LoadError, match="ended before"):
-        with contention.busy_processes(1, report=lambda text: None, lifetime=0.2):
+        with contention.busy_processes(1, report=lambda text: None, lifetime=0.3) as load:
+            load.spin()
             time.sleep(1.0)
 
 
@@ -84,8 +126,9 @@ def test_busy_processes_end_themselves_when_the_bench_dies():
         """
         import os
         from polyimage.commands.contention import busy_processes
-        with busy_processes(1, report=lambda text: None) as pids:
-            print(pids[0], flush=True)
+        with busy_processes(1, report=lambda text: None) as load:
+            load.spin()
+            print(load.pids[0], flush=True)
             os._exit(0)
         """
     )
@@ -95,6 +138,33 @@ def test_busy_processes_end_themselves_when_the_bench_dies():
     while running(pid) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not running(pid)
+
+
+def test_ctrl_c_ends_the_bench_and_its_busy_processes():
+    """Ctrl-C signals the terminal's whole process group: the bench stops, and its busy
+    processes, which leave the signal to it, are ended by it."""
+    script = textwrap.dedent(
+        """
+        import time
+        from polyimage.commands.contention import busy_processes
+        with busy_processes(2, report=lambda text: None) as load:
+            load.spin()
+            print(*load.pids, flush=True)
+            time.sleep(60)
+        """
+    )
+    bench_process = subprocess.Popen(
+        [sys.executable, "-c", script],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
+    pids = [int(pid) for pid in bench_process.stdout.readline().split()]
+    os.killpg(bench_process.pid, signal.SIGINT)
+    _, err = bench_process.communicate(timeout=20)
+    assert bench_process.returncode != 0 and err.count("KeyboardInterrupt") == 1, err
+    assert len(pids) == 2 and not any(running(pid) for pid in pids)
 
 
 def test_load_and_callers_print_their_columns_and_write_them(quick, tmp_path, capsys):
@@ -168,3 +238,19 @@ def test_run_bench_refuses_bad_values_before_any_work(bad):
     with pytest.raises(ArgumentError, match=f"--{next(iter(bad))}"):
         bench.run_bench([APP], size="small", report=said.append, **bad)
     assert said == []
+
+
+def test_the_load_line_sets_auto_beside_the_steadiest_autoscheduler():
+    def timing(median, p90=None, worst=None):
+        return {"median": median, "p90": p90 or median, "max": worst or median}
+
+    quiet = {v: timing(1.0) for v in ("polyimage:auto", "halide:Adams2019", "halide:Li2018")}
+    loaded = {
+        "polyimage:auto": timing(2.0, 3.0, 8.0),
+        "halide:Adams2019": timing(1.5),
+        "halide:Li2018": timing(1.25),
+    }
+    line = contention.load_summary(quiet, loaded, 1, ("Adams2019", "Li2018", "Mullapudi2016"))
+    assert "p90 1.50x" in line and "worst 4.00x" in line and "median 2.00x" in line
+    assert "Li2018 1.25x" in line and "Adams2019" not in line
+    assert contention.load_summary(quiet, {}, 1, ("Li2018",)) is None

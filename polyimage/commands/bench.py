@@ -11,7 +11,6 @@ import json
 import os
 import platform
 import resource
-import statistics
 import tempfile
 import time
 
@@ -90,14 +89,7 @@ def measure_interleaved(calls: dict, runs: int, report=None) -> dict:
                 times[label].append(time.perf_counter() - start)
                 faults[label] += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
     return {
-        label: {
-            "median": statistics.median(times[label]),
-            "min": min(times[label]),
-            "p90": contention.percentile(times[label], 90),
-            "max": max(times[label]),
-            "runs": times[label],
-            "faults": faults[label] / max(runs, 1),
-        }
+        label: {**contention.spread(times[label]), "faults": faults[label] / max(runs, 1)}
         for label in labels
     }
 
@@ -192,11 +184,14 @@ def bench_app(
 
     loaded = None
     try:
-        timings = measure_interleaved(variants, runs, heard)
         if load:
-            report(f"  {name}: timing {len(variants)} variants again beside {load} busy ...")
-            with contention.busy_processes(load, report):
-                loaded = measure_interleaved(variants, runs, heard)
+            report(f"  {name}: alternately beside {load} busy process(es) and without ...")
+            with contention.busy_processes(load, report) as busy:
+                timings, loaded = contention.measure_under_load(
+                    measure_interleaved, variants, runs, busy, heard
+                )
+        else:
+            timings = measure_interleaved(variants, runs, heard)
     finally:
         variants["copy floor"].close()
     timed = {

@@ -20,17 +20,31 @@ from polyimage.grouping.machine import available_cores
 # the fewest timed calls per variant that give a p90 some meaning, by bench size
 MIN_CALLS = {"paper": 20, "small": 200}
 
-# seconds a busy process spins at most: it outlives no bench that hangs longer than this
+# seconds a busy process lives at most: it outlives no bench that hangs longer than this
 BUSY_LIFETIME = 1800.0
 
-# one busy process: spin on a core until its parent is gone (it has been reparented) or its
-# lifetime is up, whichever comes first; say so once spinning
+# the unloaded and the loaded timing alternate in this many blocks each, so that a slow
+# stretch of a shared machine falls on both rather than on one
+BLOCKS = 4
+
+# one busy process: spin on a core or rest as the bench orders on its stdin, answering each
+# order; end when its stdin closes or its parent is gone (the bench died), or its lifetime is
+# up. Ctrl-C is left to the bench, which ends it, rather than printing a traceback from each
 BUSY_LOOP = """\
-import os, sys, time
+import os, select, signal, sys, time
+signal.signal(signal.SIGINT, signal.SIG_IGN)
 parent, end = int(sys.argv[1]), time.monotonic() + float(sys.argv[2])
-print("spinning", flush=True)
+spinning = False
+print("resting", flush=True)
 while os.getppid() == parent and time.monotonic() < end:
-    sum(range(20000))
+    if select.select([sys.stdin], [], [], 0 if spinning else 1)[0]:
+        order = sys.stdin.readline()
+        if not order:
+            break
+        spinning = order.strip() == "spin"
+        print(order.strip(), flush=True)
+    elif spinning:
+        sum(range(20000))
 """
 
 
@@ -48,8 +62,9 @@ def check_contention(load, callers) -> None:
 
 def calls_per_variant(runs: int, size: str) -> int:
     """Timed calls per variant and phase under --load or --callers: `runs`, but at least
-    MIN_CALLS of the size (short calls at small sizes need more for a stable p90)."""
-    return max(runs, MIN_CALLS.get(size, MIN_CALLS["paper"]))
+    MIN_CALLS of the size (short calls at small sizes need more for a stable p90), rounded up
+    to whole BLOCKS."""
+    return BLOCKS * math.ceil(max(runs, MIN_CALLS.get(size, MIN_CALLS["paper"])) / BLOCKS)
 
 
 def percentile(times, q: float) -> float:
@@ -63,27 +78,56 @@ def latency(times) -> dict:
     return {"median": statistics.median(times), "p90": percentile(times, 90), "max": max(times)}
 
 
+def spread(times) -> dict:
+    """A variant's timing from the seconds of its calls, as measure_interleaved gives it."""
+    return {**latency(times), "min": min(times), "runs": list(times)}
+
+
+class BusyLoad:
+    """Processes that each spin on one core when told to (`spin`) and sleep otherwise (`rest`);
+    see busy_processes."""
+
+    def __init__(self, processes):
+        self.processes = processes
+        self.pids = [p.pid for p in processes]
+
+    def spin(self) -> None:
+        self._order("spin")
+
+    def rest(self) -> None:
+        self._order("rest")
+
+    def _order(self, order: str) -> None:
+        """Send `order` to every process and wait until each has taken it."""
+        for process in self.processes:
+            process.stdin.write(order + "\n")
+            process.stdin.flush()
+        for process in self.processes:
+            if process.stdout.readline().strip() != order:
+                raise LoadError(f"busy process {process.pid} ended before the timing did")
+
+
 @contextlib.contextmanager
 def busy_processes(count: int, report=print, lifetime: float = BUSY_LIFETIME):
-    """Run `count` processes that each spin on one core while the block runs, yielding their
-    pids; they are ended on the way out whatever happens, and end themselves when this
-    process dies or after `lifetime` seconds. LoadError if one ended during the block."""
+    """Start `count` busy processes, resting, and yield their BusyLoad; they are ended on the
+    way out whatever happens, and end themselves when this process dies or after `lifetime`
+    seconds (LoadError if that was before the block ended)."""
     started = []
     try:
         for _ in range(count):
             started.append(
                 subprocess.Popen(
                     [sys.executable, "-I", "-S", "-c", BUSY_LOOP, str(os.getpid()), str(lifetime)],
-                    stdin=subprocess.DEVNULL,
+                    stdin=subprocess.PIPE,
                     stdout=subprocess.PIPE,
                     text=True,
                 )
             )
         for process in started:
             process.stdout.readline()
-        pids = [p.pid for p in started]
-        report(f"  started {count} busy process(es), pid {', '.join(map(str, pids))}")
-        yield pids
+        load = BusyLoad(started)
+        report(f"  started {count} busy process(es), pid {', '.join(map(str, load.pids))}")
+        yield load
         ended = [p.pid for p in started if p.poll() is not None]
         if ended:
             raise LoadError(f"busy process(es) {ended} ended before the timing under load did")
@@ -102,13 +146,42 @@ def _end(processes) -> None:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-        process.stdout.close()
+        for pipe in (process.stdin, process.stdout):
+            with contextlib.suppress(OSError):
+                pipe.close()
 
 
-def time_callers(make_call, callers: int, calls: int) -> dict:
+def measure_under_load(measure, calls: dict, runs: int, load: BusyLoad, report=None) -> tuple:
+    """(unloaded, loaded) timings of `calls` ({label: fn}), at least `runs` calls each, by
+    `measure(calls, runs, report)` (bench.measure_interleaved) in BLOCKS blocks of each,
+    alternating with `load` resting and spinning."""
+    per_block = math.ceil(runs / BLOCKS)
+    blocks = {"unloaded": [], "loaded": []}
+    for block in range(BLOCKS):
+        for phase, switch in (("unloaded", load.rest), ("loaded", load.spin)):
+            switch()
+            if report is not None:
+                report(f"block {block + 1} of {BLOCKS}, {phase}")
+            blocks[phase].append(measure(calls, per_block, report))
+    load.rest()
+    return tuple(_pooled(parts) for parts in blocks.values())
+
+
+def _pooled(parts) -> dict:
+    """One timing per label from the timings of several blocks: all their calls together."""
+    return {
+        label: {
+            **spread([t for part in parts for t in part[label]["runs"]]),
+            "faults": statistics.mean(part[label].get("faults", 0) for part in parts),
+        }
+        for label in parts[0]
+    }
+
+
+def time_callers(make_call, callers: int, calls: int) -> tuple:
     """`callers` threads each making `calls` calls at once, each through its own callable from
-    `make_call()` (made beforehand: its own outputs): calls per second over them all and
-    the latency of each call."""
+    `make_call()` (made beforehand: its own outputs): (calls per second over them all, the
+    seconds of every call)."""
     own_calls = [make_call() for _ in range(callers)]
     gate = threading.Barrier(callers + 1, timeout=60)
 

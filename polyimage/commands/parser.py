@@ -335,10 +335,10 @@ def _contention_options(bench) -> None:
         type=SEED,
         default=0,
         metavar="N",
-        help="also time every variant while N busy processes each spin on a core, after the "
-        "usual timing: adds the p90, and the median, p90 and worst call under load with its "
-        "ratio to the unloaded median. With --load or --callers each variant is called --runs "
-        "times, at least 20 (200 at --size small)",
+        help="also time every variant while N busy processes each spin on a core, in blocks "
+        "alternating with the usual timing: adds the p90, and the median, p90 and worst call "
+        "under load with its ratio to the unloaded median. With --load or --callers each "
+        "variant is called --runs times, at least 20 (200 at --size small)",
     )
     bench.add_argument(
         "--callers",
