@@ -54,7 +54,7 @@ def test_bench_passes_target_and_machine_through_and_refuses_bad_ones(
         monkeypatch.delenv(variable, raising=False)
     seen = {}
 
-    def fake_bench_app(name, size, threads, runs, report, options, target):
+    def fake_bench_app(name, size, threads, runs, report, options, target, *more):
         seen.update(name=name, march=options.march, machine=options.machine, target=target)
         raise _Stop
 

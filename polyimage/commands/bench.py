@@ -11,7 +11,6 @@ import json
 import os
 import platform
 import resource
-import statistics
 import tempfile
 import time
 
@@ -28,6 +27,7 @@ from polyimage.grouping.machine import available_cores
 from polyimage.io import load_image
 from polyimage.jit.calibrate import calibrate, load_calibration
 
+from . import contention
 from .cli_arguments import check_folder
 from .plot import check_plot, draw
 from .targets import describe, header, parse_machine, target_options
@@ -91,13 +91,7 @@ def measure_interleaved(calls: dict, runs: int, report=None) -> dict:
                 times[label].append(time.perf_counter() - start)
                 faults[label] += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
     return {
-        label: {
-            "median": statistics.median(times[label]),
-            "min": min(times[label]),
-            "max": max(times[label]),
-            "runs": times[label],
-            "faults": faults[label] / max(runs, 1),
-        }
+        label: {**contention.spread(times[label]), "faults": faults[label] / max(runs, 1)}
         for label in labels
     }
 
@@ -150,11 +144,15 @@ def bench_app(
     options=None,
     target="native",
     contract=False,
+    load=0,
+    callers=None,
 ) -> dict:
     """Time every variant of one app; returns {variant: timing} plus compile times. polyimage
     compiles with `options` (commands.targets.target_options), Halide for `target`; with
     `contract`, the default schedule is also built with multiply-add contraction and timed as
-    "polyimage:<schedule>+fma"."""
+    "polyimage:<schedule>+fma". Given `load`, every variant is timed again beside that many
+    busy processes; given `callers`, each polyimage schedule is called from that many threads
+    at once (commands/contention)."""
     options = options or Options.from_env()
     app = load_app(name)
     photos = [load_image(bundled(p)) for p in app.PHOTOS]
@@ -162,12 +160,13 @@ def bench_app(
     inputs = app.prepare(photos, dims)
     params = dict(app.DEFAULTS)
     outputs, _ = app.build()
-    variants = {}
+    variants, schedules = {}, {}
     result = None
     for label, schedule in app_schedules(app).items():
         pipe = polyimage.compile(
             outputs, name=name, schedule=schedule, estimates=dims, options=options
         )
+        schedules[f"polyimage:{label}"] = pipe
         result, variants[f"polyimage:{label}"] = _preallocated(pipe, threads, {**inputs, **params})
     if contract:
         label = default_schedule(app)
@@ -193,15 +192,56 @@ def bench_app(
     )
     results = result if isinstance(result, tuple) else (result,)
     variants["copy floor"] = copy_floor(inputs, results, threads)
+    if load or callers:
+        runs = contention.calls_per_variant(runs, size)
     report(f"  {name}: timing {len(variants)} variants, interleaved ...")
-    timings = measure_interleaved(variants, runs, lambda text: report(f"  {name}: {text}"))
-    variants["copy floor"].close()
-    return {
+
+    def heard(text):
+        report(f"  {name}: {text}")
+
+    loaded = None
+    try:
+        if load:
+            report(f"  {name}: alternately beside {load} busy process(es) and without ...")
+            with contention.busy_processes(load, report) as busy:
+                timings, loaded = contention.measure_under_load(
+                    measure_interleaved, variants, runs, busy, heard
+                )
+        else:
+            timings = measure_interleaved(variants, runs, heard)
+    finally:
+        variants["copy floor"].close()
+    timed = {
         "size": {k: int(v) for k, v in dims.items()},
         "timings": timings,
         "compile": compile_times(
             outputs, name, app_schedules(app)[default_schedule(app)], dims, options
         ),
+    }
+    if loaded is not None:
+        timed["loaded"] = {"busy": load, "timings": loaded}
+    if callers:
+        timed["callers"] = _time_callers(
+            name, schedules, {**inputs, **params}, threads, callers, runs, report
+        )
+    return timed
+
+
+def _time_callers(name, pipes: dict, arguments: dict, threads, callers, calls, report) -> dict:
+    """contention.measure_callers of each of `pipes` ({variant: compiled pipeline}), every
+    caller writing into its own outputs."""
+    note = contention.threads_note(threads)
+    report(f"  {name}: {callers} callers at once, {calls} calls each ({note}) ...")
+    return {
+        "callers": callers,
+        "calls": calls,
+        "threads": note,
+        "variants": {
+            variant: contention.measure_callers(
+                lambda pipe=pipe: _preallocated(pipe, threads, arguments)[1], callers, calls
+            )
+            for variant, pipe in pipes.items()
+        },
     }
 
 
@@ -224,15 +264,19 @@ def format_table(results: dict, saved=None) -> str:
         old = (saved or {}).get(name, {}).get("timings", {})
         lines.append(f"{name} ({size})")
         width = max([28] + [len(v) + 2 for v in timings])
+        loaded = res.get("loaded", {}).get("timings")
+        p90, under_load = contention.load_header() if loaded else ("", "")
         header = (
-            f"  {'variant':<{width}}{'median ms':>11}{'min ms':>10}{'max ms':>10}{'faults':>9}"
-            f"{'vs best polyimage':>19}"
+            f"  {'variant':<{width}}{'median ms':>11}{'min ms':>10}{p90}{'max ms':>10}"
+            f"{'faults':>9}{'vs best polyimage':>19}{under_load}"
         )
         lines.append(header + (f"{'saved ms':>11}{'vs saved':>10}" if saved is not None else ""))
         for variant, t in sorted(timings.items(), key=lambda kv: kv[1]["median"]):
+            p90, under_load = contention.load_cells(t, loaded[variant]) if loaded else ("", "")
             line = (
-                f"  {variant:<{width}}{t['median'] * 1e3:>11.2f}{t['min'] * 1e3:>10.2f}"
+                f"  {variant:<{width}}{t['median'] * 1e3:>11.2f}{t['min'] * 1e3:>10.2f}{p90}"
                 f"{t['max'] * 1e3:>10.2f}{t.get('faults', 0):>9.0f}{t['median'] / best:>18.2f}x"
+                f"{under_load}"
             )
             if saved is not None:
                 before = old.get(variant, {}).get("median")
@@ -243,6 +287,12 @@ def format_table(results: dict, saved=None) -> str:
                 )
             lines.append(line)
         lines += filter(None, [halide_line(timings), contract_line(timings)])
+        if loaded:
+            busy = res["loaded"]["busy"]
+            summary = contention.load_summary(timings, loaded, busy, AUTOSCHEDULERS)
+            lines.extend([summary] if summary else [])
+        if "callers" in res:
+            lines.extend(contention.format_callers(res["callers"]))
         comp = res["compile"]
         lines.append(f"  compile: {comp['cold']:.2f} s cold, {comp['cached'] * 1e3:.0f} ms cached")
         lines.append("")
@@ -330,12 +380,16 @@ def run_bench(
     machine="",
     plot=None,
     contract=False,
+    load=0,
+    callers=None,
 ):
     """Benchmark `apps` (all by default) built for `target` (commands.targets.TARGETS) with the
     cache sizes `machine` ("l2=512K,llc=8M") overriding the host's, with `contract` their
     default schedule with multiply-add contraction too; print what it measures on and the
     table (beside the saved run `compare`, a JSON file), and write JSON and a chart (`plot`,
-    commands/plot.py) when asked."""
+    commands/plot.py) when asked. `load` busy processes and `callers` threads at once:
+    bench_app."""
+    contention.check_contention(load, callers)
     plot = check_plot(plot) if plot else None
     if json_path:
         check_folder("--json", json_path)
@@ -359,11 +413,15 @@ def run_bench(
     results = {}
     for name in names:
         report(f"{name}: preparing {size} inputs and compiling")
-        results[name] = bench_app(name, size, threads, runs, report, options, target, contract)
+        results[name] = bench_app(
+            name, size, threads, runs, report, options, target, contract, load, callers
+        )
     report(format_table(results, saved))
     for note in left_out:
         report(f"note: {note}")
     document = {"machine": machine_record(described), "size": size, "runs": runs}
+    if load or callers:
+        document.update(load=load, callers=callers, calls=contention.calls_per_variant(runs, size))
     document.update(left_out=left_out, apps=results)
     if json_path:
         write_run(json_path, document, report)

@@ -57,6 +57,8 @@ def bench_command(args, options: Options) -> None:
             machine=args.machine,
             plot=args.plot,
             contract=args.contract,
+            load=args.load,
+            callers=args.callers,
         )
 
 
@@ -84,6 +86,8 @@ def _dask_bench(args) -> None:
             ("--machine", args.machine),
             ("--size", args.size != "paper"),
             ("--contract", args.contract),
+            ("--load", args.load),
+            ("--callers", args.callers),
         )
         if given
     ]

@@ -230,6 +230,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="cache sizes the cost model (and Mullapudi2016) plan for instead of the host's: "
         "l1, l2, llc with K, M, G suffixes, and cores (e.g. l2=512K,llc=8M)",
     )
+    _contention_options(bench)
 
     export = commands.add_parser(
         "export",
@@ -336,6 +337,30 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _tune_parser(commands)
     return parser
+
+
+def _contention_options(bench) -> None:
+    """`bench --load` and `--callers` (commands/contention.py): timing beside busy processes
+    and from several threads at once."""
+    bench.add_argument(
+        "--load",
+        type=SEED,
+        default=0,
+        metavar="N",
+        help="also time every variant while N busy processes each spin on a core, in blocks "
+        "alternating with the usual timing: adds the p90, and the median, p90 and worst call "
+        "under load with its ratio to the unloaded median. With --load or --callers each "
+        "variant is called --runs times, at least 20 (200 at --size small)",
+    )
+    bench.add_argument(
+        "--callers",
+        type=COUNT,
+        default=None,
+        metavar="K",
+        help="also call each polyimage schedule from K threads at once, each into its own "
+        "outputs, at the pipeline's default thread count (threads=None) unless --threads: "
+        "calls per second against one caller alone, and the median, p90 and worst call",
+    )
 
 
 def _tune_parser(commands) -> None:
