@@ -137,3 +137,29 @@ def test_a_fresh_process_sets_the_policy_before_its_first_kernel_loads(tmp_path)
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.split() == ["passive", "10.0"]
+
+
+@pytest.mark.parametrize("tiles, few_points", [("1x2x8", True), ("1x64x512", False)])
+def test_tiles_of_a_few_points_in_all_stay_on_the_calling_thread(tiles, few_points):
+    """A tiled group runs its tiles on the team only with PARALLEL_MIN_POINTS points in all
+    (as a stage's loops do): waking the other threads for a few thousand points costs more
+    than it saves, and sleeping threads (OMP_WAIT_POLICY=passive) take longest to wake."""
+    from polyimage import Schedule
+    from polyimage.schedule.reductions import PARALLEL_MIN_POINTS
+
+    app = load_app("unsharp_mask")
+    outputs, _ = app.build()
+    schedule = Schedule.parse(f"group 0: blurx, mask [{tiles}]")
+    pipe = polyimage.compile(outputs, schedule=schedule, build=False)
+    team = [
+        line
+        for line in pipe.c_source.splitlines()
+        if "#pragma omp parallel " in line and " for" not in line
+    ]
+    assert team, "no team for the tiles"
+    assert (f">= {PARALLEL_MIN_POINTS}" in team[0]) == few_points, team[0]
+    arrays = app.prepare([np.random.default_rng(5).random((7, 11, 3), np.float32)])
+    built = polyimage.compile(outputs, schedule=schedule)
+    want = polyimage.interpret(outputs, **arrays, **app.DEFAULTS)
+    for threads in (1, 2):
+        np.testing.assert_array_equal(built(**arrays, **app.DEFAULTS, threads=threads), want)

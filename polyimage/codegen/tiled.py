@@ -11,8 +11,10 @@ only the rows its previous inner tile did not (checked at run time, so it is alw
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
+from ..schedule.reductions import PARALLEL_MIN_POINTS
 from ..schedule.tiling import tile_origin, tile_span
 from . import sliding
 from .cexpr import wide_name
@@ -183,12 +185,20 @@ class TiledEmitter(LoopEmitter):
             tile += self.nests(tracked=False)
         loops = self._tile_loops(rank, If(ok, Block(tuple(tile))), collapse=rank)
         team.append(loops)
-        parallel = Parallel(Block(tuple(team)), f"{PREFIX}nthreads", f"{tiles} > 1")
+        parallel = Parallel(Block(tuple(team)), f"{PREFIX}nthreads", self._worth_threads(tiles))
         bail = If(failed, Line(f"goto {PREFIX}fail;"))
         return (label, Block((*setup, parallel, bail)))
 
     def _cname(self, name: str) -> str:
         return self.names[self.graph.stage(name).func]
+
+    def _worth_threads(self, tiles: str) -> str:
+        """When the tiles run on the team: several tiles, and at least PARALLEL_MIN_POINTS
+        points in all (waking the other threads costs more than a few thousand points)."""
+        tile_points = math.prod(self.plan.tile_sizes[0])
+        if tile_points >= PARALLEL_MIN_POINTS:
+            return f"{tiles} > 1"
+        return f"{tiles} > 1 && ({tiles}) * {tile_points} >= {PARALLEL_MIN_POINTS}"
 
     def _tile_start(self, d: int, index: str) -> str:
         """The first point of outer tile `index` along tile dimension `d`."""
