@@ -93,7 +93,52 @@ def _describe(e: E.Expr, values: dict) -> str:
     return ", ".join(f"{n}={values[n]}" for n in used)
 
 
+# DLPack's device type of main memory (kDLCPU)
+DLPACK_CPU = 1
+
+
+def as_cpu_array(value, what: str):
+    """`value` as a NumPy array sharing its memory: a NumPy array as it is; anything with
+    DLPack (a PyTorch CPU tensor), `__array_interface__` or the buffer protocol (memoryview,
+    array.array) without a copy; an array in another device's memory (CuPy, a CUDA tensor)
+    refused, naming `what`. Anything else comes back as it is, for the caller's checks."""
+    if value is None or isinstance(value, np.ndarray):
+        return value
+    if hasattr(value, "__cuda_array_interface__"):
+        raise ArgumentTypeError(_other_device(what, "CUDA"))
+    device = getattr(value, "__dlpack_device__", None)
+    if device is not None:
+        kind = int(device()[0])
+        if kind != DLPACK_CPU:
+            raise ArgumentTypeError(_other_device(what, f"DLPack device type {kind}"))
+        try:
+            return np.from_dlpack(value)
+        except (BufferError, RuntimeError, TypeError, ValueError) as exc:
+            raise ArgumentTypeError(f"{what} could not be read through DLPack: {exc}") from None
+    if hasattr(value, "__array_interface__") or _has_buffer(value):
+        return np.asarray(value)
+    return value
+
+
+def _other_device(what: str, device: str) -> str:
+    return (
+        f"{what} is in another device's memory ({device}): polyimage runs on the CPU; copy it "
+        f"there first (CuPy: .get(), PyTorch: .cpu())"
+    )
+
+
+def _has_buffer(value) -> bool:
+    if isinstance(value, (str, numbers.Number)):
+        return False
+    try:
+        memoryview(value)
+    except TypeError:
+        return False
+    return True
+
+
 def _check_image(img, value) -> np.ndarray:
+    value = as_cpu_array(value, f"image {img.name}")
     if (
         isinstance(value, np.ndarray)
         and value.dtype == img.typ.dtype
@@ -105,7 +150,8 @@ def _check_image(img, value) -> np.ndarray:
         raise ArgumentTypeError(f"missing input image {img.name} ({img.typ}, extents {extents})")
     if not isinstance(value, np.ndarray):
         raise ArgumentTypeError(
-            f"image {img.name} must be a NumPy array, got {type(value).__name__}"
+            f"image {img.name} must be an array (NumPy, or any CPU array with DLPack, "
+            f"__array_interface__ or the buffer protocol), got {type(value).__name__}"
         )
     if value.dtype != img.typ.dtype:
         raise ArgumentTypeError(
@@ -274,11 +320,13 @@ def output_arrays(graph, out, binding) -> list:
     stages = {s.name: s.func for s in graph.stages}
     if out is None:
         return [np.empty(binding.shapes[n], stages[n].typ.dtype) for n in names]
-    given = [out] if isinstance(out, np.ndarray) else list(out)
+    single = as_cpu_array(out, f"out for {names[0]}")
+    given = [single] if isinstance(single, np.ndarray) else list(out)
     if len(given) != len(names):
         raise ArgumentError(
             f"out= must hold {len(names)} array(s) ({', '.join(names)}), got {len(given)}"
         )
+    given = [as_cpu_array(array, f"out for {name}") for name, array in zip(names, given)]
     for name, array in zip(names, given):
         shape, dtype = binding.shapes[name], stages[name].typ.dtype
         if not isinstance(array, np.ndarray) or array.dtype != dtype or array.shape != shape:
