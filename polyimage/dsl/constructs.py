@@ -145,6 +145,23 @@ class Function:
             )
         return variables, intervals
 
+    @classmethod
+    def like(cls, source, typ, name, variables=None) -> "Function":
+        """A Function over the domain of `source` (an Image, whose domain is 0..extent - 1
+        along each dimension, or another stage), with `variables`; by default the source's
+        own when it is a stage, else new ones named x0, x1, ... (read them back as
+        `f.variables`): `out = Function.like(img, Float, "out"); x, y = out.variables`."""
+        if not isinstance(source, Function):
+            raise TypeError(
+                f"Function.like needs an Image or a stage to take the domain of, got {source!r}"
+            )
+        if variables is None:
+            if isinstance(source, Image):
+                variables = [E.Variable(Int, f"x{k}") for k in range(source.ndim)]
+            else:
+                variables = source.variables
+        return Function((list(variables), list(source.intervals)), typ, name)
+
     @property
     def ndim(self) -> int:
         return len(self.variables)
