@@ -14,8 +14,8 @@ the dimension it scans, in order (schedule.regions), so it is right for any tile
 from recomputing that prefix, the tile dimensions whose variable a member scans are held whole
 (`TiledGroup.whole`): `with_tiles` widens any size along them to WHOLE_TILE, so tiles are strips
 cut only along the other dimensions. A group whose scans run along two dimensions (down the
-columns, then along the rows) is then cut along neither: one tile per channel, or one in all,
-which the cost model prices as such, so it splits them into two groups of strips.
+columns, then along the rows) is then cut along neither: one tile per channel, or one in all.
+Only given schedules fuse scans: auto leaves each alone and untiled (grouping.cost.SCAN_ALONE).
 """
 
 from __future__ import annotations
