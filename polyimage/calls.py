@@ -25,16 +25,21 @@ def passive_waiting_by_default() -> None:
         os.environ[WAIT_POLICY[0]] = WAIT_POLICY[1]
 
 
+def affinity_cores() -> int:
+    """The cores this process may run on (its CPU affinity), else the CPU count."""
+    try:
+        return len(os.sched_getaffinity(0)) or 1
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def available_cores() -> int:
     """The threads one call alone takes: OMP_NUM_THREADS's first value where it is set, else
     the cores this process may run on."""
     first = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
     if first.isdigit() and int(first) > 0:
         return int(first)
-    try:
-        return len(os.sched_getaffinity(0)) or 1
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
+    return affinity_cores()
 
 
 class CallsInFlight:

@@ -37,10 +37,13 @@ def busy_pids(lines) -> list:
 
 
 @pytest.fixture
-def quick(monkeypatch):
-    """Few calls per variant, and no Halide compiles: the bench's bookkeeping, not its figures."""
+def quick(monkeypatch, tmp_path):
+    """Few calls per variant, and no Halide compiles: the bench's bookkeeping, not its figures;
+    in a cache of its own, so that the calibration the bench writes does not change what
+    other tests in this process plan."""
     monkeypatch.setattr(contention, "MIN_CALLS", {"paper": 4, "small": 4})
     monkeypatch.setattr(bench, "halide_variants", lambda *args, **kwargs: {})
+    monkeypatch.setenv("POLYIMAGE_CACHE_DIR", str(tmp_path / "cache"))
 
 
 def test_percentile_is_the_nearest_rank():

@@ -11,11 +11,11 @@ the figures `polyimage calibrate` measured (jit.calibrate), when there are some.
 from __future__ import annotations
 
 import functools
-import os
 import platform
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from ..calls import affinity_cores
 from ..config import positive
 
 SYSFS_CACHES = Path("/sys/devices/system/cpu/cpu0/cache")
@@ -114,10 +114,7 @@ def read_cache_sizes(caches: Path) -> dict:
 
 def available_cores() -> int:
     """The cores this process may run on (its CPU affinity), else the CPU count."""
-    try:
-        return len(os.sched_getaffinity(0))
-    except AttributeError:
-        return os.cpu_count() or 1
+    return affinity_cores()
 
 
 @functools.lru_cache(maxsize=1)
