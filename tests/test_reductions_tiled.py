@@ -30,7 +30,7 @@ from polyimage import (
     Variable,
 )
 from polyimage.graph import build_graph
-from polyimage.grouping.cost import CostModel, one_tile_when_whole, tile_count
+from polyimage.grouping.cost import CostModel, tile_count
 from polyimage.schedule.plan import GroupSchedule, Schedule, ScheduleError, tile_rank
 from polyimage.schedule.tiling import TiledGroup, UntiledGroup, tiling_plan, untileable_reason
 from polyimage.testing import TILE_SIZES, random_pipeline, random_tile_sizes
@@ -170,8 +170,6 @@ def test_the_cost_model_counts_tiles_from_the_domain_start():
     assert tile_count([(2, 13)], (12,)) == 2  # [0, 11] and [12, 23]
     assert tile_count([(0, 11)], (12,)) == 1
     assert tile_count([(2, 13), (0, 99)], (6, 10)) == 3 * 10
-    assert one_tile_when_whole([(2, 13), (0, 99), (1, 4256)], (12, 100, 4256)) == (14, 100, 4257)
-    assert one_tile_when_whole([(2, 13)], (5,)) == (5,)
 
 
 def test_the_cost_model_prices_a_reduction_by_its_updates():

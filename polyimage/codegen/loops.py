@@ -321,11 +321,7 @@ class LoopEmitter:
             and scan != ndim - 1
         )
         loops = ndim - 1 if split or residues or clamps or plain else ndim
-        points = " * ".join(
-            f"{PREFIX}extent({PREFIX}lo_{self.names[v]}, {PREFIX}hi_{self.names[v]})"
-            for v in variables
-        )
-        team = (f"{PREFIX}nthreads", f"{points} >= {PARALLEL_MIN_POINTS}")
+        team = (f"{PREFIX}nthreads", f"{self._extents(variables)} >= {PARALLEL_MIN_POINTS}")
 
         def innermost():
             if residues:
@@ -364,10 +360,7 @@ class LoopEmitter:
                 kind = "for" if first > 0 else "parallel for"
                 threads, condition = team if first == 0 else ("", "")
                 collapse = 2 if d + 1 < ndim - 1 and d + 1 != scan else 1
-                iterations = " * ".join(
-                    f"{PREFIX}extent({PREFIX}lo_{self.names[v]}, {PREFIX}hi_{self.names[v]})"
-                    for v in variables[d : d + collapse]
-                )
+                iterations = self._extents(variables[d : d + collapse])
                 clauses = dict(
                     parallel=kind,
                     simd=d == ndim - 1,
@@ -384,6 +377,13 @@ class LoopEmitter:
         for scope in reversed(scopes):
             node = Block((scope, node))
         return node
+
+    def _extents(self, variables) -> str:
+        """The points of the loops over `variables` (their bounds declared), as C."""
+        return " * ".join(
+            f"{PREFIX}extent({PREFIX}lo_{self.names[v]}, {PREFIX}hi_{self.names[v]})"
+            for v in variables
+        )
 
     def _narrow_or_wide(self, build, generic):
         """`build()` the innermost loop; when it gathers from buffers with 32-bit indices

@@ -13,8 +13,9 @@ the innermost dimension gets min(extent, innermost), the others sizes in proport
 reuse (how far regions reach beyond the tile along them); full-width strips (every column, as
 many rows as fill the budget, one along the outer dimensions) compete with them, and every run
 of an innermost loop adds `row_start` bytes to the tile time, so short rows pay for restarting
-the prefetcher. A group with scans gets only strips whole along the dimensions they scan (code
-generation widens any size there: schedule.tiling).
+the prefetcher. Auto leaves scans alone (SCAN_ALONE); a given schedule's group with scans is
+priced as the strips whole along the dimensions they scan that code generation runs
+(schedule.tiling widens any size there).
 Regions are those the code generator uses, composed numerically from each stage's reads
 (schedule.regions.NumericRegions: no symbolic regions are built for the groups the search
 prices), for one tile in the middle of the image at the estimates.
@@ -43,8 +44,6 @@ from ..schedule.tiling import UntiledGroup, tile_origin, tile_scale, tiling_plan
 from .tile_search import (  # noqa: F401  (read from here too)
     SLIDE_FACTORS,
     WHOLE_EXTENT,
-    one_tile_when_whole,
-    scan_strips,
     sliding_tiles,
     strip_sizes,
     tile_count,
@@ -234,18 +233,14 @@ class CostModel:
             return GroupCost(cost, (), CostTerms(untiled=SCAN_ALONE))
         bounds = self.anchor_bounds(plan)
         sizes = [max(ub - lb + 1, 1) for lb, ub in bounds]
-        probe_tile = whole_along_scans(plan, bounds, tuple(min(s, 32) for s in sizes))
+        probe_tile = tuple(min(s, 32) for s in sizes)
         probe = self.measure(plan, [probe_tile])[0]
         touched = probe["scratch_bytes"] + probe["live_in"] + probe["live_out"]
         per_point = touched / math.prod(probe_tile)
         candidates = []
         for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
-            if plan.whole:
-                found = scan_strips(graph, plan, sizes, cache, per_point)
-            else:
-                fitted = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
-                found = [fitted] + strip_sizes(graph, plan, sizes, cache, per_point)
-            fitted, *strips = (whole_along_scans(plan, bounds, t) for t in found)
+            fitted = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
+            strips = strip_sizes(graph, plan, sizes, cache, per_point)
             for tiles in [fitted] + strips:
                 if tiles not in candidates:
                     candidates.append(tiles)

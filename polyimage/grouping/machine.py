@@ -112,9 +112,8 @@ def read_cache_sizes(caches: Path) -> dict:
     return sizes
 
 
-def available_cores() -> int:
-    """The cores this process may run on (its CPU affinity), else the CPU count."""
-    return affinity_cores()
+# the cores this process may run on (its CPU affinity), else the CPU count
+available_cores = affinity_cores
 
 
 @functools.lru_cache(maxsize=1)

@@ -1,6 +1,6 @@
 """The candidate tile sizes the cost model prices for a group (grouping.cost): Algorithm 2's
-sizes for a cache budget, full-width strips, strips whole along the dimensions a scan member
-scans, sliding two-level tilings, and how many tiles cover a box."""
+sizes for a cache budget, full-width strips, sliding two-level tilings, how many tiles cover a
+box, and a given schedule's sizes widened along the dimensions a scan member scans."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def sliding_tiles(candidates, bounds, halo) -> list:
                     break
                 outer = list(inner)
                 outer[dim] = inner[dim] * factor
-                outer = one_tile_when_whole(bounds, tuple(outer))
+                outer = tuple(outer)
                 # the code slides along the first dimension where inner tiles are smaller
                 if outer[:dim] == inner[:dim]:
                     slides.append((outer, tuple(inner)))
@@ -47,16 +47,6 @@ def tile_count(bounds, tiles) -> int:
     (schedule.tiling.tile_span), so a box not starting at one takes a tile more than its
     extent over the size."""
     return math.prod(ub // t - lb // t + 1 for (lb, ub), t in zip(bounds, tiles))
-
-
-def one_tile_when_whole(bounds, tiles) -> tuple:
-    """`tiles` with every size that spans its dimension's extent grown to hold the whole
-    dimension in one tile: a box counted from the tile origin starts past 0 where a coarser
-    live-out rounds the origin down, and would straddle two tiles of its extent."""
-    return tuple(
-        ub + 1 if t >= ub - lb + 1 and 0 < lb and t <= ub else t
-        for (lb, ub), t in zip(bounds, tiles)
-    )
 
 
 def strip_sizes(graph, plan, sizes, cache, bytes_per_point=None) -> list:
@@ -83,41 +73,11 @@ def strip_sizes(graph, plan, sizes, cache, bytes_per_point=None) -> list:
 
 def whole_along_scans(plan, bounds, tiles) -> tuple:
     """`tiles` with every size along a dimension the plan holds whole (a member scans it:
-    schedule.tiling) spanning the dimension's extent in `bounds`, as one_tile_when_whole
-    makes it one tile."""
-    grown = tuple(
+    schedule.tiling) spanning the dimension's extent in `bounds`: one tile from the origin."""
+    return tuple(
         max(ub - lb + 1, 1) if d in plan.whole else t
         for d, ((lb, ub), t) in enumerate(zip(bounds, tiles))
     )
-    return one_tile_when_whole(bounds, grown)
-
-
-def scan_strips(graph, plan, sizes, cache, bytes_per_point=None) -> list:
-    """Strips of a group with scans: whole along the dimensions the plan holds whole, then,
-    innermost first, whole along the others while the tile fits `cache`, the first that does
-    not with as many rows as fill it, and one along the rest, or (a second strip) the whole
-    of those as small as a channel dimension. The footprint per point is counted as in
-    strip_sizes."""
-    itemsize = max(graph.stage(n).func.typ.dtype.itemsize for n in plan.members)
-    per_point = [len(plan.members) * itemsize] + ([bytes_per_point] if bytes_per_point else [])
-    strips = []
-    for footprint in per_point:
-        for channels in (False, True):
-            points = max(cache / footprint, 1.0)
-            strip = list(sizes)
-            free = [d for d in range(len(sizes)) if d not in plan.whole]
-            points /= math.prod(s for d, s in enumerate(sizes) if d in plan.whole)
-            filling = True
-            for d in reversed(free):
-                if filling:
-                    strip[d] = max(1, min(sizes[d], int(points)))
-                    filling = strip[d] == sizes[d]
-                    points /= strip[d]
-                elif not (channels and sizes[d] <= WHOLE_EXTENT):
-                    strip[d] = 1
-            if tuple(strip) not in strips:
-                strips.append(tuple(strip))
-    return strips
 
 
 def tile_sizes(graph, plan, probe, sizes, cache, cores, innermost) -> tuple:

@@ -20,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..calls import passive_waiting_by_default
+from ..calls import affinity_cores, passive_waiting_by_default
 from ..codegen.checked import CHECK_FAILED
 from ..codegen.cmodule import CModule
 from ..codegen.units import SOURCE_NAME
@@ -352,7 +352,7 @@ def _run_all(commands: list, sizes: list, cwd: Path, function: str, names: list)
     several units, each is reported on the progress logger as it finishes."""
     order = sorted(range(len(commands)), key=lambda k: (-sizes[k], k))
     results = [None] * len(commands)
-    with ThreadPoolExecutor(max_workers=min(len(commands), _available_cores())) as pool:
+    with ThreadPoolExecutor(max_workers=min(len(commands), affinity_cores())) as pool:
         running = {pool.submit(_run, commands[k], cwd): k for k in order}
         for finished, future in enumerate(as_completed(running), 1):
             k = running[future]
@@ -387,13 +387,6 @@ def _run(argv: list, cwd: Path) -> _Done:
         failure, output = exc.__class__.__name__, str(exc)
     seconds = time.perf_counter() - start
     return _Done(failure, seconds, f"# {seconds:.2f} s\n{shlex.join(argv)}\n{output}")
-
-
-def _available_cores() -> int:
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):
-        return os.cpu_count() or 1
 
 
 def _recorded_units(entry: Path) -> tuple:
