@@ -11,6 +11,7 @@ import numpy as np
 
 from ..dsl import expr as E
 from ..dsl import libm
+from ..dsl.borders import INDEX_FOLDS
 from ..dsl.types import ScalarType
 from ..errors import BoundsError
 from .affine import is_affine
@@ -33,7 +34,8 @@ _COMPARE = {
     "==": np.equal,
     "!=": np.not_equal,
 }
-_MATH = {"sqrt": np.sqrt, "floor": np.floor, "abs": np.abs}  # the rest: dsl.libm
+# the rest: dsl.libm, and the index functions of borders (dsl.borders)
+_MATH = {"sqrt": np.sqrt, "floor": np.floor, "abs": np.abs, **INDEX_FOLDS}
 
 
 def cast_array(values, typ: ScalarType) -> np.ndarray:

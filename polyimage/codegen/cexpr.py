@@ -14,6 +14,7 @@ import numpy as np
 from ..algebra.affine import is_affine
 from ..dsl import expr as E
 from ..dsl import libm
+from ..dsl.borders import is_index_fold
 from ..dsl.types import ScalarType
 from .names import PREFIX
 
@@ -111,7 +112,11 @@ class CExprPrinter:
         return f"(({e.typ.c_name}){text})" if e.typ.c_name in _NARROW else text
 
     def _Call(self, e):
+        if id(e) in self.chosen:
+            return self(self.chosen[id(e)])
         args = ", ".join(self(a) for a in e.args)
+        if is_index_fold(e):
+            return f"{self.helper(e.fn, E.Long)}({args})"
         if e.fn == "floor" and e.typ.is_int:
             return args
         if e.fn == "abs":
@@ -133,11 +138,21 @@ class CExprPrinter:
         return f"(({dst.c_name}){self(e.a)})"
 
     def _Select(self, e):
+        if self.holds(e.cond):
+            return self(e.a)
         if self.eager:
             return f"{self.helper('select', e.typ)}({self(e.cond)}, {self(e.a)}, {self(e.b)})"
         return f"({self(e.cond)} ? {self(e.a)} : {self(e.b)})"
 
+    def holds(self, cond) -> bool:
+        """Whether `cond` is known true in this loop's interior (codegen.clamps)."""
+        if isinstance(cond, E.Logic) and cond.op == "&&":
+            return self.holds(cond.a) and self.holds(cond.b)
+        return self.chosen.get(id(cond)) is True
+
     def _Condition(self, e):
+        if self.holds(e):
+            return "1"
         return f"({self(e.lhs)} {e.op} {self(e.rhs)})"
 
     def _Logic(self, e):
@@ -152,6 +167,8 @@ class CExprPrinter:
 
     def index(self, arg: E.Expr, lb: str, ub: str) -> str:
         """An index as int64, clamped to [lb, ub] unless it is affine (checked statically)."""
+        while id(arg) in self.chosen and is_index_fold(arg):
+            arg = self.chosen[id(arg)]
         if is_affine(arg):
             return self.wide(arg)
         text = f"(int64_t)({self(arg)})"
@@ -254,6 +271,8 @@ def helper_source(op: str, c_type: str) -> str:
             f"{head}({c_type} a, {c_type} b) "
             f"{{ {c_type} m = (a {cmp} b) ? a : b; return (a != a) ? a : m; }}"
         )
+    if op in INDEX_FOLD_SOURCES:
+        return f"{head}(int64_t i, int64_t lo, int64_t hi) {{ {INDEX_FOLD_SOURCES[op]} }}"
     if op == "select":
         return f"{head}(int c, {c_type} a, {c_type} b) {{ return c ? a : b; }}"
     if op == "abs":
@@ -261,6 +280,19 @@ def helper_source(op: str, c_type: str) -> str:
     if c_type in ("float", "double"):
         return _float_divmod_source(op, c_type)
     return _int_divmod_source(op, c_type)
+
+
+# the C of dsl.borders' index functions: the same arithmetic as their NumPy, in int64
+_EXTENT = "int64_t n = hi - lo + 1; if (n < 1) n = 1;"
+INDEX_FOLD_SOURCES = {
+    "mirror_index": _EXTENT
+    + " int64_t t = (i - lo) % (2 * n); if (t < 0) t += 2 * n;"
+    + " return lo + (t < n ? t : 2 * n - 1 - t);",
+    "reflect_index": _EXTENT
+    + " int64_t p = n > 1 ? 2 * n - 2 : 1; int64_t t = (i - lo) % p; if (t < 0) t += p;"
+    + " return lo + (t < n ? t : p - t);",
+    "wrap_index": _EXTENT + " int64_t t = (i - lo) % n; if (t < 0) t += n; return lo + t;",
+}
 
 
 def _int_divmod_source(op: str, c: str) -> str:

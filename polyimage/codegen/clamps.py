@@ -19,6 +19,7 @@ from ..algebra.affine import is_affine
 from ..algebra.intervals import as_long
 from ..algebra.simplify import expr_key, simplify
 from ..dsl import expr as E
+from ..dsl.borders import is_index_fold
 from .split import NotLinear, linear, mentions
 
 
@@ -50,7 +51,12 @@ def interior(exprs, v):
                 chosen[id(node)] = decided[id(node)]
     if not chosen:
         return None
-    return Interior(chosen, _distinct(lows), _distinct(highs))
+    lows, highs = _distinct(lows), _distinct(highs)
+    for e in exprs:
+        for node in E.walk(e):
+            if isinstance(node, E.Condition) and _implied(node, v, pick, lows, highs):
+                chosen[id(node)] = True
+    return Interior(chosen, lows, highs)
 
 
 def merged(interiors):
@@ -76,12 +82,35 @@ def _distinct(bounds) -> tuple:
 
 
 def _is_clamp(node) -> bool:
-    return isinstance(node, E.BinOp) and node.op in ("min", "max") and node.typ.is_int
+    return (
+        isinstance(node, E.BinOp) and node.op in ("min", "max") and node.typ.is_int
+    ) or is_index_fold(node)
+
+
+def _implied(cond, v, pick, lows, highs) -> bool:
+    """Whether integer comparison `cond` holds on the interior: it bounds v by one of the
+    interior's own bounds (`lo <= i` beside a clamp `Max(i, lo)`: a border's Select)."""
+    if cond.op not in ("<", "<=", ">", ">=") or not (cond.lhs.typ.is_int and cond.rhs.typ.is_int):
+        return False
+    small, large = (cond.lhs, cond.rhs) if cond.op in ("<", "<=") else (cond.rhs, cond.lhs)
+    if cond.op in ("<", ">"):
+        large = as_long(large) - 1
+    # small <= large: a Min picking `small` where it holds, or a Max picking `large`
+    found_lows, found_highs = [], []
+    for node in (E.BinOp("min", small, large, E.Long), E.BinOp("max", large, small, E.Long)):
+        moving = mentions(node.a, v) and not mentions(node.b, v)
+        if moving and _decide(node, v, pick, found_lows, found_highs) is not None:
+            keys = {expr_key(b) for b in (lows if found_lows else highs)}
+            bound = simplify((found_lows or found_highs)[0])
+            return expr_key(bound) in keys
+    return False
 
 
 def _decide(node, v, pick, lows, highs):
     """The moving operand of clamp `node`, after adding the half-line where it is chosen to
     `lows` or `highs`; None when the clamp does not qualify."""
+    if is_index_fold(node):
+        return _decide_fold(node, v, pick, lows, highs)
     moving_a, moving_b = mentions(node.a, v), mentions(node.b, v)
     if moving_a == moving_b:
         return None
@@ -104,3 +133,22 @@ def _decide(node, v, pick, lows, highs):
     else:
         lows.append(0 - ((0 - t) // a))
     return moving
+
+
+def _decide_fold(node, v, pick, lows, highs):
+    """A border's index function picks its index `i` where lo <= i <= hi (dsl.borders)."""
+    index, lo, hi = node.args
+    if mentions(lo, v) or mentions(hi, v) or not (is_affine(lo) and is_affine(hi)):
+        return None
+    try:
+        a, rest = linear(index, v, pick)
+    except NotLinear:
+        return None
+    if a == 0:
+        return None
+    low_t, high_t = as_long(lo) - as_long(rest), as_long(hi) - as_long(rest)
+    if a < 0:
+        a, low_t, high_t = -a, 0 - high_t, 0 - low_t
+    lows.append(0 - ((0 - low_t) // a))
+    highs.append(high_t // a)
+    return index

@@ -23,6 +23,7 @@ from ..algebra.affine import is_affine
 from ..algebra.intervals import as_long
 from ..algebra.substitute import substitute
 from ..dsl import expr as E
+from ..dsl.borders import is_index_fold
 
 MAX_COEFFICIENT = 1 << 10
 MAX_BREAKPOINTS = 16
@@ -89,7 +90,9 @@ def linear(e, v, pick=None):
         return 0, e
     if e is v:
         return 1, E.Const(0, E.Long)
-    if pick is not None and isinstance(e, E.BinOp) and e.op in ("min", "max"):
+    if pick is not None and (
+        (isinstance(e, E.BinOp) and e.op in ("min", "max")) or is_index_fold(e)
+    ):
         operand = pick(e)
         if operand is None:
             raise NotLinear(str(e))

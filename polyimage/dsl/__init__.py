@@ -1,5 +1,6 @@
 """The front end: what users write."""
 
+from .borders import constant_exterior, mirror, mirror_interior, repeat_edge, wrap
 from .constructs import Case, Function, Image, Interval, Op, Reduce, Reduction
 from .expr import (
     Abs,
@@ -27,6 +28,11 @@ from .stencil import Stencil
 from .types import Char, Double, Float, Int, Long, Short, UChar, UInt, ULong, UShort
 
 __all__ = [
+    "constant_exterior",
+    "mirror",
+    "mirror_interior",
+    "repeat_edge",
+    "wrap",
     "Case",
     "Function",
     "Image",

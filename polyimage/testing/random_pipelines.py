@@ -174,9 +174,10 @@ def describe(seed, outputs, arguments, is_float) -> str:
     return "\n".join(lines)
 
 
-def random_pipeline(seed: int) -> RandomPipeline:
-    """The pipeline of `seed` (deterministic)."""
-    return _Builder(seed).build()
+def random_pipeline(seed: int, borders: bool = False) -> RandomPipeline:
+    """The pipeline of `seed` (deterministic); with `borders`, some border reads mirror or wrap
+    rather than clamp."""
+    return _Builder(seed, borders).build()
 
 
 def random_mixed_pipeline(seed: int) -> RandomPipeline:

@@ -24,6 +24,7 @@ from polyimage import (
     UChar,
     Variable,
 )
+from polyimage.dsl.borders import fold_index
 
 from .stage_domains import LUT_BINS, SIZE_WEIGHTS, SIZES, Dim, Node
 
@@ -32,9 +33,12 @@ class StageBuilder:
     """The state of a pipeline under construction (its seeded generator, parameters, variables
     and stages so far) and the helpers every stage kind draws on."""
 
-    def __init__(self, seed: int):
+    def __init__(self, seed: int, borders: bool = False):
         self.seed = seed
         self.rng = random.Random(seed)
+        # with `borders`, some clamped reads fold as a mirror or a wrap (dsl.borders), drawn from
+        # a stream of their own so that every other draw of the seed stays as it was
+        self.border_rng = random.Random(f"border {seed}") if borders else None
         # its own stream, so that drawing scans leaves every other draw of a seed as it was
         self.scan_rng = random.Random(f"scan {seed}")
         rng = self.rng
@@ -128,9 +132,17 @@ class StageBuilder:
             if off:
                 index = index + off
             if mode == "clamp" or (mode == "auto" and (cd.key != pd.key or off)):
-                index = Clamp(index, pd.lo, pd.ub)
+                index = self.folded(index, pd)
             args.append(index)
         return producer.func(*args)
+
+    def folded(self, index, pd):
+        """`index` clamped to the producer dimension `pd`, or now and then (with borders)
+        mirrored, reflected or wrapped into it."""
+        if self.border_rng is None or self.border_rng.random() < 0.6:
+            return Clamp(index, pd.lo, pd.ub)
+        mode = self.border_rng.choice(("mirror", "mirror_interior", "wrap"))
+        return fold_index(mode, index, pd.lo, pd.ub)
 
     def data_index(self, value):
         """A lookup index in [0, LUT_BINS - 1] computed from data (clamped; not affine)."""

@@ -1,0 +1,178 @@
+"""Border modes: a stage or Image read at any integer point, its own value inside its domain and
+a rule outside (the edge repeated, a mirror, a wrap, a constant), so a filter's output can have
+its input's shape with no padding.
+
+A border is not a stage: each read of one becomes a read of the source at a folded index
+(`Clamp`, or an index function `mirror_index`, `reflect_index`, `wrap_index` whose value is
+always in the domain), or a `Select` of the source and the constant. The compiler splits the
+innermost loop where the folds pick the index itself (codegen.clamps), so the interior reads
+the source as written, with no clamp or select."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .arithmetic import Call, Cast, Condition, Expr, Logic, convert_weak, is_weak, strong, to_expr
+from .constructs import Function
+from .expr import Clamp, Reference, Select
+from .printer import LazyText
+from .types import Long
+
+__all__ = [
+    "Border",
+    "repeat_edge",
+    "mirror",
+    "mirror_interior",
+    "wrap",
+    "constant_exterior",
+    "INDEX_FOLDS",
+    "fold_index",
+    "is_index_fold",
+]
+
+
+def _extent(lo, hi):
+    return np.maximum(np.asarray(hi, np.int64) - lo + 1, 1)
+
+
+def _mirror(i, lo, hi):
+    """The edge pixel repeated: `c b a | a b c | c b a` (NumPy's pad mode "symmetric")."""
+    n = _extent(lo, hi)
+    t = np.mod(np.asarray(i, np.int64) - lo, 2 * n)
+    return lo + np.where(t < n, t, 2 * n - 1 - t)
+
+
+def _reflect(i, lo, hi):
+    """The edge pixel once: `d c b | a b c d | c b a` (NumPy's pad mode "reflect")."""
+    n = _extent(lo, hi)
+    period = np.maximum(2 * n - 2, 1)
+    t = np.mod(np.asarray(i, np.int64) - lo, period)
+    return lo + np.where(t < n, t, period - t)
+
+
+def _wrap(i, lo, hi):
+    """The domain repeated: `b c | a b c | a b` (NumPy's pad mode "wrap")."""
+    return lo + np.mod(np.asarray(i, np.int64) - lo, _extent(lo, hi))
+
+
+# index functions (i, lo, hi) -> a point of [lo, hi], in NumPy (the interpreter's semantics);
+# codegen.cexpr prints the same arithmetic in C
+INDEX_FOLDS = {"mirror_index": _mirror, "reflect_index": _reflect, "wrap_index": _wrap}
+
+
+def is_index_fold(e) -> bool:
+    """Whether `e` is an index function of a border (its value always lies in [lo, hi])."""
+    return isinstance(e, Call) and e.fn in INDEX_FOLDS
+
+
+class Border:
+    """`source` (an Image or a stage) extended to every integer point: reading `b(i, j)` gives
+    the source's value where (i, j) lies in its domain and `mode`'s value elsewhere. Only the
+    dimensions in `dims` (all by default) are extended; the others are read as written and
+    checked as usual."""
+
+    def __init__(self, source, mode: str, value=None, dims=None):
+        if not isinstance(source, Function):
+            raise TypeError(
+                f"{mode} needs an Image or a stage (Function, Reduction) to extend, got {source!r}"
+            )
+        dims = tuple(range(source.ndim)) if dims is None else tuple(dims)
+        bad = [d for d in dims if not (isinstance(d, int) and 0 <= d < source.ndim)]
+        if bad:
+            raise ValueError(
+                f"{mode}({source.name}): dims must be dimensions of {source.name} "
+                f"(0 to {source.ndim - 1}), got {bad[0]!r}"
+            )
+        self.source, self.mode, self.dims = source, mode, dims
+        self.value = None if value is None else _constant(source, value)
+
+    @property
+    def name(self) -> str:
+        return f"{self.mode}({self.source.name})"
+
+    @property
+    def ndim(self) -> int:
+        return self.source.ndim
+
+    @property
+    def typ(self):
+        return self.source.typ
+
+    def __repr__(self):
+        return f"<Border {self.name}>"
+
+    def __call__(self, *indices) -> Expr:
+        if len(indices) != self.ndim:
+            raise TypeError(
+                f"{self.name} has {self.ndim} dimension(s) but is referenced with "
+                f"{len(indices)} index(es)"
+            )
+        indices = [to_expr(i) for i in indices]
+        bounds = {d: (iv.lb, iv.ub) for d, iv in enumerate(self.source.intervals)}
+        if self.mode == "constant_exterior":
+            return self._constant_read(indices, bounds)
+        folded = [self._fold(i, *bounds[d]) if d in self.dims else i for d, i in enumerate(indices)]
+        return Reference(self.source, folded)
+
+    def _fold(self, index, lo, hi):
+        return fold_index(self.mode, index, lo, hi)
+
+    def _constant_read(self, indices, bounds):
+        """The source at the clamped point where every index is inside, else the value: one
+        Select per extended dimension, the last dimension's innermost."""
+        clamped = [Clamp(i, *bounds[d]) if d in self.dims else i for d, i in enumerate(indices)]
+        result = Reference(self.source, clamped)
+        for d in reversed(self.dims):
+            lo, hi = bounds[d]
+            inside = Logic("&&", Condition(lo, "<=", indices[d]), Condition(indices[d], "<=", hi))
+            result = Select(inside, result, self.value)
+        return result
+
+
+FOLD_MODES = {"mirror": "mirror_index", "mirror_interior": "reflect_index", "wrap": "wrap_index"}
+
+
+def fold_index(mode: str, index, lo, hi) -> Expr:
+    """`index` folded into [lo, hi] as border `mode` does ("repeat_edge" or a FOLD_MODES key)."""
+    if mode == "repeat_edge":
+        return Clamp(index, lo, hi)
+    return Call(FOLD_MODES[mode], tuple(_long(e) for e in (index, lo, hi)), Long)
+
+
+def _long(e) -> Expr:
+    e = strong(to_expr(e))
+    return e if e.typ is Long else Cast(Long, e)
+
+
+def _constant(source, value):
+    """`value` as the source's type (a Python number checked against it, an expression cast)."""
+    value = to_expr(value)
+    if is_weak(value):
+        context = LazyText(lambda: f"constant_exterior({source.name}, {value})")
+        return convert_weak(value, source.typ, context)
+    return value if value.typ is source.typ else Cast(source.typ, value)
+
+
+def repeat_edge(source, dims=None) -> Border:
+    """`source` extended by its edge values (NumPy's pad mode "edge")."""
+    return Border(source, "repeat_edge", dims=dims)
+
+
+def mirror(source, dims=None) -> Border:
+    """`source` mirrored at its edges, the edge pixel repeated (NumPy's "symmetric")."""
+    return Border(source, "mirror", dims=dims)
+
+
+def mirror_interior(source, dims=None) -> Border:
+    """`source` mirrored about its edge pixels, which appear once (NumPy's "reflect")."""
+    return Border(source, "mirror_interior", dims=dims)
+
+
+def wrap(source, dims=None) -> Border:
+    """`source` repeated periodically (NumPy's pad mode "wrap")."""
+    return Border(source, "wrap", dims=dims)
+
+
+def constant_exterior(source, value, dims=None) -> Border:
+    """`source` extended by `value`, converted to its type (NumPy's pad mode "constant")."""
+    return Border(source, "constant_exterior", value=value, dims=dims)
