@@ -16,7 +16,8 @@ Every app module defines:
                             polyimage.interpret
   to_photo(output)       -> a viewable HWC or HW array (float in [0, 1] or uint8) to save
   VARIANTS    (optional) other pipelines the bench times beside the app under "auto":
-              {label: (build, inputs)}, inputs(app inputs) -> that pipeline's inputs
+              {label: (build, inputs)}, inputs(app inputs) -> that pipeline's inputs (and
+              the app's DEFAULTS that its parameters name)
 polyimage.commands.runner runs, times and checks any of them; nothing of that is repeated per app.
 """
 

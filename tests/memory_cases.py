@@ -31,6 +31,11 @@ from polyimage import (
     Sqrt,
     UChar,
     Variable,
+    constant_exterior,
+    mirror,
+    mirror_interior,
+    repeat_edge,
+    wrap,
 )
 from polyimage.codegen.cmodule import generate_module
 from polyimage.jit.build import build
@@ -261,11 +266,45 @@ def guarded_read_with_a_clamped_index() -> MemoryCase:
     return MemoryCase("guarded read with a clamped index", [edge], ("naive",), arguments)
 
 
+def _every_border(shape) -> MemoryCase:
+    """Every border mode (dsl.borders) of an image and of a stage over a shifted domain, read
+    up to 3 points out, fused under a tiling and not: the folds' head and tail loops and the
+    interiors between them stay inside both buffers at any size."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y = Variable(Int, "x"), Variable(Int, "y")
+    img = Image(Float, "img", [R, C])
+    inner = Function(([x, y], [Interval(Int, 1, R - 1), Interval(Int, 0, C - 1)]), Float, "inner")
+    inner.defn = [img(x, y) - img(x - 1, y) * 0.5]
+    out = Function.like(img, Float, "out", variables=[x, y])
+    modes = (repeat_edge, mirror, mirror_interior, wrap, lambda f: constant_exterior(f, 2.0))
+    out.defn = [
+        sum(
+            make(source)(x + d, y - 2 * d)
+            for source in (img, inner)
+            for make in modes
+            for d in (-3, 1, 3)
+        )
+    ]
+    arguments = {"img": np.random.default_rng(2).random(shape, np.float32)}
+    schedules = ("naive", "auto", "group 0: inner, out [2x5]")
+    return MemoryCase(f"every border at {shape}", [out], schedules, arguments)
+
+
+def every_border_of_one_point() -> MemoryCase:
+    return _every_border((2, 1))  # `inner` has one row
+
+
+def every_border_of_odd_sizes() -> MemoryCase:
+    return _every_border((7, 19))
+
+
 CASES = (
     two_level_group,
     reduce_target_through_a_cast,
     negative_zero_casts,
     guarded_read_with_a_clamped_index,
+    every_border_of_one_point,
+    every_border_of_odd_sizes,
 )
 
 

@@ -279,3 +279,31 @@ def test_run_takes_a_function_of_a_users_file(tmp_path, capsys):
     assert "takes 1 input image(s) (img), got 2" in one_line_error(capsys.readouterr().err)
     assert main(["run", target, "--param", "gains=2"]) == 2
     assert "--param 'gains=2'" in one_line_error(capsys.readouterr().err)
+
+
+SAME_SHAPE_FILE = """
+from polyimage import *
+
+
+def soften():
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    img = Image(Float, "img", [3, R, C])
+    src = mirror(img, dims=(1, 2))
+    out = Function.like(img, Float, "out")
+    c, x, y = out.variables
+    out.defn = [sum(src(c, x + i, y + j) for i in (-2, 0, 2) for j in (-2, 0, 2)) / 9]
+    return out
+"""
+
+
+def test_run_writes_a_bordered_pipelines_output_at_the_photos_size(tmp_path, capsys):
+    """A user's filter written with Function.like and a border mode: `polyimage run` gives the
+    photo in, unpadded, and saves an output of the photo's own size."""
+    (tmp_path / "soft.py").write_text(SAME_SHAPE_FILE)
+    photo = bundled("coffee.png")
+    out = tmp_path / "soft.png"
+    argv = ["run", f"{tmp_path / 'soft.py'}:soften", str(photo), "-o", str(out), "--check"]
+    assert main(argv) == 0
+    assert "max abs difference from the interpreter 0" in capsys.readouterr().out
+    source = np.asarray(polyimage.io.load_image(photo))
+    assert np.asarray(polyimage.io.load_image(out)).shape[:2] == source.shape[:2]

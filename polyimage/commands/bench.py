@@ -181,8 +181,10 @@ def bench_app(
             pipe, threads, {**inputs, **params}
         )
     for label, (build, derive) in getattr(app, "VARIANTS", {}).items():
-        pipe = polyimage.compile(build()[0], name=name, estimates=dims, options=options)
-        _, variants[f"polyimage:auto ({label})"] = _preallocated(pipe, threads, derive(inputs))
+        variant_outputs, variant_params = build()
+        pipe = polyimage.compile(variant_outputs, name=name, estimates=dims, options=options)
+        arguments = {**derive(inputs), **{k: v for k, v in params.items() if k in variant_params}}
+        _, variants[f"polyimage:auto ({label})"] = _preallocated(pipe, threads, arguments)
     variants["numpy"] = lambda: app.reference(**inputs, **params)
     variants.update(opencv_variants(name, inputs, params, threads))
     variants.update(
