@@ -92,7 +92,8 @@ def test_period_is_the_smallest_that_makes_every_division_exact():
     assert period([y // 2], y) == 2
     assert period([(y // 2 + 1) // 2], y) == 4
     assert period([(y + 1) // 2 - y % 3], y) == 6
-    assert period([y * 2 // 4 + x // 3], y) == 4
+    assert period([y * 2 // 4 + x // 3], y) == 2  # 2y = 4q + 2r: exact at period 2
+    assert period([(y * 24 + 5) // 18], y) == 3  # a resampler's 4/3: 18 / gcd(24, 18)
     assert period([y + 1, x % 2], y) == 1
     assert period([y // 5 + y // 7], y) == 1  # beyond MAX_PERIOD: left as it is
 

@@ -129,3 +129,28 @@ def test_float_min_and_max_vectorize_and_propagate_nan_from_either_side():
     want = np.maximum(np.minimum(lo, mid), np.minimum(np.maximum(lo, mid), hi))
     np.testing.assert_array_equal(got, want)
     assert np.isnan(got[0:3, 3]).all() and np.isnan(got[1:4, 9]).all()
+
+
+def test_reads_at_rational_scales_vectorize_along_either_dimension():
+    """A resampler by 3/4 reads the input at `(24 j + 5) // 18 + k`: along the rows the index
+    is one per row (a branch-free floor division, hoisted out of the loop: the general helper's
+    branches left the loop scalar), along the columns the residue loops make it affine (period
+    18 / gcd(24, 18) = 3, not the divisor's 18, beyond the largest period tried)."""
+    import numpy as np
+
+    from polyimage import Clamp
+
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y = Variable(Int, "x"), Variable(Int, "y")
+    img = Image(Float, "img", [R, C])
+    dom = ([x, y], [Interval(Int, 0, (3 * R) // 4), Interval(Int, 0, (3 * C) // 4)])
+    rows = Function(dom, Float, "rows")
+    rows.defn = [sum(img(Clamp((24 * x + 5) // 18 + k, 0, R - 1), y) for k in range(3))]
+    cols = Function(dom, Float, "cols")
+    cols.defn = [sum(img(x, Clamp((24 * y + 5) // 18 + k, 0, C - 1)) * 0.5 for k in range(3))]
+    for out in (rows, cols):
+        pipe = polyimage.compile([out], schedule="naive")
+        verdicts = [v for v in vectorization(pipe) if v.stages == (out.name,)]
+        assert verdicts and any(v.vectorized for v in verdicts), verdicts
+        values = np.random.default_rng(2).random((29, 41), dtype=np.float32)
+        np.testing.assert_array_equal(pipe(img=values), polyimage.interpret([out], img=values))

@@ -18,9 +18,10 @@ MAX_PERIOD = 8
 
 
 def period(exprs, var) -> int:
-    """The smallest M <= MAX_PERIOD (a multiple of every constant that divides or reduces an
-    expression of `var`) for which `at_residue` leaves no `//` or `%` of `var`; 1 when none is
-    needed or none works."""
+    """The smallest M <= MAX_PERIOD (a multiple of what each division or remainder of an
+    expression of `var` needs: m / gcd(a, m) for `(a*var + b) // m`, so `(24*y + 5) // 18`
+    needs 3) for which `at_residue` leaves no `//` or `%` of `var`; 1 when none is needed or
+    none works."""
     divisors = {abs(m) for e in exprs for m in _divisors(e, var)}
     if not divisors:
         return 1
@@ -63,7 +64,9 @@ def _divisors(e, var):
             and node.b.value != 0
             and any(n is var for n in E.walk(node.a))
         ):
-            yield int(node.b.value)
+            m = abs(int(node.b.value))
+            split = _linear(node.a, var)
+            yield m if split is None else m // math.gcd(split[0], m)
 
 
 def _exact(e, q) -> bool:

@@ -102,7 +102,7 @@ class CExprPrinter:
         if shift is not None:
             return f"(({c}){shift})" if c in _NARROW else shift
         if e.op in ("//", "%", "min", "max"):
-            op = {"//": "floordiv", "%": "mod"}.get(e.op, e.op)
+            op = _DIVMOD.get(e.op, e.op) + ("c" if _by_positive_constant(e) else "")
             return f"{self.helper(op, e.typ)}({a}, {b})"
         text = f"({a} {e.op} {b})"
         return f"(({c}){text})" if c in _NARROW else text
@@ -206,7 +206,7 @@ class CExprPrinter:
         shift = _by_power_of_two(e, a)
         if shift is not None:
             return shift
-        op = {"//": "floordiv", "%": "mod"}.get(e.op, e.op)
+        op = _DIVMOD.get(e.op, e.op) + ("c" if _by_positive_constant(e) else "")
         return f"{self.helper(op, E.Long)}({a}, {b})"
 
 
@@ -217,6 +217,23 @@ def narrow_gather(ref) -> bool:
     index width (a gather of 16 floats, not 8)."""
     gathered = [a for a in ref.args if not is_affine(a)]
     return bool(gathered) and all(a.typ.c_name in _INT32_INDEX for a in gathered)
+
+
+_DIVMOD = {"//": "floordiv", "%": "mod"}
+
+
+def _by_positive_constant(e) -> bool:
+    """Whether `e` divides or reduces a signed integer by a positive constant: its helper
+    (floordivc, modc) is then branch-free, so gcc hoists an index of outer variables out of
+    an inner loop (the branches of the general helper leave it a gather)."""
+    return (
+        e.op in ("//", "%")
+        and e.typ.is_int
+        and e.typ.is_signed
+        and isinstance(e.b, E.Const)
+        and isinstance(e.b.value, int)
+        and e.b.value > 0
+    )
 
 
 def _by_power_of_two(e, a: str):
@@ -297,6 +314,10 @@ INDEX_FOLD_SOURCES = {
 
 def _int_divmod_source(op: str, c: str) -> str:
     head = f"static inline {c} {PREFIX}{op}_{_SUFFIX[c]}({c} a, {c} b)"
+    if op == "floordivc":  # b > 0
+        return f"{head} {{ return ({c})(a / b - (a % b < 0)); }}"
+    if op == "modc":
+        return f"{head} {{ {c} r = ({c})(a % b); return r < 0 ? ({c})(r + b) : r; }}"
     if c.startswith("u"):
         body = f"return b == 0 ? 0 : ({c})(a {'/' if op == 'floordiv' else '%'} b);"
     elif op == "floordiv":
