@@ -222,3 +222,17 @@ def test_mistakes_are_named():
     weight = Parameter(Float, "w")
     bordered = constant_exterior(small, weight)  # an expression: cast to the source's type
     assert bordered(0, 0).typ is UChar
+
+
+@pytest.mark.parametrize("mode", sorted(MODES))
+def test_the_interior_of_a_2d_border_vectorizes(mode):
+    """Bordered along both dimensions: the row's folds, clamps and selects are computed once
+    before the innermost loop (codegen.cexpr.Hoisted), whose interior gcc vectorizes."""
+    from polyimage.vectorization import vectorization
+
+    make, _ = MODES[mode]
+    img = Image(Float, "img", [Parameter(Int, "R"), Parameter(Int, "C")])
+    pipe = polyimage.compile([_stencil(make(img), img)], schedule="naive")
+    verdicts = [v for v in vectorization(pipe) if v.stages == ("out",)]
+    assert verdicts and all(v.vectorized for v in verdicts), verdicts
+    assert "pim_inv0" in pipe.c_source

@@ -63,6 +63,27 @@ def _shortest_float32(value) -> str:
     return text if len(text) <= 16 else np.format_float_scientific(v, unique=True, trim="0")
 
 
+class Hoisted:
+    """What an innermost loop's body computes from its outer variables only: index folds and
+    clamps (dsl.borders, Min and Max) are computed once before the loop (gcc does not hoist a
+    fold, whose `%` may trap while the loop may not run), and Selects on such conditions blend
+    bits (behind a branch gcc sinks the read of a clamped row and makes it a masked load).
+    Either way the loop would not vectorize."""
+
+    def __init__(self, outer_variables):
+        self.outer = {id(v) for v in outer_variables}
+        self.items = {}  # C text -> its name
+
+    def takes(self, e) -> bool:
+        return not any(
+            isinstance(n, E.Reference) or (isinstance(n, E.Variable) and id(n) not in self.outer)
+            for n in E.walk(e)
+        )
+
+    def name(self, text: str) -> str:
+        return self.items.setdefault(text, f"{PREFIX}inv{len(self.items)}")
+
+
 class CExprPrinter:
     """Prints expressions; `names` maps Symbols to C names, `address(ref)` gives a subscript.
     With `eager` set (for reads known to be in bounds), `&&`, `||` and Selects evaluate both
@@ -77,6 +98,7 @@ class CExprPrinter:
         self.chosen = {}
         self.narrow = False
         self.signless = set()  # float-to-integer casts converted back to float (castz)
+        self.hoist = None  # a Hoisted while printing an innermost loop's body
 
     def __call__(self, e: E.Expr) -> str:
         return getattr(self, "_" + type(e).__name__)(e)
@@ -116,7 +138,8 @@ class CExprPrinter:
             return self(self.chosen[id(e)])
         args = ", ".join(self(a) for a in e.args)
         if is_index_fold(e):
-            return f"{self.helper(e.fn, E.Long)}({args})"
+            text = f"{self.helper(e.fn, E.Long)}({args})"
+            return self.hoist.name(text) if self.hoist and self.hoist.takes(e) else text
         if e.fn == "floor" and e.typ.is_int:
             return args
         if e.fn == "abs":
@@ -140,6 +163,8 @@ class CExprPrinter:
     def _Select(self, e):
         if self.holds(e.cond):
             return self(e.a)
+        if self.eager and self.hoist and self.hoist.takes(e.cond):
+            return f"{self.helper('blend', e.typ)}({self(e.cond)}, {self(e.a)}, {self(e.b)})"
         if self.eager:
             return f"{self.helper('select', e.typ)}({self(e.cond)}, {self(e.a)}, {self(e.b)})"
         return f"({self(e.cond)} ? {self(e.a)} : {self(e.b)})"
@@ -201,6 +226,8 @@ class CExprPrinter:
         if id(e) in self.chosen:
             return self.wide(self.chosen[id(e)])
         a, b = self.wide(e.a), self.wide(e.b)
+        if e.op in ("min", "max") and self.hoist and self.hoist.takes(e):
+            return self.hoist.name(f"{self.helper(e.op, E.Long)}({a}, {b})")
         if e.op in ("+", "-", "*"):
             return f"({a} {e.op} {b})"
         shift = _by_power_of_two(e, a)
@@ -290,6 +317,14 @@ def helper_source(op: str, c_type: str) -> str:
         )
     if op in INDEX_FOLD_SOURCES:
         return f"{head}(int64_t i, int64_t lo, int64_t hi) {{ {INDEX_FOLD_SOURCES[op]} }}"
+    if op == "blend":  # a select of bits: no branch for gcc to sink a read into
+        bits = f"uint{int(s[1:])}_t"
+        return (
+            f"{head}(int c, {c_type} a, {c_type} b) {{ {bits} x, y, m = ({bits})-(c != 0); "
+            f"__builtin_memcpy(&x, &a, sizeof x); __builtin_memcpy(&y, &b, sizeof y); "
+            f"x = (x & m) | (y & ({bits})~m); {c_type} r; __builtin_memcpy(&r, &x, sizeof r); "
+            "return r; }"
+        )
     if op == "select":
         return f"{head}(int c, {c_type} a, {c_type} b) {{ return c ? a : b; }}"
     if op == "abs":
@@ -300,15 +335,16 @@ def helper_source(op: str, c_type: str) -> str:
 
 
 # the C of dsl.borders' index functions: the same arithmetic as their NumPy, in int64
-_EXTENT = "int64_t n = hi - lo + 1; if (n < 1) n = 1;"
+# straight-line (the ternaries become selects), so gcc hoists a fold of an outer variable
+_EXTENT = "int64_t n = hi - lo + 1; n = n > 1 ? n : 1;"
 INDEX_FOLD_SOURCES = {
     "mirror_index": _EXTENT
-    + " int64_t t = (i - lo) % (2 * n); if (t < 0) t += 2 * n;"
-    + " return lo + (t < n ? t : 2 * n - 1 - t);",
+    + " int64_t p = 2 * n, t = (i - lo) % p; t = t < 0 ? t + p : t;"
+    + " return lo + (t < n ? t : p - 1 - t);",
     "reflect_index": _EXTENT
-    + " int64_t p = n > 1 ? 2 * n - 2 : 1; int64_t t = (i - lo) % p; if (t < 0) t += p;"
+    + " int64_t p = n > 1 ? 2 * n - 2 : 1, t = (i - lo) % p; t = t < 0 ? t + p : t;"
     + " return lo + (t < n ? t : p - t);",
-    "wrap_index": _EXTENT + " int64_t t = (i - lo) % n; if (t < 0) t += n; return lo + t;",
+    "wrap_index": _EXTENT + " int64_t t = (i - lo) % n; return lo + (t < 0 ? t + n : t);",
 }
 
 

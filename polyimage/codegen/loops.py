@@ -21,7 +21,7 @@ from ..dsl.constructs import Reduction
 from ..graph.dag import StageGraph, scan_dimension
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from . import versions
-from .cexpr import CExprPrinter, narrow_gather, wide_name
+from .cexpr import CExprPrinter, Hoisted, narrow_gather, wide_name
 from .clamps import interior, merged
 from .ctree import (
     Assign,
@@ -351,7 +351,13 @@ class LoopEmitter:
             return innermost()
 
         aliases = self.aliases(variables[:loops])
-        node = Block((*aliases, self._narrow_or_wide(innermost, generic)))
+        hoisted, self.printer.hoist = self.printer.hoist, Hoisted(variables[:loops])
+        try:
+            inner = self._narrow_or_wide(innermost, generic)
+        finally:
+            hoisted, self.printer.hoist = self.printer.hoist, hoisted
+        folds = [self.declare("int64_t", [(n, t) for t, n in hoisted.items.items()])]
+        node = Block((*aliases, *(folds if hoisted.items else ()), inner))
         for d in reversed(range(loops)):
             var = variables[d]
             w, it = wide_name(self.names[var]), self.names[var]
