@@ -80,7 +80,7 @@ def export_pipeline(compiled, folder, name=None) -> Exported:
     flags = list(unit_flags(cflags, code.source, len(code.source)))
     cc = shlex.split(compiler)
     obj = folder / f"{name}.o"
-    log_lines = []
+    log_lines: list = []
     _run(cc + flags + ["-fPIC", "-c", files["source"].name, "-o", obj.name], folder, log_lines)
     _run([archiver(compiler), "rcs", files["static"].name, obj.name], folder, log_lines)
     shared = cc + flags + list(SHARED_FLAGS) + [obj.name, "-o", files["shared"].name, "-lm"]

@@ -208,6 +208,8 @@ class Pipeline:
     def __init__(self, compiled: Compiled, kernel=None, cached=False, pass_seconds=None):
         self.compiled, self.kernel, self.cached = compiled, kernel, cached
         self.pass_seconds = dict(pass_seconds or {})
+        _bindings: dict
+        self._workspaces: list
         self._bindings, self._workspaces, self._profiled = {}, [], None
 
     graph = _recorded("request.graph", "The pipeline as written (calls are checked against it).")

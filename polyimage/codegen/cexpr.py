@@ -73,9 +73,9 @@ class CExprPrinter:
         self.address = address
         self.helpers = helpers
         self.eager = False
-        self.chosen = {}
+        self.chosen: dict = {}
         self.narrow = False
-        self.signless = set()  # float-to-integer casts converted back to float (castz)
+        self.signless: set = set()  # float-to-integer casts converted back to float (castz)
 
     def __call__(self, e: E.Expr) -> str:
         return getattr(self, "_" + type(e).__name__)(e)

@@ -138,13 +138,13 @@ def generate_module(
     for s in graph.stages:
         for v in s.func.variables + getattr(s.func, "reduction_variables", ()):
             names.name(v, v.name)
-    helpers = set()
+    helpers: set = set()
     printer = CExprPrinter(names, None, helpers)
     inputs = tuple(sorted(img.name for img in graph.images))
     args = [f"void *{PREFIX}ws", f"int {PREFIX}nthreads"]
     if profile:
         args.append(f"double *restrict {PREFIX}prof")
-    timers = []
+    timers: list = []
     args += [f"{p.typ.c_name} {names[p]}" for p in graph.parameters]
     by_name = {s.name: s.func for s in graph.stages}
     args += [f"const {by_name[n].typ.c_name} *restrict {names[by_name[n]]}" for n in inputs]
@@ -189,6 +189,7 @@ def generate_module(
         func = by_name[stage_name]
         body.append(Declare(f"{storage[stage_name].c_type} *restrict", ((names[func], "NULL"),)))
     untiled = LoopEmitter(graph, names, helpers, storage, branch_free, reductions, plain)
+    functions: list
     functions, owners = [], []
     for i, plan in enumerate(plans):
         for stage_name, (first, _) in lifetimes.items():

@@ -49,7 +49,7 @@ def exported_c(
         names.name(_Key(), taken)
     params = [(p, names.name(p, p.name)) for p in graph.parameters]
     buffers = _buffers(graph, cmodule, names)
-    helpers = set()
+    helpers: set = set()
     writer = _CheckWriter(CExprPrinter(names, None, helpers), params)
     param_args = [f"{p.typ.c_name} {c}" for p, c in params]
     buffer_args = []

@@ -79,10 +79,10 @@ class LoopEmitter:
         self.reductions = reductions or {}
         self.names = names
         self.storage = storage
-        self.pending = set()
-        self.stores = {}
+        self.pending: set = set()
+        self.stores: dict = {}
         self.printer = CExprPrinter(names, self.address, _Uses(helpers, self.pending))
-        self.narrowed = {}
+        self.narrowed: dict = {}
         self.check_group = None
 
     def touch(self, store, writes: bool):

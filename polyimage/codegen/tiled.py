@@ -73,7 +73,7 @@ class TiledEmitter(LoopEmitter):
         for v in plan.tile_lo + plan.tile_hi + plan.first:
             names.name(v, v.name)
         self.plan, self.index, self.scratch_stride = plan, index, scratch_stride
-        self.slot = {}
+        self.slot: dict = {}
         for name in plan.members:
             for sym in (s for pair in plan.regions[name].symbols for s in pair):
                 self.slot.setdefault(id(sym), len(self.slot))
@@ -91,6 +91,7 @@ class TiledEmitter(LoopEmitter):
         self.folded = self._folded(graph, plan)
         for name, dim in self.folded.items():
             self.scratch[name].fold[dim] = f"{PREFIX}fold{index}_{names[graph.stage(name).func]}"
+        self.functions: list
         self.array, self.functions = self.v("rg"), []
         super().__init__(graph, _SymbolNames(self, names), helpers, local, branch_free, plain=plain)
         self.check_group = index if check else None

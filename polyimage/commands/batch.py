@@ -132,7 +132,7 @@ def run_batch(
         raise ArgumentError("a batch needs input photos: polyimage run APP photos/*.jpg -o outdir/")
     values = parse_params(app, params)
     resolve_schedule(app, schedule)
-    targets = {}
+    targets: dict = {}
     for path in inputs:
         stem = Path(path).stem
         if stem in targets:

@@ -77,7 +77,7 @@ def measure_interleaved(calls: dict, runs: int, report=None) -> dict:
     for fn in calls.values():
         fn()
     labels = list(calls)
-    times = {label: [] for label in labels}
+    times: dict[str, list] = {label: [] for label in labels}
     faults = dict.fromkeys(labels, 0)
     for round_number in range(-1, max(runs, 1)):
         if report is not None and round_number >= 0:

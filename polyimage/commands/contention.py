@@ -156,7 +156,7 @@ def measure_under_load(measure, calls: dict, runs: int, load: BusyLoad, report=N
     `measure(calls, runs, report)` (bench.measure_interleaved) in BLOCKS blocks of each,
     alternating with `load` resting and spinning."""
     per_block = math.ceil(runs / BLOCKS)
-    blocks = {"unloaded": [], "loaded": []}
+    blocks: dict[str, list] = {"unloaded": [], "loaded": []}
     for block in range(BLOCKS):
         for phase, switch in (("unloaded", load.rest), ("loaded", load.spin)):
             switch()

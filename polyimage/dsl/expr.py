@@ -202,7 +202,7 @@ def walk(e: Expr):
 
 def free_symbols(e: Expr, kind=Symbol) -> list:
     """Symbols of class `kind` used in `e`, in first-use order, without duplicates."""
-    seen = {}
+    seen: dict = {}
     for node in walk(e):
         if isinstance(node, kind):
             seen.setdefault(id(node), node)

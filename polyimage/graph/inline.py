@@ -27,7 +27,7 @@ def inline_stages(graph: StageGraph, analyze) -> tuple:
     """Inline every eligible producer, repeating until none is left. `analyze(graph, consumers)`
     gives the polyhedral analysis (the accesses of `consumers` at least) used by rule (iii).
     Returns (new graph, [(producer, consumers, rule)])."""
-    inlined = []
+    inlined: list = []
     while True:
         choice = _next_candidate(graph, analyze)
         if choice is None:

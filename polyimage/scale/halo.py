@@ -215,7 +215,7 @@ def _slopes(func, sizes, values: dict) -> dict:
 def _output_axes(graph, slopes) -> dict:
     """{size parameter: {output: its dimension along it}}; refuses outputs sized by two
     parameters in one dimension, or on different grids from each other."""
-    axes = {}
+    axes: dict = {}
     for name in graph.outputs:
         for d, per_param in enumerate(zip(*slopes[name].values())):
             params = [p for p, s in zip(slopes[name], per_param) if s != 0]

@@ -98,7 +98,7 @@ class Schedule:
     def validate(self, graph) -> "Schedule":
         """Check this schedule against `graph`; returns self."""
         computed = [s.name for s in graph.computed]
-        owner = {}
+        owner: dict = {}
         for i, group in enumerate(self.groups):
             if not group.stages:
                 raise ScheduleError(f"group {i} is empty")

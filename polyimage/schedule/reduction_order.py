@@ -33,6 +33,7 @@ def unrolled_variables(func) -> tuple:
     indexes its own target dimension as `r + c` in every Case. Distinct values then update
     distinct cells, so moving them innermost keeps every cell's updates in the serial order,
     and their copies of the update share the loads and index arithmetic."""
+    unrolled: list
     unrolled, points, fixed = [], 1, cell_fixed(func)
     for index, iv in enumerate(func.reduction_intervals):
         if len(unrolled) + 1 >= len(func.reduction_variables):

@@ -94,6 +94,7 @@ def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
     order = [s.name for s in graph.stages]
     members = sorted(set(group), key=order.index)
     pending = {name: [box] for name, box in liveout_boxes.items()}
+    same: dict
     regions, same = {}, {}
     for name in reversed(members):
         if name not in pending:
@@ -116,7 +117,7 @@ def read_boxes(func, symbols) -> list:
     region whose bounds are `symbols`: one box per producer and emptiness condition (None or
     a condition under which the box reads nothing, see _unless_empty), in terms of those
     symbols and the parameters. A scan's reads of itself are left out."""
-    boxes = {}
+    boxes: dict = {}
     for ref, env, empty in _reads(func, Region(None, symbols)):
         if ref.func is func:
             continue

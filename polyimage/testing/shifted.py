@@ -34,6 +34,8 @@ def shifted_pipeline(outputs, offset: int) -> list:
         if isinstance(stage.func, Reduction)
         and any(data_dependent(case.value.target) for case in stage.func.cases)
     }
+    moved: dict
+    offsets: dict
     moved, offsets = {}, {}
 
     def read(func):
