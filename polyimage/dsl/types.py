@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Union
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 __all__ = [
     "ScalarType",
@@ -28,9 +33,9 @@ class ScalarType:
 
     __slots__ = ("name", "dtype", "c_name")
 
-    def __init__(self, name: str, dtype, c_name: str):
+    def __init__(self, name: str, dtype: DTypeLike, c_name: str):
         self.name = name
-        self.dtype = np.dtype(dtype)
+        self.dtype: np.dtype = np.dtype(dtype)
         self.c_name = c_name
 
     @property
@@ -84,7 +89,7 @@ def _bool_type():
     return Bool
 
 
-def type_of_dtype(dtype) -> ScalarType:
+def type_of_dtype(dtype: DTypeLike) -> ScalarType:
     """The DSL type of a NumPy dtype (TypeError for dtypes the DSL has no type for)."""
     dt = np.dtype(dtype)
     if dt == np.bool_:
@@ -95,7 +100,11 @@ def type_of_dtype(dtype) -> ScalarType:
         raise TypeError(f"polyimage has no scalar type for dtype {dt}") from None
 
 
-def as_type(typ) -> ScalarType:
+# a DSL type, or what NumPy takes as a dtype (np.float32, "uint8")
+TypeLike = Union[ScalarType, "DTypeLike"]
+
+
+def as_type(typ: TypeLike) -> ScalarType:
     """Accept a ScalarType or anything NumPy understands as a dtype."""
     if isinstance(typ, ScalarType):
         return typ
