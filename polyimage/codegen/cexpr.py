@@ -183,6 +183,7 @@ class CExprPrinter:
             return self.wide(e.a)
         if id(e) in self.chosen:
             return self.wide(self.chosen[id(e)])
+        assert isinstance(e, E.BinOp), e  # an affine index has no other nodes
         a, b = self.wide(e.a), self.wide(e.b)
         if e.op in ("+", "-", "*"):
             return f"({a} {e.op} {b})"

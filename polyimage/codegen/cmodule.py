@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 from ..dsl.constructs import Image
 from ..graph.dag import StageGraph
@@ -151,7 +152,7 @@ def generate_module(
     args += [f"{by_name[n].typ.c_name} *restrict {names[by_name[n]]}" for n in graph.outputs]
 
     nthreads, fail = f"{PREFIX}nthreads", Line(f"goto {PREFIX}fail;")
-    body = [Line(text.strip()) for text in checked.entry_start()] if check else []
+    body: list = [Line(text.strip()) for text in checked.entry_start()] if check else []
     body += [
         If(f"{nthreads} <= 0", Assign(nthreads, "omp_get_max_threads()")),
         If(f"{nthreads} > omp_get_thread_limit()", Assign(nthreads, "omp_get_thread_limit()")),
@@ -274,7 +275,7 @@ def generate_module(
     )
 
 
-def _timed(profile: bool, timers: list, timer: tuple, nodes: list) -> list:
+def _timed(profile: bool, timers: list, timer: tuple, nodes: Sequence) -> list:
     """`nodes`, with a profile in a block that adds their wall time to a new timer."""
     if not profile:
         return list(nodes)

@@ -29,6 +29,7 @@ from .ctree import (
     Declare,
     For,
     If,
+    Node,
     Parallel,
     Seq,
     Stage,
@@ -83,7 +84,7 @@ class LoopEmitter:
         self.stores: dict = {}
         self.printer = CExprPrinter(names, self.address, _Uses(helpers, self.pending))
         self.narrowed: dict = {}
-        self.check_group = None
+        self.check_group: int | None = None
 
     def touch(self, store, writes: bool):
         """Note a buffer the next node reads or writes."""
@@ -413,7 +414,7 @@ class LoopEmitter:
         w = wide_name(self.names[var])
         return For(w, start, end, Block((*self.aliases([var]), body())), simd=simd)
 
-    def chosen_cases(self, func, cases) -> Seq:
+    def chosen_cases(self, func, cases) -> Node:
         """Store the first of `cases` ((condition or None, value)) whose condition holds, 0
         when none does."""
         with self._eager(func.name in self.branch_free):

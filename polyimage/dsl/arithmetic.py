@@ -12,7 +12,7 @@ type.
 from __future__ import annotations
 
 import numbers
-from typing import TYPE_CHECKING, NoReturn, Union
+from typing import TYPE_CHECKING, Any, NoReturn, Union
 
 import numpy as np
 
@@ -151,7 +151,7 @@ class Const(Expr):
     """A number. `typ=None` marks a weak Python literal whose type comes from context."""
 
     __slots__ = ("value",)
-    value: int | float
+    value: Any  # an int, or a float for a float type
 
     def __init__(self, value: int | float, typ: ScalarType | None = None):
         self.typ = typ  # type: ignore[assignment]  # None marks a weak literal
