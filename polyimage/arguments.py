@@ -20,13 +20,31 @@ from .graph.dag import StageGraph
 
 
 @dataclass(frozen=True)
+class CopiedInput:
+    """An input array that was not C-contiguous, copied for the call: its name, shape and
+    strides (what `Pipeline.report()` says after such a call)."""
+
+    name: str
+    shape: tuple
+    strides: tuple
+
+    def describe(self) -> str:
+        return (
+            f"input {self.name} was not C-contiguous: copied once per call (shape "
+            f"{self.shape}, strides {self.strides}); numpy.ascontiguousarray once avoids it"
+        )
+
+
+@dataclass(frozen=True)
 class Binding:
-    """Checked arguments: parameter values, contiguous input arrays and every stage's box."""
+    """Checked arguments: parameter values, contiguous input arrays and every stage's box;
+    `copied`, the inputs that had to be copied to be contiguous."""
 
     params: dict
     arrays: dict
     origins: dict
     shapes: dict
+    copied: tuple[CopiedInput, ...] = ()
 
     def describe_params(self, names=None) -> str:
         names = sorted(self.params) if names is None else names
@@ -45,7 +63,13 @@ def bind_arguments(graph: StageGraph, kwargs: dict, constraints=(), memo=None) -
             f"unknown argument {unknown[0]!r}: the pipeline takes images "
             f"{_names(images)} and parameters {_names(params)}"
         )
-    arrays = {name: _check_image(img, kwargs.get(name)) for name, img in images.items()}
+    given = {name: _check_image(img, kwargs.get(name)) for name, img in images.items()}
+    copied = tuple(
+        CopiedInput(name, a.shape, a.strides)
+        for name, a in given.items()
+        if not a.flags.c_contiguous
+    )
+    arrays = {name: np.ascontiguousarray(a) for name, a in given.items()}
     values = {name: check_param(p, kwargs[name]) for name, p in params.items() if name in kwargs}
     key = (tuple(a.shape for a in arrays.values()), tuple(values.items()))
     derived = memo.get(key) if memo is not None else None
@@ -55,7 +79,7 @@ def bind_arguments(graph: StageGraph, kwargs: dict, constraints=(), memo=None) -
             if len(memo) >= MEMO_SIZE:
                 memo.pop(next(iter(memo)), None)
             memo[key] = derived
-    return Binding(derived[0], arrays, derived[1], derived[2])
+    return Binding(derived[0], arrays, derived[1], derived[2], copied)
 
 
 MEMO_SIZE = 64
@@ -138,13 +162,14 @@ def _has_buffer(value) -> bool:
 
 
 def _check_image(img, value) -> np.ndarray:
+    """`value` as the NumPy array of image `img` (not necessarily contiguous), checked."""
     value = as_cpu_array(value, f"image {img.name}")
     if (
         isinstance(value, np.ndarray)
         and value.dtype == img.typ.dtype
         and value.ndim == len(img.extents)
     ):
-        return value if value.flags.c_contiguous else np.ascontiguousarray(value)
+        return value
     extents = "[" + ", ".join(map(str, img.extents)) + "]"
     if value is None:
         raise ArgumentTypeError(f"missing input image {img.name} ({img.typ}, extents {extents})")
@@ -163,7 +188,7 @@ def _check_image(img, value) -> np.ndarray:
             f"image {img.name} must have {len(img.extents)} dimension(s) "
             f"{extents}, got shape {value.shape}" + _channels_hint(len(img.extents), value.shape)
         )
-    return np.ascontiguousarray(value)
+    return value
 
 
 def _dtype_hint(expected, given) -> str:

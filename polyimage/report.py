@@ -14,10 +14,13 @@ CONTRACT_NOTE = (
 )
 
 
-def pipeline_report(compiled, kernel=None, pass_seconds=None, vectorization=False) -> str:
+def pipeline_report(
+    compiled, kernel=None, pass_seconds=None, vectorization=False, copied=()
+) -> str:
     """The stages as compiled with their isl domains, the parameter context, what was inlined,
-    the schedule and its plans, the warnings, and the time of each pass (`pass_seconds`, the
-    build's included; none given: none shown); `kernel` is the built module, None if unbuilt."""
+    the schedule and its plans, the warnings, the inputs calls copied (`copied`, CopiedInputs)
+    and the time of each pass (`pass_seconds`, the build's included; none given: none shown);
+    `kernel` is the built module, None if unbuilt."""
     request, pass_seconds = compiled.request, pass_seconds or {}
     assumed = [
         f"{k}={request.param_values[k]} (assumed: no estimate given)" for k in request.assumed
@@ -84,6 +87,7 @@ def pipeline_report(compiled, kernel=None, pass_seconds=None, vectorization=Fals
     lines.append("memory: " + compiled.memory().describe(1 if serial else os.cpu_count() or 1))
     lines.append("warnings:" if compiled.warnings else "warnings: none")
     lines += [f"  {w}" for w in compiled.warnings]
+    lines += [copy.describe() for copy in copied]
     lines.append(f"C target: -march={request.options.march}")
     if request.options.contract:
         lines.append(CONTRACT_NOTE)
