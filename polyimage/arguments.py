@@ -8,6 +8,7 @@ from __future__ import annotations
 import numbers
 import os
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -16,7 +17,22 @@ from .algebra.evaluate import Evaluator, evaluate_scalar
 from .config import is_count
 from .dsl import expr as E
 from .errors import ArgumentError, ArgumentTypeError
-from .graph.dag import StageGraph
+
+
+class CallGraph(Protocol):
+    """What binding a call reads of a pipeline: its StageGraph, or a loaded one's (deploy)."""
+
+    @property
+    def images(self) -> tuple: ...
+
+    @property
+    def parameters(self) -> tuple: ...
+
+    @property
+    def stages(self) -> tuple: ...
+
+    @property
+    def outputs(self) -> tuple: ...
 
 
 @dataclass(frozen=True)
@@ -51,7 +67,7 @@ class Binding:
         return ", ".join(f"{n}={self.params[n]}" for n in names)
 
 
-def bind_arguments(graph: StageGraph, kwargs: dict, constraints=(), memo=None) -> Binding:
+def bind_arguments(graph: CallGraph, kwargs: dict, constraints=(), memo=None) -> Binding:
     """Check a call's arguments against the pipeline and work out every domain box. With a
     `memo` dict (one per pipeline), calls with the shapes and parameter values of an earlier
     call reuse what was derived from them: only the arrays and the given values are checked."""

@@ -45,7 +45,7 @@ class Exported:
         return f"exported {self.name} to {self.folder} in {self.seconds:.2f} s: {sizes}"
 
 
-def export_pipeline(compiled, folder, name=None) -> Exported:
+def export_pipeline(compiled, folder: str | os.PathLike[str], name: str | None = None) -> Exported:
     """Write the `Compiled` record's C into `folder` as a C library with entry `name`
     (default: the pipeline's name), built by the compiler and flags of its options (CC picks
     another compiler, a cross compiler included)."""
