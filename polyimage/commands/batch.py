@@ -200,6 +200,7 @@ def lazy_inputs(app, photo) -> dict:
     convert = functools.partial(_convert, images[0])
     rng = np.random.default_rng(0)
     shape = (13, 17) + tuple(photo.shape[2:])
+    sample: np.ndarray
     if photo.dtype.kind in "ui":
         sample = rng.integers(0, np.iinfo(photo.dtype).max, shape, endpoint=True)
     else:

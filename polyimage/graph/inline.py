@@ -114,7 +114,7 @@ def _non_overlapping(analysis, producer: str) -> bool:
 
 def producer_value(func) -> E.Expr:
     """The value of a Function at its own point as one expression (Cases become Selects)."""
-    value = E.Const(0, func.typ)
+    value: E.Expr = E.Const(0, func.typ)
     for case in reversed(func.cases):
         value = case.value if case.cond is None else E.Select(case.cond, case.value, value)
     return value

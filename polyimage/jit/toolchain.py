@@ -163,7 +163,7 @@ def _ask(command: str, flags: tuple) -> dict:
         macros = _run(argv + _MACROS).stdout
         target = _target(argv, family)
         defined = _defined(macros)
-        extra = ()
+        extra: tuple[str, ...] = ()
         if "__AVX2__" in defined and family == "gcc":
             probe = _run(argv + list(GATHER_FLAGS) + ["-E", "-x", "c", os.devnull])
             extra = GATHER_FLAGS if probe.returncode == 0 else ()

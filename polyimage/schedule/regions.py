@@ -118,7 +118,7 @@ def read_boxes(func, symbols) -> list:
     a condition under which the box reads nothing, see _unless_empty), in terms of those
     symbols and the parameters. A scan's reads of itself are left out."""
     boxes: dict = {}
-    for ref, env, empty in _reads(func, Region(None, symbols)):
+    for ref, env, empty in _reads(func, Region((), symbols)):  # its reads need no bounds
         if ref.func is func:
             continue
         intervals = ref.func.intervals
@@ -164,7 +164,7 @@ class NumericRegions:
         order = {s.name: k for k, s in enumerate(self.graph.stages)}
         pending = {name: [box] for name, box in liveout_boxes.items()}
         result = {}
-        for name in sorted(members, key=order.get, reverse=True):
+        for name in sorted(members, key=order.__getitem__, reverse=True):
             if name not in pending:
                 continue
             func, symbols, reads = self._stage(name)
@@ -189,7 +189,7 @@ class NumericRegions:
                         for (lo, hi), (lb, ub) in zip(box, self._domain(producer))
                     ]
                 pending.setdefault(producer, []).append(box)
-        for name in sorted(pending, key=order.get):
+        for name in sorted(pending, key=order.__getitem__):
             result[name] = self._clipped(name, self._union(pending[name], n), n)
         return result
 

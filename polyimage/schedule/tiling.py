@@ -264,6 +264,7 @@ def _align(func, anchor, params) -> tuple:
     """Per dimension of `func`: (anchor dimension or None, p, q), the coordinate being about
     p/q times the anchor's."""
     names = [v.name for v in anchor.variables]
+    result: list[tuple[int | None, int, int]]
     taken, result = set(), []
     evaluate = Evaluator({}, {}, params)
     for j, var in enumerate(func.variables):

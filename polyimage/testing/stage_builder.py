@@ -49,7 +49,7 @@ class StageBuilder:
         self.small_ints = self.is_float and rng.random() < 0.5
         self.weight = Parameter(Float, "w") if self.is_float and rng.random() < 0.2 else None
         self.nodes: list = []
-        self.arguments = {"R": self.sizes[0], "C": self.sizes[1]}
+        self.arguments: dict[str, float] = {"R": self.sizes[0], "C": self.sizes[1]}
         if self.weight is not None:
             self.arguments["w"] = 0.75
         self.count = 0
