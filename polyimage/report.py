@@ -4,9 +4,16 @@ inlining, domains, context, schedule, plans, costs; with the built kernel, how i
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Mapping, Sequence
 
+from .dsl.constructs import Reduction
 from .schedule.reduction_order import loop_order, reordered
-from .schedule.tiling import UntiledGroup
+from .schedule.tiling import TiledGroup, UntiledGroup
+
+if TYPE_CHECKING:
+    from .arguments import CopiedInput
+    from .jit.build import Kernel
+    from .lower import Compiled
 
 CONTRACT_NOTE = (
     "multiply-add contraction: on (-ffp-contract=fast); results may differ from the "
@@ -15,7 +22,11 @@ CONTRACT_NOTE = (
 
 
 def pipeline_report(
-    compiled, kernel=None, pass_seconds=None, vectorization=False, copied=()
+    compiled: Compiled,
+    kernel: Kernel | None = None,
+    pass_seconds: Mapping[str, float] | None = None,
+    vectorization: bool = False,
+    copied: Sequence[CopiedInput] = (),
 ) -> str:
     """The stages as compiled with their isl domains, the parameter context, what was inlined,
     the schedule and its plans, the warnings, the inputs calls copied (`copied`, CopiedInputs)
@@ -80,7 +91,7 @@ def pipeline_report(
         for name, strategy in compiled.reductions.items():
             lines.append(f"  {name}: {strategy.describe()}")
             func = compiled.stage_graph.stage(name).func
-            if reordered(func):
+            if isinstance(func, Reduction) and reordered(func):
                 order = ", ".join(func.reduction_variables[k].name for k in loop_order(func))
                 lines.append(f"  {name}: loops reordered ({order})")
     serial = kernel is not None and kernel.info.serial
@@ -91,7 +102,7 @@ def pipeline_report(
     lines.append(f"C target: -march={request.options.march}")
     if request.options.contract:
         lines.append(CONTRACT_NOTE)
-    if serial:
+    if serial and kernel is not None:
         lines.append(f"threads: serial build (the compiler {kernel.info.compiler} has no OpenMP)")
     lines.append("passes: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in pass_seconds.items()))
     built = kernel.info.describe() if kernel is not None else "not built (build=False)"
@@ -105,6 +116,6 @@ def pipeline_report(
     return "\n".join(lines)
 
 
-def _whole(plan) -> str:
+def _whole(plan: TiledGroup) -> str:
     """The tile space's dimensions a scan member makes every tile hold whole."""
     return ", ".join(plan.anchor_variables[d] for d in plan.whole)

@@ -54,16 +54,16 @@ class ScalarType:
     def bits(self) -> int:
         return self.dtype.itemsize * 8
 
-    def min_value(self):
+    def min_value(self) -> int | float:
         return np.iinfo(self.dtype).min if self.is_int else -np.inf
 
-    def max_value(self):
+    def max_value(self) -> int | float:
         return np.iinfo(self.dtype).max if self.is_int else np.inf
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self.name
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         return (type_of_dtype, (self.dtype.str,)) if self is not Bool else (_bool_type, ())
 
 
@@ -85,7 +85,7 @@ _BY_DTYPE = {t.dtype: t for t in ALL_TYPES}
 C_ARRAYS = {t.dtype: f"{t.c_name}[]" for t in ALL_TYPES}
 
 
-def _bool_type():
+def _bool_type() -> ScalarType:
     return Bool
 
 
