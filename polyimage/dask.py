@@ -301,13 +301,13 @@ def save_image(path, array, **compute) -> None:
             dtype=array.dtype,
             chunks=array.chunksize,
         )
-        da.store(array.rechunk(target.chunks), target, lock=False, **compute)  # type: ignore[arg-type]
+        da.store(array.rechunk(target.chunks), target, lock=False, **compute)  # type: ignore[arg-type]  # any __setitem__
     elif suffix in TIFF_SUFFIXES:
         colour = array.ndim == 3 and array.shape[2] in (3, 4)  # HWC photos; the rest as planes
         photometric = "rgb" if colour else "minisblack"
         tifffile.memmap(
             os.fspath(path), shape=array.shape, dtype=array.dtype, photometric=photometric
         ).flush()
-        da.store(array, _TiffTarget(os.fspath(path)), lock=False, **compute)  # type: ignore[arg-type]
+        da.store(array, _TiffTarget(os.fspath(path)), lock=False, **compute)  # type: ignore[arg-type]  # any __setitem__
     else:
         raise ArgumentError(f"cannot stream to {os.fspath(path)!r}: give a .zarr or .tif path")

@@ -118,7 +118,7 @@ def copy_floor(inputs: dict, outputs, threads=None) -> Callable[[], None]:
     def run():
         list(pool.map(part, range(workers)))
 
-    run.source, run.target, run.close = src, dst, pool.shutdown  # type: ignore[attr-defined]
+    run.source, run.target, run.close = src, dst, pool.shutdown  # type: ignore[attr-defined]  # read by callers
     return run
 
 

@@ -104,10 +104,10 @@ class Expr(NoPythonValue):
     def __ge__(self, other: ExprLike) -> Condition:
         return Condition(self, ">=", other)
 
-    def __eq__(self, other: ExprLike) -> Condition:  # type: ignore[override]
+    def __eq__(self, other: ExprLike) -> Condition:  # type: ignore[override]  # as NumPy's ==
         return Condition(self, "==", other)
 
-    def __ne__(self, other: ExprLike) -> Condition:  # type: ignore[override]
+    def __ne__(self, other: ExprLike) -> Condition:  # type: ignore[override]  # as NumPy's !=
         return Condition(self, "!=", other)
 
     __hash__ = object.__hash__
