@@ -125,11 +125,11 @@ class DefinitionList(list):
     def insert(self, index: Any, piece: Piece) -> None:
         self._edit(lambda pieces: pieces.insert(index, piece))
 
-    def __iadd__(self, more: Iterable[Piece]) -> DefinitionList:  # type: ignore[misc,override]  # checked edits
+    def __iadd__(self, more: Iterable[Piece]) -> DefinitionList:  # type: ignore[misc,override]  # as list's +=
         self.extend(more)
         return self
 
-    def __imul__(self, times: Any) -> DefinitionList:  # type: ignore[misc]  # checked edits
+    def __imul__(self, times: Any) -> DefinitionList:  # type: ignore[misc]  # as list's *=
         self._edit(lambda pieces: pieces.__imul__(times))
         return self
 
