@@ -19,6 +19,7 @@ not load isl, cffi and the compiler until a pipeline is compiled or interpreted.
 """
 
 import importlib
+from typing import TYPE_CHECKING, Any
 
 from .dsl import *  # noqa: F401,F403  (the DSL is the public surface)
 from .dsl import __all__ as _dsl_all
@@ -38,6 +39,12 @@ from .errors import (
 )
 from .schedule import GroupSchedule, Schedule, ScheduleError
 from .version import __version__
+
+if TYPE_CHECKING:  # what __getattr__ loads on first use, as type checkers and editors see it
+    from .background import BackgroundPipeline
+    from .deploy import load
+    from .interp import interpret
+    from .pipeline import Pipeline, compile
 
 __all__ = list(_dsl_all) + [
     "ArgumentError",
@@ -96,7 +103,7 @@ _LAZY = {
 _SUBMODULES = {name for layer in LAYERS for name in layer}
 
 
-def __getattr__(name):
+def __getattr__(name: str) -> Any:
     """`compile`, `Pipeline`, `interpret` and the submodules, imported when first asked for."""
     if name in _LAZY:
         value = getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
@@ -108,6 +115,6 @@ def __getattr__(name):
     return value
 
 
-def __dir__():
+def __dir__() -> list[str]:
     """The names loaded so far and those `__getattr__` loads on first use."""
     return sorted(set(globals()) | set(_LAZY) | _SUBMODULES)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numbers
 import os
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
@@ -16,24 +17,57 @@ from .algebra.evaluate import Evaluator, evaluate_scalar
 from .config import is_count
 from .dsl import expr as E
 from .errors import ArgumentError, ArgumentTypeError
-from .graph.dag import StageGraph
+
+
+class CallGraph(Protocol):
+    """What binding a call reads of a pipeline: its StageGraph, or a loaded one's (deploy)."""
+
+    @property
+    def images(self) -> tuple: ...
+
+    @property
+    def parameters(self) -> tuple: ...
+
+    @property
+    def stages(self) -> tuple: ...
+
+    @property
+    def outputs(self) -> tuple: ...
+
+
+@dataclass(frozen=True)
+class CopiedInput:
+    """An input array that was not C-contiguous, copied for the call: its name, shape and
+    strides (what `Pipeline.report()` says after such a call)."""
+
+    name: str
+    shape: tuple
+    strides: tuple
+
+    def describe(self) -> str:
+        return (
+            f"input {self.name} was not C-contiguous: copied once per call (shape "
+            f"{self.shape}, strides {self.strides}); numpy.ascontiguousarray once avoids it"
+        )
 
 
 @dataclass(frozen=True)
 class Binding:
-    """Checked arguments: parameter values, contiguous input arrays and every stage's box."""
+    """Checked arguments: parameter values, contiguous input arrays and every stage's box;
+    `copied`, the inputs that had to be copied to be contiguous."""
 
     params: dict
     arrays: dict
     origins: dict
     shapes: dict
+    copied: tuple[CopiedInput, ...] = ()
 
     def describe_params(self, names=None) -> str:
         names = sorted(self.params) if names is None else names
         return ", ".join(f"{n}={self.params[n]}" for n in names)
 
 
-def bind_arguments(graph: StageGraph, kwargs: dict, constraints=(), memo=None) -> Binding:
+def bind_arguments(graph: CallGraph, kwargs: dict, constraints=(), memo=None) -> Binding:
     """Check a call's arguments against the pipeline and work out every domain box. With a
     `memo` dict (one per pipeline), calls with the shapes and parameter values of an earlier
     call reuse what was derived from them: only the arrays and the given values are checked."""
@@ -45,7 +79,13 @@ def bind_arguments(graph: StageGraph, kwargs: dict, constraints=(), memo=None) -
             f"unknown argument {unknown[0]!r}: the pipeline takes images "
             f"{_names(images)} and parameters {_names(params)}"
         )
-    arrays = {name: _check_image(img, kwargs.get(name)) for name, img in images.items()}
+    given = {name: _check_image(img, kwargs.get(name)) for name, img in images.items()}
+    copied = tuple(
+        CopiedInput(name, a.shape, a.strides)
+        for name, a in given.items()
+        if not a.flags.c_contiguous
+    )
+    arrays = {name: np.ascontiguousarray(a) for name, a in given.items()}
     values = {name: check_param(p, kwargs[name]) for name, p in params.items() if name in kwargs}
     key = (tuple(a.shape for a in arrays.values()), tuple(values.items()))
     derived = memo.get(key) if memo is not None else None
@@ -55,7 +95,7 @@ def bind_arguments(graph: StageGraph, kwargs: dict, constraints=(), memo=None) -
             if len(memo) >= MEMO_SIZE:
                 memo.pop(next(iter(memo)), None)
             memo[key] = derived
-    return Binding(derived[0], arrays, derived[1], derived[2])
+    return Binding(derived[0], arrays, derived[1], derived[2], copied)
 
 
 MEMO_SIZE = 64
@@ -138,13 +178,14 @@ def _has_buffer(value) -> bool:
 
 
 def _check_image(img, value) -> np.ndarray:
+    """`value` as the NumPy array of image `img` (not necessarily contiguous), checked."""
     value = as_cpu_array(value, f"image {img.name}")
     if (
         isinstance(value, np.ndarray)
         and value.dtype == img.typ.dtype
         and value.ndim == len(img.extents)
     ):
-        return value if value.flags.c_contiguous else np.ascontiguousarray(value)
+        return value
     extents = "[" + ", ".join(map(str, img.extents)) + "]"
     if value is None:
         raise ArgumentTypeError(f"missing input image {img.name} ({img.typ}, extents {extents})")
@@ -163,7 +204,7 @@ def _check_image(img, value) -> np.ndarray:
             f"image {img.name} must have {len(img.extents)} dimension(s) "
             f"{extents}, got shape {value.shape}" + _channels_hint(len(img.extents), value.shape)
         )
-    return np.ascontiguousarray(value)
+    return value
 
 
 def _dtype_hint(expected, given) -> str:

@@ -7,13 +7,18 @@ from __future__ import annotations
 
 import dataclasses
 import threading
+from typing import TYPE_CHECKING, Any, Callable
 
 from .errors import ArgumentError
+
+if TYPE_CHECKING:
+    from .config import Options
+    from .pipeline import Pipeline
 
 FALLBACK_SCHEDULE = "naive"
 
 
-def quick_options(options):
+def quick_options(options: Options) -> Options:
     """`options` for the fallback: -O1 and one plain loop nest per stage (no versions of
     innermost loops), which the C compiler builds several times faster."""
     return dataclasses.replace(
@@ -27,10 +32,17 @@ class BackgroundPipeline:
     (waiting for it if need be); `wait()` returns the optimized `Pipeline` (raising its compile
     error, if any), and every attribute other than calling waits for it."""
 
-    def __init__(self, make_pipeline, schedule, options):
+    def __init__(
+        self,
+        make_pipeline: Callable[[Any, Options | None], Pipeline],
+        schedule: Any,
+        options: Options,
+    ):
         self._make_pipeline, self._fallback_options = make_pipeline, quick_options(options)
         self._schedule = schedule
-        self._fallback = self._optimized = self._error = None
+        self._fallback: Pipeline | None = None
+        self._optimized: Pipeline | None = None
+        self._error: BaseException | None = None
         self._changed = threading.Condition()
         self._ended = False
         self._thread = threading.Thread(
@@ -57,7 +69,7 @@ class BackgroundPipeline:
         """Whether the compile asked for has ended (built or failed)."""
         return self._ended
 
-    def wait(self, timeout=None):
+    def wait(self, timeout: float | None = None) -> Pipeline:
         """The optimized `Pipeline`, once built: blocks up to `timeout` seconds (None: as long
         as it takes), raising TimeoutError after that, or the compile's own error."""
         if timeout is not None and not (isinstance(timeout, (int, float)) and timeout >= 0):
@@ -67,6 +79,7 @@ class BackgroundPipeline:
                 raise TimeoutError(f"the background compile did not end within {timeout} s")
         if self._error is not None:
             raise self._error
+        assert self._optimized is not None  # built, as the compile ended without an error
         return self._optimized
 
     @property
@@ -75,22 +88,22 @@ class BackgroundPipeline:
         one, once built)."""
         return "optimized" if self._ended else "fallback"
 
-    def _current(self):
+    def _current(self) -> Pipeline:
         with self._changed:
             self._changed.wait_for(lambda: self._ended or self._fallback is not None)
             fallback = None if self._ended else self._fallback
         return fallback if fallback is not None else self.wait()
 
-    def __call__(self, *images, **arguments):
+    def __call__(self, *images: Any, **arguments: Any) -> Any:
         """Run as `Pipeline.__call__` does, on whichever compile is ready."""
         return self._current()(*images, **arguments)
 
-    def __getattr__(self, name):
+    def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
         return getattr(self.wait(), name)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         state = "ended" if self._ended else "compiling"
         schedule = self._schedule if isinstance(self._schedule, str) else "given schedule"
         return f"<BackgroundPipeline ({schedule}, {state})>"

@@ -42,7 +42,7 @@ def main(argv=None) -> int:
     try:
         args = build_parser().parse_args(argv)
     except SystemExit as exc:  # --help, --version, or a usage error argparse has printed
-        return exc.code or 0
+        return int(exc.code or 0)  # argparse exits with 0 or 2
     level = logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(name)s: %(message)s")
     # long compiles say what they are doing (tune shows a progress bar of its own)

@@ -79,7 +79,11 @@ def flags_for(flags: tuple, family: str, openmp: bool = True, openmp_simd: bool 
 def is_count(value, minimum: int = 1) -> bool:
     """Whether `value` is an integer (a NumPy one too, never a bool) of at least `minimum`: the
     check of every thread count, chunk and tile size a user gives."""
-    return isinstance(value, numbers.Integral) and not isinstance(value, bool) and value >= minimum
+    return (
+        isinstance(value, numbers.Integral)
+        and not isinstance(value, bool)
+        and int(value) >= minimum
+    )
 
 
 DEFAULT_MARCH = "native"

@@ -156,10 +156,10 @@ class _Block:
 def _run_block(runner, recipe: _Block, params: dict, *chunks) -> tuple:
     """One block of every output: the windows assembled from input chunks or read from Zarr,
     the pipeline run on them, its outputs cut to the block."""
-    chunks, windows = iter(chunks), {}
+    pending, windows = iter(chunks), {}
     for name, shape, parts in recipe.assembled:
         for source, target in parts:
-            chunk = next(chunks)
+            chunk = next(pending)
             if name not in windows:
                 windows[name] = np.empty(shape, chunk.dtype)
             windows[name][target] = chunk[source]
@@ -301,13 +301,13 @@ def save_image(path, array, **compute) -> None:
             dtype=array.dtype,
             chunks=array.chunksize,
         )
-        da.store(array.rechunk(target.chunks), target, lock=False, **compute)
+        da.store(array.rechunk(target.chunks), target, lock=False, **compute)  # type: ignore[arg-type]  # any __setitem__
     elif suffix in TIFF_SUFFIXES:
         colour = array.ndim == 3 and array.shape[2] in (3, 4)  # HWC photos; the rest as planes
         photometric = "rgb" if colour else "minisblack"
         tifffile.memmap(
             os.fspath(path), shape=array.shape, dtype=array.dtype, photometric=photometric
         ).flush()
-        da.store(array, _TiffTarget(os.fspath(path)), lock=False, **compute)
+        da.store(array, _TiffTarget(os.fspath(path)), lock=False, **compute)  # type: ignore[arg-type]  # any __setitem__
     else:
         raise ArgumentError(f"cannot stream to {os.fspath(path)!r}: give a .zarr or .tif path")

@@ -6,9 +6,11 @@ take the arguments, and make the checks with the messages, of a compiled pipelin
 from __future__ import annotations
 
 import json
+import os
 import threading
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
 
 from .arguments import bind_arguments, bind_positional, check_threads, output_arrays
 from .calls import CALLS, passive_waiting_by_default
@@ -17,6 +19,9 @@ from .dsl.constructs import Image
 from .dsl.serial import from_data, type_named
 from .dsl.types import C_ARRAYS
 from .errors import ArgumentError, PolyimageError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
 
 MANIFEST = "manifest.json"
 MANIFEST_FORMAT = 1
@@ -60,7 +65,7 @@ class CallGraph:
     outputs: tuple
 
 
-def load(folder) -> "LoadedPipeline":
+def load(folder: str | os.PathLike[str]) -> LoadedPipeline:
     """The pipeline exported into `folder`, ready to call like the compiled one."""
     return LoadedPipeline(folder)
 
@@ -69,7 +74,7 @@ class LoadedPipeline:
     """An exported pipeline's shared library, called on NumPy arrays: `pipe(img=array, ...)`
     with the arguments, `out=` and `threads=` of a compiled Pipeline."""
 
-    def __init__(self, folder):
+    def __init__(self, folder: str | os.PathLike[str]):
         self.folder = Path(folder)
         spec = _read_manifest(self.folder)
         self.name = spec["name"]
@@ -87,10 +92,17 @@ class LoadedPipeline:
         self._input_order = [i["name"] for i in spec["inputs"]]
         self.ffi, self.lib = _open(self.folder, spec)
         self._entry = getattr(self.lib, self.name)
-        self._bindings, self._workspaces = {}, []
+        self._bindings: dict = {}
+        self._workspaces: list = []
         self._lock = threading.Lock()
 
-    def __call__(self, *images, out=None, threads=None, **arguments):
+    def __call__(
+        self,
+        *images: ArrayLike,
+        out: ArrayLike | Sequence[ArrayLike] | None = None,
+        threads: int | None = None,
+        **arguments: ArrayLike,
+    ) -> Any:
         """Run on the given images and parameters (by name; one input image also by position);
         the output array, or a tuple of them for several outputs."""
         if images:
@@ -123,7 +135,7 @@ class LoadedPipeline:
             raise RuntimeError(f"{self.name} returned status {status}")
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def _workspace(self):
+    def _workspace(self) -> Any:
         with self._lock:
             if self._workspaces:
                 return self._workspaces.pop()
@@ -132,24 +144,24 @@ class LoadedPipeline:
             raise MemoryError(f"{self.name}: could not allocate a workspace")
         return self.ffi.gc(new, getattr(self.lib, f"{self.name}_workspace_free"))
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<LoadedPipeline {self.name} from {self.folder}>"
 
 
-def _extents(ffi, array):
+def _extents(ffi: Any, array: Any) -> Any:
     return ffi.new("int64_t[]", list(array.shape) or [1])
 
 
-def _stage(spec: dict, params: dict):
+def _stage(spec: dict, params: dict) -> Image | _Domain:
     """An Image, or a stage's name, type and domain, from the manifest."""
     if "image" in spec:
         extents = [from_data(x, params) for x in spec["extents"]]
         return Image(type_named(spec["type"]), spec["image"], extents)
 
-    def variables(pairs):
+    def variables(pairs: list) -> tuple:
         return tuple(E.Variable(type_named(t), n) for n, t, *_ in pairs)
 
-    def intervals(pairs):
+    def intervals(pairs: list) -> tuple:
         return tuple(_Interval(from_data(lb, params), from_data(ub, params)) for lb, ub in pairs)
 
     return _Domain(
@@ -179,7 +191,7 @@ def _read_manifest(folder: Path) -> dict:
     return spec
 
 
-def _open(folder: Path, spec: dict):
+def _open(folder: Path, spec: dict) -> tuple[Any, Any]:
     """(ffi, library) of the export's shared library, opened through cffi's ABI mode."""
     from cffi import FFI
 

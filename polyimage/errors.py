@@ -1,5 +1,9 @@
 """Exceptions raised to users; each message names the stage, image or parameter at fault."""
 
+from __future__ import annotations
+
+from pathlib import Path
+
 
 class PolyimageError(Exception):
     """Base class of polyimage's own errors."""
@@ -29,7 +33,7 @@ class MissingExtraError(PolyimageError, ImportError):
 class CompileError(PolyimageError, RuntimeError):
     """The C compiler failed; `log_path` holds its full output."""
 
-    def __init__(self, message, log_path=None):
+    def __init__(self, message: str, log_path: Path | None = None):
         super().__init__(message)
         self.log_path = log_path
 

@@ -15,15 +15,20 @@ import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, Sequence
 
 from .codegen.export_c import ERROR_ARGUMENT, ERROR_MEMORY, OK, exported_c
 from .codegen.names import reserved
 from .deploy import MANIFEST, MANIFEST_FORMAT
-from .dsl.constructs import Image
+from .dsl.constructs import Function, Image
 from .dsl.serial import to_data
 from .errors import ArgumentError, CompileError
 from .jit.build import compile_flags, unit_flags
 from .version import __version__
+
+if TYPE_CHECKING:
+    from .config import Options
+    from .lower import Compiled
 
 log = logging.getLogger("polyimage")
 
@@ -45,7 +50,9 @@ class Exported:
         return f"exported {self.name} to {self.folder} in {self.seconds:.2f} s: {sizes}"
 
 
-def export_pipeline(compiled, folder, name=None) -> Exported:
+def export_pipeline(
+    compiled: Compiled, folder: str | os.PathLike[str], name: str | None = None
+) -> Exported:
     """Write the `Compiled` record's C into `folder` as a C library with entry `name`
     (default: the pipeline's name), built by the compiler and flags of its options (CC picks
     another compiler, a cross compiler included)."""
@@ -80,7 +87,7 @@ def export_pipeline(compiled, folder, name=None) -> Exported:
     flags = list(unit_flags(cflags, code.source, len(code.source)))
     cc = shlex.split(compiler)
     obj = folder / f"{name}.o"
-    log_lines = []
+    log_lines: list = []
     _run(cc + flags + ["-fPIC", "-c", files["source"].name, "-o", obj.name], folder, log_lines)
     _run([archiver(compiler), "rcs", files["static"].name, obj.name], folder, log_lines)
     shared = cc + flags + list(SHARED_FLAGS) + [obj.name, "-o", files["shared"].name, "-lm"]
@@ -95,7 +102,7 @@ def export_pipeline(compiled, folder, name=None) -> Exported:
     return exported
 
 
-def check_export(folder, name) -> str:
+def check_export(folder: str | os.PathLike[str], name: str) -> str:
     """`name` if it can name the entry of a library written into `folder` (a C identifier that
     clashes with no C keyword or library name, a folder that exists or can be made), else
     ArgumentError; before anything is compiled."""
@@ -112,7 +119,7 @@ def check_export(folder, name) -> str:
     return name
 
 
-def link_flags(cflags) -> str:
+def link_flags(cflags: Sequence[str]) -> str:
     """What a program links the library with: the OpenMP runtime where it was built with
     OpenMP (a compiler without it builds serial code), and libm."""
     return "-fopenmp -lm" if "-fopenmp" in cflags else "-lm"
@@ -142,7 +149,9 @@ def _run(argv: list, folder: Path, log_lines: list) -> None:
         )
 
 
-def manifest(compiled, name: str, compiler: str, flags: list, files: dict, header: str) -> dict:
+def manifest(
+    compiled: Compiled, name: str, compiler: str, flags: list, files: dict, header: str
+) -> dict:
     """What `polyimage.load` needs to check and make a call: the parameters, inputs and
     outputs in the entry's order, with their extents and domains, the constraints, and the C
     declarations of the library."""
@@ -175,7 +184,7 @@ def manifest(compiled, name: str, compiler: str, flags: list, files: dict, heade
     }
 
 
-def _domain(func) -> dict:
+def _domain(func: Function) -> dict:
     """A stage of the pipeline as written, as binding a call reads it: name, type, domain (an
     image's is its extents)."""
     if isinstance(func, Image):
@@ -204,7 +213,7 @@ def declarations(header: str) -> str:
     return "\n".join(lines)
 
 
-def _cpu_note(options) -> str:
+def _cpu_note(options: Options) -> str:
     if options.march != "native":
         return f"It runs on CPUs that `-march={options.march}` builds for.\n\n"
     return (
@@ -213,7 +222,7 @@ def _cpu_note(options) -> str:
     )
 
 
-def _contract_note(options) -> str:
+def _contract_note(options: Options) -> str:
     if not options.contract:
         return ""
     return (
@@ -223,7 +232,7 @@ def _contract_note(options) -> str:
     )
 
 
-def readme(compiled, name: str, compiler: str, flags: list) -> str:
+def readme(compiled: Compiled, name: str, compiler: str, flags: list) -> str:
     """The README of an export: the files, the line that links the library into a program,
     and how to load it back into Python."""
     cc = Path(shlex.split(compiler)[0]).name

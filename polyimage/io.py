@@ -1,16 +1,22 @@
 """Image loading and saving (PNG and JPEG via Pillow, 16-bit colour PNG via a small
 built-in codec) to and from NumPy arrays."""
 
+from __future__ import annotations
+
 import os
 import struct
 import zlib
 from io import BytesIO
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import numpy as np
 from PIL import Image, UnidentifiedImageError
 
 from .errors import ArgumentError, ArgumentTypeError
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike, DTypeLike
 
 __all__ = ["load_image", "save_image", "save_format", "bundled_photo", "BUNDLED_PHOTOS"]
 
@@ -153,7 +159,13 @@ def _convert(arr, mode):
     return np.concatenate([rgb, alpha[..., None]], axis=-1)
 
 
-def load_image(path, *, dtype=None, layout="HWC", mode=None):
+def load_image(
+    path: str | os.PathLike[str],
+    *,
+    dtype: DTypeLike | None = None,
+    layout: str = "HWC",
+    mode: str | None = None,
+) -> np.ndarray:
     """Read a PNG (8 or 16 bits per sample) or JPEG file into a NumPy array.
 
     Parameters
@@ -199,7 +211,7 @@ def load_image(path, *, dtype=None, layout="HWC", mode=None):
     return np.ascontiguousarray(arr)
 
 
-def save_format(path) -> str:
+def save_format(path: str | os.PathLike[str]) -> str:
     """The format ("PNG" or "JPEG") `save_image` writes to `path`, chosen by its extension;
     ValueError for any other extension. Lets callers reject an output path before working."""
     suffix = Path(path).suffix.lower()
@@ -211,7 +223,9 @@ def save_format(path) -> str:
     return _FORMATS[suffix]
 
 
-def save_image(path, array, *, layout="HWC", bits=8):
+def save_image(
+    path: str | os.PathLike[str], array: ArrayLike, *, layout: str = "HWC", bits: int = 8
+) -> None:
     """Write an array as PNG or JPEG, chosen by the file extension.
 
     Parameters

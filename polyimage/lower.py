@@ -16,6 +16,7 @@ import logging
 import time
 import warnings
 from dataclasses import dataclass
+from typing import Any, Mapping
 
 import numpy as np
 
@@ -31,7 +32,7 @@ from .dump import (
     schedule_text,
 )
 from .errors import ArgumentError, ArgumentTypeError, PipelineError, WeightsWarning
-from .graph.dag import build_graph
+from .graph.dag import StageGraph, build_graph
 from .graph.inline import inline_stages
 from .grouping.auto import AutoResult, auto_schedule
 from .grouping.greedy import greedy_cost_schedule, greedy_schedule
@@ -63,7 +64,7 @@ class Request:
     is the argument as given (a name from SCHEDULES, a Schedule or its text). Compared by
     identity: DSL expressions have no truth value (record.compile_key says when two agree)."""
 
-    graph: object
+    graph: StageGraph
     name: str
     estimates: dict
     assumed: tuple
@@ -72,7 +73,7 @@ class Request:
     schedule: object
     inline: bool
     options: Options
-    weights: object
+    weights: Any  # Weights for auto and greedy-cost, else None
     weights_origin: str | None
     machine: Machine
     machine_origin: str
@@ -87,7 +88,7 @@ class Compiled:
     Compared by identity, as its plans hold DSL expressions."""
 
     request: Request
-    stage_graph: object
+    stage_graph: StageGraph
     inlined: tuple
     context: str
     domains: dict
@@ -382,7 +383,7 @@ def _param_by_name(graph, key, what: str):
     )
 
 
-def check_estimates(graph, estimates: dict) -> dict:
+def check_estimates(graph, estimates: Mapping) -> dict:
     """{parameter name: estimate}, each naming a parameter of `graph`, integers for integers."""
     checked = {}
     for key, value in estimates.items():

@@ -12,10 +12,13 @@ from __future__ import annotations
 import dataclasses
 import html
 import logging
+import threading
 import warnings
+from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence, Union, overload
 
 from .arguments import (  # noqa: F401  (MAX_THREADS is read from here too)
     MAX_THREADS,
+    CopiedInput,
     bind_arguments,
     bind_positional,
     check_threads,
@@ -47,25 +50,104 @@ from .profile import Profile, profile_run, profiled_module
 from .record import compile_key, load_compiled, save_compiled
 from .schedule.memory import MemoryEstimate
 
+if TYPE_CHECKING:
+    import os
+
+    from numpy.typing import ArrayLike
+
+    from .dsl.constructs import Function
+    from .dsl.expr import BoolExpr, Parameter
+    from .export import Exported
+    from .grouping.cost import Weights
+    from .jit.build import BuildInfo, Kernel
+    from .schedule.plan import Schedule
+
 log = logging.getLogger("polyimage")
+
+# what compile() takes: the outputs, estimates by Parameter (or its name), the schedule (a name
+# such as "auto", a Schedule, or its text or JSON form) and cost weights (or some of them)
+Outputs = Union["Function", Sequence["Function"]]
+Estimates = Union[
+    Mapping["Parameter", float], Mapping[str, float], Mapping[Union["Parameter", str], float]
+]
+ScheduleLike = Union[str, "Schedule"]
+WeightsLike = Union["Weights", Mapping[str, float]]
+
+
+@overload
+def compile(
+    outputs: Outputs,
+    estimates: Estimates | None = None,
+    constraints: Sequence[BoolExpr] = (),
+    name: str | None = None,
+    schedule: ScheduleLike = "auto",
+    inline: bool = True,
+    options: Options | None = None,
+    weights: WeightsLike | None = None,
+    dump: str | os.PathLike[str] | None = None,
+    check: bool | None = None,
+    march: str | None = None,
+    contract: bool | None = None,
+    background: Literal[False] = False,
+    build: bool = True,
+) -> Pipeline: ...
+
+
+@overload
+def compile(
+    outputs: Outputs,
+    estimates: Estimates | None = None,
+    constraints: Sequence[BoolExpr] = (),
+    name: str | None = None,
+    schedule: ScheduleLike = "auto",
+    inline: bool = True,
+    options: Options | None = None,
+    weights: WeightsLike | None = None,
+    dump: str | os.PathLike[str] | None = None,
+    check: bool | None = None,
+    march: str | None = None,
+    contract: bool | None = None,
+    *,
+    background: Literal[True],
+    build: bool = True,
+) -> BackgroundPipeline: ...
+
+
+@overload
+def compile(
+    outputs: Outputs,
+    estimates: Estimates | None = None,
+    constraints: Sequence[BoolExpr] = (),
+    name: str | None = None,
+    schedule: ScheduleLike = "auto",
+    inline: bool = True,
+    options: Options | None = None,
+    weights: WeightsLike | None = None,
+    dump: str | os.PathLike[str] | None = None,
+    check: bool | None = None,
+    march: str | None = None,
+    contract: bool | None = None,
+    background: bool = False,
+    build: bool = True,
+) -> Pipeline | BackgroundPipeline: ...
 
 
 def compile(
-    outputs,
-    estimates=None,
-    constraints=(),
-    name=None,
-    schedule="auto",
-    inline=True,
-    options=None,
-    weights=None,
-    dump=None,
-    check=None,
-    march=None,
-    contract=None,
-    background=False,
-    build=True,
-):
+    outputs: Outputs,
+    estimates: Estimates | None = None,
+    constraints: Sequence[BoolExpr] = (),
+    name: str | None = None,
+    schedule: ScheduleLike = "auto",
+    inline: bool = True,
+    options: Options | None = None,
+    weights: WeightsLike | None = None,
+    dump: str | os.PathLike[str] | None = None,
+    check: bool | None = None,
+    march: str | None = None,
+    contract: bool | None = None,
+    background: bool = False,
+    build: bool = True,
+) -> Pipeline | BackgroundPipeline:
     """Compile the pipeline computing `outputs` to a callable `Pipeline`.
 
     Args:
@@ -113,7 +195,7 @@ def compile(
     if contract is not None:
         options = (options or Options.from_env()).for_contract(contract)
 
-    def make_pipeline(chosen_schedule, chosen_options):
+    def make_pipeline(chosen_schedule: ScheduleLike, chosen_options: Options | None) -> Pipeline:
         return compiled_pipeline(
             outputs,
             estimates,
@@ -138,7 +220,16 @@ def compile(
 
 
 def compiled_pipeline(
-    outputs, estimates, constraints, name, schedule, inline, options, weights, dump, build_module
+    outputs: Outputs,
+    estimates: Estimates | None,
+    constraints: Sequence[BoolExpr],
+    name: str | None,
+    schedule: ScheduleLike,
+    inline: bool,
+    options: Options | None,
+    weights: WeightsLike | None,
+    dump: str | os.PathLike[str] | None,
+    build_module: bool,
 ) -> Pipeline:
     """`compile` in the foreground: the request resolved, its record loaded from the cache or
     lowered afresh, the module built (unless `build_module` is False), the record kept."""
@@ -147,13 +238,13 @@ def compiled_pipeline(
         outputs, estimates, constraints, name, schedule, inline, options, weights, timer
     )
     dumped = Dump(dump or request.options.dump_dir, request.name)
-    key = compiled = None
+    key, compiled = None, None
     if request.options.use_cache and dumped.folder is None:
         with timer("load_record"):
             key = compile_key(request)
             compiled = load_compiled(request, key)
     cached = compiled is not None
-    if not cached:
+    if compiled is None:
         compiled = run_passes(request, dumped, timer)
     _warn_assumed_estimates(compiled)
     kernel = None
@@ -187,11 +278,11 @@ def _warn_assumed_estimates(compiled: Compiled) -> None:
         )
 
 
-def _recorded(path: str, doc: str) -> property:
+def _recorded(path: str, doc: str) -> Any:
     """A read-only attribute of a Pipeline read off its record (`"request.graph"`: nested)."""
     names = path.split(".")
 
-    def read(pipe):
+    def read(pipe: Pipeline) -> Any:
         value = pipe.compiled
         for name in names:
             value = getattr(value, name)
@@ -205,10 +296,21 @@ class Pipeline:
     the `Compiled` record (`compiled`), the built module (`kernel`, None with build=False),
     whether the record came from the cache (`cached`) and the seconds of every pass."""
 
-    def __init__(self, compiled: Compiled, kernel=None, cached=False, pass_seconds=None):
+    def __init__(
+        self,
+        compiled: Compiled,
+        kernel: Kernel | None = None,
+        cached: bool = False,
+        pass_seconds: Mapping[str, float] | None = None,
+    ):
         self.compiled, self.kernel, self.cached = compiled, kernel, cached
         self.pass_seconds = dict(pass_seconds or {})
-        self._bindings, self._workspaces, self._profiled = {}, [], None
+        self._bindings: dict = {}
+        self._workspaces: list = []
+        self._profiled: Kernel | None = None
+        # the inputs calls copied to make them contiguous, by name (the latest call's)
+        self._copied: dict[str, CopiedInput] = {}
+        self._copied_lock = threading.Lock()
 
     graph = _recorded("request.graph", "The pipeline as written (calls are checked against it).")
     name = _recorded("request.name", "The pipeline's name; the C entry is `pipeline_<name>`.")
@@ -240,19 +342,19 @@ class Pipeline:
         return list(self.compiled.warnings)
 
     @property
-    def cmodule(self):
+    def cmodule(self) -> Any:
         """The generated C module: kernel.c, its translation units and its C tree."""
         return self.compiled.cmodule
 
     @cmodule.setter
-    def cmodule(self, cmodule) -> None:
+    def cmodule(self, cmodule: Any) -> None:
         self.compiled = dataclasses.replace(self.compiled, cmodule=cmodule)
 
     def release(self) -> None:
         """Free the memory calls keep for the next ones (intermediate buffers, scratchpads);
         the next call allocates afresh. Collecting the Pipeline frees it too."""
         while self._workspaces:
-            self.kernel.release(self._workspaces.pop())
+            self._built().release(self._workspaces.pop())
 
     def memory(self) -> MemoryEstimate:
         """Bytes of intermediate buffers at the estimates: full buffers and scratchpads."""
@@ -263,20 +365,23 @@ class Pipeline:
         """The generated C translation unit."""
         return self.cmodule.source
 
-    def report(self, vectorization=False) -> str:
+    def report(self, vectorization: bool = False) -> str:
         """Stages after inlining with their domains, the parameter context, what was inlined,
-        warnings and pass times; with `vectorization`, whether the C compiler vectorized each
-        innermost loop and why not (a separate build with its report, a few seconds)."""
+        warnings, inputs calls had to copy (not C-contiguous) and pass times; with
+        `vectorization`, whether the C compiler vectorized each innermost loop and why not (a
+        separate build with its report, a few seconds)."""
         from .report import pipeline_report
 
-        return pipeline_report(self.compiled, self.kernel, self.pass_seconds, vectorization)
+        with self._copied_lock:
+            copied = tuple(self._copied.values())
+        return pipeline_report(self.compiled, self.kernel, self.pass_seconds, vectorization, copied)
 
     @property
     def origin(self) -> str:
         """How this compile was made: "loaded from the cache" (no pass ran) or "compiled"."""
         return "loaded from the cache" if self.cached else "compiled"
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         groups = len(self.schedule.groups)
         return (
             f"<Pipeline {self.name}: {len(self.stage_graph.computed)} stages in {groups} "
@@ -303,18 +408,24 @@ class Pipeline:
         return to_dot(self.stage_graph, self.name, [g.stages for g in groups], labels)
 
     @property
-    def build_info(self):
+    def build_info(self) -> BuildInfo:
         """Cache key, module path and whether the build came from the cache."""
         return self._built().info
 
-    def _built(self):
+    def _built(self) -> Kernel:
         if self.kernel is None:
             raise PipelineError(
                 f"{self.name} was compiled with build=False: it can be exported, not called"
             )
         return self.kernel
 
-    def __call__(self, *images, out=None, threads=None, **arguments):
+    def __call__(
+        self,
+        *images: ArrayLike,
+        out: ArrayLike | Sequence[ArrayLike] | None = None,
+        threads: int | None = None,
+        **arguments: ArrayLike,
+    ) -> Any:
         """Run on the given images and parameters (by name; a pipeline with one input image
         also takes it by position); returns the output array, or a tuple of them for several
         outputs. `out` takes preallocated outputs, `threads` the threads of this call (at most
@@ -326,12 +437,12 @@ class Pipeline:
         workspace = pool.pop() if pool else self._built().workspace()
         try:
             with CALLS.share(nthreads) as share:
-                self.kernel(workspace, share, params, inputs, outputs)
+                self._built()(workspace, share, params, inputs, outputs)
         finally:
             pool.append(workspace)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
 
-    def export(self, folder, name=None):
+    def export(self, folder: str | os.PathLike[str], name: str | None = None) -> Exported:
         """Write this pipeline into `folder` as a C library (source, header, static and shared
         library, README, manifest) with entry `name` (default: the pipeline's name), built as
         this pipeline was; `polyimage.load(folder)` calls it back without a compiler. Returns
@@ -340,18 +451,24 @@ class Pipeline:
 
         return export_pipeline(self.compiled, folder, name)
 
-    def _prepare_call(self, images, out, threads, arguments) -> tuple:
+    def _prepare_call(self, images: tuple, out: Any, threads: int | None, arguments: dict) -> tuple:
         """(binding, output arrays, thread count, parameter values and input arrays in the
-        entry's order) of a call, every argument checked."""
+        entry's order) of a call, every argument checked; inputs it copies are noted for
+        `report()`."""
         if images:
             arguments = bind_positional(self.graph, images, arguments)
         binding = bind_arguments(self.graph, arguments, self.constraints, self._bindings)
+        if binding.copied:
+            with self._copied_lock:
+                self._copied.update((c.name, c) for c in binding.copied)
         outputs = output_arrays(self.graph, out, binding)
         params = [binding.params[p] for p in self.cmodule.params]
         inputs = [binding.arrays[n] for n in self.cmodule.inputs]
         return binding, outputs, check_threads(threads), params, inputs
 
-    def profile(self, *images, runs=5, threads=None, **arguments) -> Profile:
+    def profile(
+        self, *images: ArrayLike, runs: int = 5, threads: int | None = None, **arguments: ArrayLike
+    ) -> Profile:
         """Time the groups and stages of a call on these arguments (a separate build with
         timers compiled in, made once; the normal build has none). Print the result."""
         if self._profiled is None:
@@ -360,6 +477,6 @@ class Pipeline:
         return profile_run(self.compiled, self._profiled, call, runs)
 
 
-def _listing(names) -> str:
+def _listing(names: Sequence[str]) -> str:
     """`a`, `a and b`, `a, b and c`."""
     return ", ".join(names[:-1]) + f" and {names[-1]}" if len(names) > 1 else names[0]

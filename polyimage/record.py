@@ -41,7 +41,12 @@ log = logging.getLogger("polyimage")
 
 def compile_key(request: Request) -> str:
     """SHA-256 of every input of a compile (see the module docstring)."""
-    build = dataclasses.replace(request.options, cache_dir="", dump_dir="", cache_max_bytes=0)
+    build = dataclasses.replace(
+        request.options,
+        cache_dir="",  # type: ignore[arg-type]  # blanked: where the cache is is no part of the key
+        dump_dir="",
+        cache_max_bytes=0,
+    )
     schedule = request.schedule
     parts = [
         f"polyimage {__version__} record {RECORD_FORMAT} compiler {compiler_digest()}",

@@ -4,9 +4,16 @@ inlining, domains, context, schedule, plans, costs; with the built kernel, how i
 from __future__ import annotations
 
 import os
+from typing import TYPE_CHECKING, Mapping, Sequence
 
+from .dsl.constructs import Reduction
 from .schedule.reduction_order import loop_order, reordered
-from .schedule.tiling import UntiledGroup
+from .schedule.tiling import TiledGroup, UntiledGroup
+
+if TYPE_CHECKING:
+    from .arguments import CopiedInput
+    from .jit.build import Kernel
+    from .lower import Compiled
 
 CONTRACT_NOTE = (
     "multiply-add contraction: on (-ffp-contract=fast); results may differ from the "
@@ -14,10 +21,17 @@ CONTRACT_NOTE = (
 )
 
 
-def pipeline_report(compiled, kernel=None, pass_seconds=None, vectorization=False) -> str:
+def pipeline_report(
+    compiled: Compiled,
+    kernel: Kernel | None = None,
+    pass_seconds: Mapping[str, float] | None = None,
+    vectorization: bool = False,
+    copied: Sequence[CopiedInput] = (),
+) -> str:
     """The stages as compiled with their isl domains, the parameter context, what was inlined,
-    the schedule and its plans, the warnings, and the time of each pass (`pass_seconds`, the
-    build's included; none given: none shown); `kernel` is the built module, None if unbuilt."""
+    the schedule and its plans, the warnings, the inputs calls copied (`copied`, CopiedInputs)
+    and the time of each pass (`pass_seconds`, the build's included; none given: none shown);
+    `kernel` is the built module, None if unbuilt."""
     request, pass_seconds = compiled.request, pass_seconds or {}
     assumed = [
         f"{k}={request.param_values[k]} (assumed: no estimate given)" for k in request.assumed
@@ -77,17 +91,18 @@ def pipeline_report(compiled, kernel=None, pass_seconds=None, vectorization=Fals
         for name, strategy in compiled.reductions.items():
             lines.append(f"  {name}: {strategy.describe()}")
             func = compiled.stage_graph.stage(name).func
-            if reordered(func):
+            if isinstance(func, Reduction) and reordered(func):
                 order = ", ".join(func.reduction_variables[k].name for k in loop_order(func))
                 lines.append(f"  {name}: loops reordered ({order})")
     serial = kernel is not None and kernel.info.serial
     lines.append("memory: " + compiled.memory().describe(1 if serial else os.cpu_count() or 1))
     lines.append("warnings:" if compiled.warnings else "warnings: none")
     lines += [f"  {w}" for w in compiled.warnings]
+    lines += [copy.describe() for copy in copied]
     lines.append(f"C target: -march={request.options.march}")
     if request.options.contract:
         lines.append(CONTRACT_NOTE)
-    if serial:
+    if serial and kernel is not None:
         lines.append(f"threads: serial build (the compiler {kernel.info.compiler} has no OpenMP)")
     lines.append("passes: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in pass_seconds.items()))
     built = kernel.info.describe() if kernel is not None else "not built (build=False)"
@@ -101,6 +116,6 @@ def pipeline_report(compiled, kernel=None, pass_seconds=None, vectorization=Fals
     return "\n".join(lines)
 
 
-def _whole(plan) -> str:
+def _whole(plan: TiledGroup) -> str:
     """The tile space's dimensions a scan member makes every tile hold whole."""
     return ", ".join(plan.anchor_variables[d] for d in plan.whole)

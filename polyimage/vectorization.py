@@ -87,7 +87,7 @@ UNUSED_WIDE_COPY = "the int64 copy, removed: its table always fits the 32-bit co
 def _messages(log: str) -> dict:
     """{line of kernel.c: [(kind, message)]} from a build log (every unit places its code under
     `#line` directives naming kernel.c, codegen.units)."""
-    messages = {}
+    messages: dict = {}
     for text in log.splitlines():
         match = _MESSAGE.match(text.strip())
         if match:

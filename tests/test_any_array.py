@@ -1,9 +1,10 @@
 """Any CPU array goes in without a copy: NumPy arrays, anything with DLPack (a PyTorch CPU
 tensor), `__array_interface__` or the buffer protocol (memoryview, array.array), as inputs
 and as out=; an array in a GPU's memory is refused with a clear error; strided inputs are
-read right."""
+read right, copied once per call, which the report says."""
 
 import array
+import threading
 
 import numpy as np
 import pytest
@@ -14,8 +15,7 @@ from polyimage.arguments import as_cpu_array
 from polyimage.errors import ArgumentTypeError
 
 
-@pytest.fixture(scope="module")
-def doubled():
+def _doubled_pipeline():
     """out(i, j) = 2 * img(i, j) + i over an R x C float32 image."""
     R, C = Parameter(Int, "R"), Parameter(Int, "C")
     i, j = Variable(Int, "i"), Variable(Int, "j")
@@ -23,6 +23,11 @@ def doubled():
     out = Function(([i, j], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]), Float, "out")
     out.defn = [img(i, j) * 2.0 + i]
     return polyimage.compile([out])
+
+
+@pytest.fixture(scope="module")
+def doubled():
+    return _doubled_pipeline()
 
 
 def _expected(values):
@@ -79,6 +84,43 @@ def test_strided_inputs_give_the_right_result(doubled):
     for strided in (base[::2, ::3], base.T, base[:, 1:-1]):
         assert not strided.flags.c_contiguous
         np.testing.assert_array_equal(doubled(img=strided), _expected(strided))
+
+
+def _copy_notes(pipe) -> list:
+    return [line for line in pipe.report().splitlines() if "not C-contiguous" in line]
+
+
+def test_the_report_says_when_a_call_copied_a_strided_input():
+    pipe = _doubled_pipeline()
+    base = np.random.default_rng(3).random((9, 14), dtype=np.float32)
+    pipe(img=base)
+    assert _copy_notes(pipe) == []
+    strided = base[::2, ::3]
+    pipe(img=strided)
+    (note,) = _copy_notes(pipe)
+    assert note.startswith("input img was not C-contiguous: copied once per call")
+    assert f"shape {strided.shape}" in note and f"strides {strided.strides}" in note
+
+
+def test_calls_copying_strided_inputs_at_once_leave_one_note():
+    pipe = _doubled_pipeline()
+    base = np.random.default_rng(4).random((24, 30), dtype=np.float32)
+    views = [base[::2, ::3], base.T, base[:, 1:-1], base[1::3, ::2]]
+    results = [None] * len(views)
+
+    def call(k):
+        results[k] = pipe(img=views[k])
+
+    threads = [threading.Thread(target=call, args=(k,)) for k in range(len(views))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for view, got in zip(views, results):
+        np.testing.assert_array_equal(got, _expected(view))
+    (note,) = _copy_notes(pipe)
+    described = [f"(shape {v.shape}, strides {v.strides})" for v in views]
+    assert any(d in note for d in described), note
 
 
 @pytest.mark.parametrize(

@@ -31,7 +31,8 @@ def test_compile_shows_its_signature_and_each_parameter(api_text):
     assert "compile ( outputs , estimates = None , constraints = ()" in api_text
     listed = api_text[api_text.index("Compile the pipeline computing") :][:4000]
     for name in ("estimates", "schedule", "options", "weights", "march", "build"):
-        assert f"{name} –" in listed, name  # one entry of the parameter list each
+        # one entry of the parameter list each, with its type and default where annotated
+        assert re.search(rf" {name} (\([^–]*\) )?–", listed), name
 
 
 def test_the_public_objects_are_on_the_api_page(api_text):

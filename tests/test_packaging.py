@@ -1,5 +1,6 @@
-"""The package boundary: apps/ and images/ install under the project's namespace, and a plain
-(non-editable) install runs the main job from any directory."""
+"""The package boundary: apps/ and images/ install under the project's namespace, the package
+ships its py.typed marker, and a plain (non-editable) install runs the main job from any
+directory."""
 
 import configparser
 import os
@@ -34,6 +35,13 @@ def test_every_package_folder_is_listed():
 
 def test_no_top_level_apps_package_is_installed():
     assert all(name.startswith("polyimage") for name in _configured_packages())
+
+
+def test_the_py_typed_marker_is_package_data():
+    config = configparser.ConfigParser()
+    config.read(ROOT / "setup.cfg")
+    assert "py.typed" in config["options.package_data"]["polyimage"].split(", ")
+    assert (ROOT / "polyimage" / "py.typed").is_file()
 
 
 @pytest.mark.skipif(sys.platform == "win32", reason="POSIX paths")
@@ -105,3 +113,5 @@ def test_plain_install_runs_the_main_job_elsewhere(tmp_path):
         check=True,
     )
     assert all(line.startswith(purelib) for line in where.stdout.split()), where.stdout
+    # the built wheel carries the marker that lets type checkers read the annotations
+    assert Path(purelib, "polyimage", "py.typed").is_file()

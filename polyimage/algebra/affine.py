@@ -6,10 +6,15 @@ Affine indices are checked statically against the producer's domain; every other
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from ..dsl import expr as E
 
+if TYPE_CHECKING:
+    from typing_extensions import TypeGuard
 
-def _is_const(e) -> bool:
+
+def _is_const(e: E.Expr) -> TypeGuard[E.Const]:
     return isinstance(e, E.Const) and isinstance(e.value, int)
 
 

@@ -95,10 +95,10 @@ class CExprPrinter:
         self.address = address
         self.helpers = helpers
         self.eager = False
-        self.chosen = {}
+        self.chosen: dict = {}
         self.narrow = False
-        self.signless = set()  # float-to-integer casts converted back to float (castz)
-        self.hoist = None  # a Hoisted while printing an innermost loop's body
+        self.signless: set = set()  # float-to-integer casts converted back to float (castz)
+        self.hoist: Hoisted | None = None  # while printing an innermost loop's body
 
     def __call__(self, e: E.Expr) -> str:
         return getattr(self, "_" + type(e).__name__)(e)
@@ -225,6 +225,7 @@ class CExprPrinter:
             return self.wide(e.a)
         if id(e) in self.chosen:
             return self.wide(self.chosen[id(e)])
+        assert isinstance(e, E.BinOp), e  # an affine index has no other nodes
         a, b = self.wide(e.a), self.wide(e.b)
         if e.op in ("min", "max") and self.hoist and self.hoist.takes(e):
             return self.hoist.name(f"{self.helper(e.op, E.Long)}({a}, {b})")

@@ -74,7 +74,7 @@ def merged(interiors):
 
 def _distinct(bounds) -> tuple:
     """`bounds` simplified, each once, in first-seen order."""
-    seen = {}
+    seen: dict = {}
     for e in bounds:
         e = simplify(e)
         seen.setdefault(expr_key(e), e)

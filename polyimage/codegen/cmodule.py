@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import Sequence
 
 from ..dsl.constructs import Image
 from ..graph.dag import StageGraph
@@ -138,20 +139,20 @@ def generate_module(
     for s in graph.stages:
         for v in s.func.variables + getattr(s.func, "reduction_variables", ()):
             names.name(v, v.name)
-    helpers = set()
+    helpers: set = set()
     printer = CExprPrinter(names, None, helpers)
     inputs = tuple(sorted(img.name for img in graph.images))
     args = [f"void *{PREFIX}ws", f"int {PREFIX}nthreads"]
     if profile:
         args.append(f"double *restrict {PREFIX}prof")
-    timers = []
+    timers: list = []
     args += [f"{p.typ.c_name} {names[p]}" for p in graph.parameters]
     by_name = {s.name: s.func for s in graph.stages}
     args += [f"const {by_name[n].typ.c_name} *restrict {names[by_name[n]]}" for n in inputs]
     args += [f"{by_name[n].typ.c_name} *restrict {names[by_name[n]]}" for n in graph.outputs]
 
     nthreads, fail = f"{PREFIX}nthreads", Line(f"goto {PREFIX}fail;")
-    body = [Line(text.strip()) for text in checked.entry_start()] if check else []
+    body: list = [Line(text.strip()) for text in checked.entry_start()] if check else []
     body += [
         If(f"{nthreads} <= 0", Assign(nthreads, "omp_get_max_threads()")),
         If(f"{nthreads} > omp_get_thread_limit()", Assign(nthreads, "omp_get_thread_limit()")),
@@ -189,6 +190,7 @@ def generate_module(
         func = by_name[stage_name]
         body.append(Declare(f"{storage[stage_name].c_type} *restrict", ((names[func], "NULL"),)))
     untiled = LoopEmitter(graph, names, helpers, storage, branch_free, reductions, plain)
+    functions: list
     functions, owners = [], []
     for i, plan in enumerate(plans):
         for stage_name, (first, _) in lifetimes.items():
@@ -273,7 +275,7 @@ def generate_module(
     )
 
 
-def _timed(profile: bool, timers: list, timer: tuple, nodes: list) -> list:
+def _timed(profile: bool, timers: list, timer: tuple, nodes: Sequence) -> list:
     """`nodes`, with a profile in a block that adds their wall time to a new timer."""
     if not profile:
         return list(nodes)

@@ -256,7 +256,7 @@ def walk(node: Node):
 
 def names_used(node: Node) -> frozenset:
     """The names (buffers, helpers) the C text of `node` and its descendants refers to."""
-    found = set()
+    found: set = set()
     for n in walk(node):
         found |= getattr(n, "uses", frozenset())
     return frozenset(found)
@@ -305,6 +305,8 @@ def print_c(node: Node, depth: int = 0, first_line: int = 1) -> Printed:
 
 class _Printer:
     def __init__(self, first_line: int):
+        self.lines: list
+        self.loops: list
         self.lines, self.loops, self.first = [], [], first_line
 
     def emit(self, text: str, depth: int):

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from ..algebra.simplify import simplify
 from ..dsl import expr as E
-from ..dsl.constructs import Image
+from ..dsl.constructs import Function, Image
 from .cexpr import CExprPrinter, helper_source
 from .names import PREFIX, NameRegistry
 
@@ -49,7 +49,7 @@ def exported_c(
         names.name(_Key(), taken)
     params = [(p, names.name(p, p.name)) for p in graph.parameters]
     buffers = _buffers(graph, cmodule, names)
-    helpers = set()
+    helpers: set = set()
     writer = _CheckWriter(CExprPrinter(names, None, helpers), params)
     param_args = [f"{p.typ.c_name} {c}" for p, c in params]
     buffer_args = []
@@ -155,7 +155,7 @@ class _Key:
 class _Buffer:
     """One input or output of the entry: its stage, C argument names and extents."""
 
-    func: object
+    func: Function
     is_input: bool
     c_name: str
     extents_name: str

@@ -29,6 +29,7 @@ from .ctree import (
     Declare,
     For,
     If,
+    Node,
     Parallel,
     Seq,
     Stage,
@@ -79,11 +80,11 @@ class LoopEmitter:
         self.reductions = reductions or {}
         self.names = names
         self.storage = storage
-        self.pending = set()
-        self.stores = {}
+        self.pending: set = set()
+        self.stores: dict = {}
         self.printer = CExprPrinter(names, self.address, _Uses(helpers, self.pending))
-        self.narrowed = {}
-        self.check_group = None
+        self.narrowed: dict = {}
+        self.check_group: int | None = None
 
     def touch(self, store, writes: bool):
         """Note a buffer the next node reads or writes."""
@@ -419,7 +420,7 @@ class LoopEmitter:
         w = wide_name(self.names[var])
         return For(w, start, end, Block((*self.aliases([var]), body())), simd=simd)
 
-    def chosen_cases(self, func, cases) -> Seq:
+    def chosen_cases(self, func, cases) -> Node:
         """Store the first of `cases` ((condition or None, value)) whose condition holds, 0
         when none does."""
         with self._eager(func.name in self.branch_free):

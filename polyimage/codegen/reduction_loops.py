@@ -21,7 +21,7 @@ from ..schedule.reductions import (
     unrolled_variables,
 )
 from .cexpr import c_literal, wide_name
-from .ctree import ONE_AT_A_TIME, Assign, Block, Declare, For, If, Line, Seq, shared_schedule
+from .ctree import ONE_AT_A_TIME, Assign, Block, Declare, For, If, Line, Node, Seq, shared_schedule
 from .names import PREFIX
 
 P = PREFIX
@@ -104,7 +104,7 @@ def _unrolled_updates(emitter, func, unrolled, target) -> Seq:
     copies = list(itertools.product(*ranges))
     hoisted = all(case.cond is None for case in func.cases)
     count = len(copies) * len(func.cases)
-    nodes = []
+    nodes: list = []
     if hoisted:
         typ = func.typ.c_name
         for u in range(count):
@@ -117,7 +117,7 @@ def _unrolled_updates(emitter, func, unrolled, target) -> Seq:
     emitter.storage[func.name] = store
     try:
         for k, values in enumerate(copies):
-            block = [
+            block: list = [
                 Declare("int64_t", ((wide_name(emitter.names[v]), str(value)),), True)
                 for v, value in zip(variables, values)
             ]
@@ -182,10 +182,10 @@ def _owner(emitter, func, strategy, names) -> list:
         nodes.append(emitter.declare("int64_t", [(f"{P}klo_{n}", first), (f"{P}khi_{n}", last)]))
     blocks = {o.dim: (f"{P}k_{names[o.index]}",) * 2 for o in owned}
     ranges, bounds = _owned_ranges(emitter, owned, names, blocks)
-    node = Block((*ranges, _serial(emitter, func, names, bounds)))
+    node: Node = Block((*ranges, _serial(emitter, func, names, bounds)))
     for k, o in reversed(list(enumerate(owned))):
         n = names[o.index]
-        clauses = {}
+        clauses: dict = {}
         if k == 0:
             clauses = dict(
                 parallel="parallel for",

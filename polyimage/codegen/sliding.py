@@ -4,7 +4,7 @@ tile did not (checked at run time), and folded scratchpads sized to hold one inn
 
 from __future__ import annotations
 
-from .ctree import Assign, Block, Declare, For, If, Line
+from .ctree import Assign, Block, Declare, For, If, Line, Node
 from .names import PREFIX
 
 
@@ -73,7 +73,7 @@ def inner_loops(emitter, rank: int, body: list, level) -> list:
         ],
         level=level,
     )
-    node = Block((*tile, *body))
+    node: Node = Block((*tile, *body))
     for d in reversed(order):
         k = f"{emitter.v('k')}_{d}"
         step = str(min(inner[d], outer[d]))

@@ -65,7 +65,7 @@ class StageStorage:
         self.buffer, self.c_type, self.label = buffer, c_type, label or buffer
         self.lb = [f"{PREFIX}lb_{buffer}_{d}" for d in range(ndim)]
         self.n = [f"{PREFIX}n_{buffer}_{d}" for d in range(ndim)]
-        self.fold = {}
+        self.fold: dict = {}
 
     def names(self) -> list:
         """The C names of every bound the offsets use (what an outlined nest takes)."""

@@ -73,7 +73,7 @@ class TiledEmitter(LoopEmitter):
         for v in plan.tile_lo + plan.tile_hi + plan.first:
             names.name(v, v.name)
         self.plan, self.index, self.scratch_stride = plan, index, scratch_stride
-        self.slot = {}
+        self.slot: dict = {}
         for name in plan.members:
             for sym in (s for pair in plan.regions[name].symbols for s in pair):
                 self.slot.setdefault(id(sym), len(self.slot))
@@ -91,6 +91,7 @@ class TiledEmitter(LoopEmitter):
         self.folded = self._folded(graph, plan)
         for name, dim in self.folded.items():
             self.scratch[name].fold[dim] = f"{PREFIX}fold{index}_{names[graph.stage(name).func]}"
+        self.functions: list
         self.array, self.functions = self.v("rg"), []
         super().__init__(graph, _SymbolNames(self, names), helpers, local, branch_free, plain=plain)
         self.check_group = index if check else None
@@ -109,7 +110,7 @@ class TiledEmitter(LoopEmitter):
                 folded[name] = names.index(plan.slide[1])
         return folded
 
-    def symbol(self, sym) -> str:
+    def symbol(self, sym) -> str | None:
         """The C name of a region bound (copied from the region function's array), or None
         for other symbols."""
         k = self.slot.get(id(sym))
@@ -156,6 +157,7 @@ class TiledEmitter(LoopEmitter):
         failed, ok = self.v("failed"), self.v("ok")
         setup.append(Declare("int", ((failed, "0"),)))
         tiles = " * ".join(f"({self.v('ohi')}_{d} - {self.v('olo')}_{d} + 1)" for d in range(rank))
+        team: list
         team, checks = [], []
         if self.scratch:
             stride = f"(size_t)omp_get_thread_num() * {self.scratch_stride}"
@@ -204,7 +206,7 @@ class TiledEmitter(LoopEmitter):
         """The first point of outer tile `index` along tile dimension `d`."""
         return f"{self.v('org')}_{d} + {index} * {self.plan.tile_sizes[0][d]}"
 
-    def _outer_tile(self, rank: int) -> tuple:
+    def _outer_tile(self, rank: int) -> tuple[list, list]:
         """(lows, highs) of the outer tile the loops are at."""
         lows = [self._tile_start(d, f"{self.v('o')}_{d}") for d in range(rank)]
         sizes = self.plan.tile_sizes[0]
@@ -226,7 +228,7 @@ class TiledEmitter(LoopEmitter):
     def tile_interval(self, lows, highs, level=None) -> list:
         """The tile's bounds; with `level` (1 outer, 2 inner) in the checked build, noted as
         the tile the thread computes."""
-        nodes = [
+        nodes: list = [
             Declare(
                 "int64_t",
                 ((self.names[self.plan.tile_lo[d]], lo), (self.names[self.plan.tile_hi[d]], hi)),
@@ -269,7 +271,7 @@ class TiledEmitter(LoopEmitter):
             f"const int64_t *restrict {PREFIX}tile",
             *(f"{p.typ.c_name} {self.names[p]}" for p in self.graph.parameters),
         )
-        body = [
+        body: list = [
             Declare("int64_t", ((self.names[v], f"{PREFIX}tile[{3 * d + k}]"),), True)
             for d, vs in enumerate(zip(plan.tile_lo, plan.tile_hi, plan.first))
             for k, v in enumerate(vs)
@@ -288,7 +290,7 @@ class TiledEmitter(LoopEmitter):
 
     def _sizing(self, rank: int, outer) -> list:
         """Serial pass over the tiles: the largest region of every scratch member."""
-        nodes = [
+        nodes: list = [
             Declare("int64_t", ((f"{self.v('cap')}_{self._cname(name)}", "0"),))
             for name in self.scratch
         ]

@@ -53,6 +53,7 @@ def layout(header: str, workspace: str, functions, entry, owners=None, helpers=(
     helper_text = "".join(helper_source(op, c) + "\n" for op, c in helpers)
     pieces = [header + helper_text + "\n", workspace + "\n"]
     line = 1 + sum(piece.count("\n") for piece in pieces)
+    loops: list
     printed, loops = [], []
     for function in [*functions, entry]:
         done = print_c(function, first_line=line)
@@ -97,7 +98,7 @@ def _partition(sizes: list, owners: list) -> list:
     worth units (`sizes`: statements per function, ctree.statements)."""
     if sum(sizes) < UNIT_STATEMENTS:
         return []
-    by_owner = {}
+    by_owner: dict = {}
     for k, owner in enumerate(owners):
         by_owner.setdefault(owner, []).append(k)
     return [

@@ -134,7 +134,7 @@ def segments(emitter, var, split) -> If:
         Declare("int", ((case_, str(len(cases))),)),
         first,
     ]
-    branches = []
+    branches: list = []
     for k, case in enumerate(list(cases) + [None]):
         with emitter._eager(func.name in emitter.branch_free):
             value = "0" if case is None else printer(case.value)

@@ -132,7 +132,7 @@ def run_batch(
         raise ArgumentError("a batch needs input photos: polyimage run APP photos/*.jpg -o outdir/")
     values = parse_params(app, params)
     resolve_schedule(app, schedule)
-    targets = {}
+    targets: dict = {}
     for path in inputs:
         stem = Path(path).stem
         if stem in targets:
@@ -200,6 +200,7 @@ def lazy_inputs(app, photo) -> dict:
     convert = functools.partial(_convert, images[0])
     rng = np.random.default_rng(0)
     shape = (13, 17) + tuple(photo.shape[2:])
+    sample: np.ndarray
     if photo.dtype.kind in "ui":
         sample = rng.integers(0, np.iinfo(photo.dtype).max, shape, endpoint=True)
     else:

@@ -13,6 +13,7 @@ import platform
 import resource
 import tempfile
 import time
+from typing import Callable
 
 import numpy as np
 
@@ -77,7 +78,7 @@ def measure_interleaved(calls: dict, runs: int, report=None) -> dict:
     for fn in calls.values():
         fn()
     labels = list(calls)
-    times = {label: [] for label in labels}
+    times: dict[str, list] = {label: [] for label in labels}
     faults = dict.fromkeys(labels, 0)
     for round_number in range(-1, max(runs, 1)):
         if report is not None and round_number >= 0:
@@ -96,7 +97,7 @@ def measure_interleaved(calls: dict, runs: int, report=None) -> dict:
     }
 
 
-def copy_floor(inputs: dict, outputs, threads=None) -> callable:
+def copy_floor(inputs: dict, outputs, threads=None) -> Callable[[], None]:
     """A memory copy that reads as many bytes as the inputs hold and writes as many as the
     outputs, on as many threads as the pipelines run: the bandwidth floor of any pipeline."""
     in_bytes = sum(a.nbytes for a in inputs.values())
@@ -117,7 +118,7 @@ def copy_floor(inputs: dict, outputs, threads=None) -> callable:
     def run():
         list(pool.map(part, range(workers)))
 
-    run.source, run.target, run.close = src, dst, pool.shutdown
+    run.source, run.target, run.close = src, dst, pool.shutdown  # type: ignore[attr-defined]  # read by callers
     return run
 
 
@@ -313,7 +314,7 @@ def halide_line(timings: dict):
         return None
     parts = []
     if scheduled:
-        best = min(scheduled, key=scheduled.get)
+        best = min(scheduled, key=scheduled.__getitem__)
         parts.append(f"{auto / scheduled[best]:.2f}x best Halide autoscheduler ({best})")
     if manual:
         parts.append(f"{auto / manual:.2f}x halide:{MANUAL}")

@@ -96,6 +96,7 @@ def pipeline_source(target: str):
             f"{target}: no file {path!r} (give an app, {', '.join(APP_NAMES)}, or FILE.py:function)"
         )
     spec = importlib.util.spec_from_file_location(f"_polyimage_user_{Path(path).stem}", path)
+    assert spec is not None and spec.loader is not None  # a .py file has a source loader
     module = importlib.util.module_from_spec(spec)
     sys.path.insert(0, str(Path(path).resolve().parent))
     try:

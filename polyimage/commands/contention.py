@@ -124,6 +124,7 @@ def busy_processes(count: int, report=print, lifetime: float = BUSY_LIFETIME):
                 )
             )
         for process in started:
+            assert process.stdout is not None  # started with stdout=PIPE
             process.stdout.readline()
         load = BusyLoad(started)
         report(f"  started {count} busy process(es), pid {', '.join(map(str, load.pids))}")
@@ -156,7 +157,7 @@ def measure_under_load(measure, calls: dict, runs: int, load: BusyLoad, report=N
     `measure(calls, runs, report)` (bench.measure_interleaved) in BLOCKS blocks of each,
     alternating with `load` resting and spinning."""
     per_block = math.ceil(runs / BLOCKS)
-    blocks = {"unloaded": [], "loaded": []}
+    blocks: dict[str, list] = {"unloaded": [], "loaded": []}
     for block in range(BLOCKS):
         for phase, switch in (("unloaded", load.rest), ("loaded", load.spin)):
             switch()
@@ -257,7 +258,7 @@ def load_summary(timings: dict, loaded: dict, busy: int, autoschedulers) -> str 
         if f"halide:{s}" in loaded
     }
     if ratios:
-        best = min(ratios, key=ratios.get)
+        best = min(ratios, key=ratios.__getitem__)
         text += f" (Halide's best: {best} {ratios[best]:.2f}x)"
     return text
 

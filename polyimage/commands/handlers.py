@@ -172,7 +172,7 @@ def describe_cache(action: str, options: Options) -> str:
     return "\n".join(lines)
 
 
-def human_size(size: int) -> str:
+def human_size(size: float) -> str:
     """`size` bytes as `512 B`, `1.5 KiB`, `84.3 MiB`, `1.0 GiB`."""
     for unit in ("B", "KiB", "MiB", "GiB"):
         if size < 1024 or unit == "GiB":

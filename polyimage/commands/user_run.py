@@ -62,7 +62,7 @@ def run_user_pipeline(
     result, median = time_calls(pipe, arguments, threads, runs, report)
     first = result[0] if isinstance(result, tuple) else result
     if check:
-        expected = polyimage.interpret(outputs, **arguments)
+        expected = polyimage.interpret(outputs, (), **arguments)
         expected = expected[0] if isinstance(expected, tuple) else expected
         err = float(np.max(np.abs(first.astype(np.float64) - expected), initial=0.0))
         report(f"{pipe.name}: max abs difference from the interpreter {err:.3g}")

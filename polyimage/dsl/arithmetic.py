@@ -12,13 +12,17 @@ type.
 from __future__ import annotations
 
 import numbers
+from typing import TYPE_CHECKING, Any, NoReturn, Union
 
 import numpy as np
 
 from .literal_folding import WEAK_MATH, fold
 from .printer import LazyText, format_expr
 from .refusals import NoPythonValue, numpy_operand, refuse_numpy
-from .types import Bool, Double, Long, ScalarType, as_type, promote, type_of_dtype
+from .types import Bool, Double, Long, ScalarType, TypeLike, as_type, promote, type_of_dtype
+
+if TYPE_CHECKING:
+    from typing_extensions import TypeGuard
 
 CMP_OPS = ("<", "<=", ">", ">=", "==", "!=")
 ARITH_OPS = ("+", "-", "*", "/", "//", "%", "min", "max")
@@ -30,11 +34,12 @@ class Expr(NoPythonValue):
     operations it refuses is in NoPythonValue)."""
 
     __slots__ = ("typ",)
+    typ: ScalarType  # None only on a weak literal (is_weak)
 
     def children(self) -> tuple:
         return ()
 
-    def __abs__(self):
+    def __abs__(self) -> Expr:
         return Call.make("abs", self)
 
     def __array_ufunc__(self, ufunc, method, *inputs, **kwargs):
@@ -45,64 +50,64 @@ class Expr(NoPythonValue):
         """NumPy functions on expressions: `numpy.clip` is Clamp, others are refused."""
         return _apply_function(func, args, kwargs)
 
-    def __add__(self, other):
+    def __add__(self, other: ExprLike) -> Expr:
         return BinOp.make("+", self, other)
 
-    def __radd__(self, other):
+    def __radd__(self, other: ExprLike) -> Expr:
         return BinOp.make("+", other, self)
 
-    def __sub__(self, other):
+    def __sub__(self, other: ExprLike) -> Expr:
         return BinOp.make("-", self, other)
 
-    def __rsub__(self, other):
+    def __rsub__(self, other: ExprLike) -> Expr:
         return BinOp.make("-", other, self)
 
-    def __mul__(self, other):
+    def __mul__(self, other: ExprLike) -> Expr:
         return BinOp.make("*", self, other)
 
-    def __rmul__(self, other):
+    def __rmul__(self, other: ExprLike) -> Expr:
         return BinOp.make("*", other, self)
 
-    def __truediv__(self, other):
+    def __truediv__(self, other: ExprLike) -> Expr:
         return BinOp.make("/", self, other)
 
-    def __rtruediv__(self, other):
+    def __rtruediv__(self, other: ExprLike) -> Expr:
         return BinOp.make("/", other, self)
 
-    def __floordiv__(self, other):
+    def __floordiv__(self, other: ExprLike) -> Expr:
         return BinOp.make("//", self, other)
 
-    def __rfloordiv__(self, other):
+    def __rfloordiv__(self, other: ExprLike) -> Expr:
         return BinOp.make("//", other, self)
 
-    def __mod__(self, other):
+    def __mod__(self, other: ExprLike) -> Expr:
         return BinOp.make("%", self, other)
 
-    def __rmod__(self, other):
+    def __rmod__(self, other: ExprLike) -> Expr:
         return BinOp.make("%", other, self)
 
-    def __neg__(self):
+    def __neg__(self) -> Expr:
         return Neg.make(self)
 
-    def __pos__(self):
+    def __pos__(self) -> Expr:
         return self
 
-    def __lt__(self, other):
+    def __lt__(self, other: ExprLike) -> Condition:
         return Condition(self, "<", other)
 
-    def __le__(self, other):
+    def __le__(self, other: ExprLike) -> Condition:
         return Condition(self, "<=", other)
 
-    def __gt__(self, other):
+    def __gt__(self, other: ExprLike) -> Condition:
         return Condition(self, ">", other)
 
-    def __ge__(self, other):
+    def __ge__(self, other: ExprLike) -> Condition:
         return Condition(self, ">=", other)
 
-    def __eq__(self, other):
+    def __eq__(self, other: ExprLike) -> Condition:  # type: ignore[override]  # as NumPy's ==
         return Condition(self, "==", other)
 
-    def __ne__(self, other):
+    def __ne__(self, other: ExprLike) -> Condition:  # type: ignore[override]  # as NumPy's !=
         return Condition(self, "!=", other)
 
     __hash__ = object.__hash__
@@ -114,7 +119,12 @@ class Expr(NoPythonValue):
         return f"<{type(self).__name__} {self}>"
 
 
-def to_expr(value) -> Expr:
+# what the DSL takes where it takes a value: an expression, a Python number (a weak literal)
+# or a NumPy scalar
+ExprLike = Union[Expr, int, float, np.number]
+
+
+def to_expr(value: ExprLike) -> Expr:
     """Turn a Python number into a weak constant and a NumPy scalar into a constant of its own
     type (strong, as NEP 50 has it); pass expressions through."""
     if isinstance(value, Expr):
@@ -129,7 +139,7 @@ def to_expr(value) -> Expr:
                 f"the NumPy scalar {value!r} has a dtype ({value.dtype}) polyimage "
                 "has no type for; convert it with float() or int()"
             ) from None
-        return Const(value.item(), typ)
+        return Const(value.item(), typ)  # type: ignore[arg-type]  # kind "iuf": not complex
     if isinstance(value, numbers.Integral):
         return Const(int(value))
     if isinstance(value, numbers.Real):
@@ -141,9 +151,10 @@ class Const(Expr):
     """A number. `typ=None` marks a weak Python literal whose type comes from context."""
 
     __slots__ = ("value",)
+    value: Any  # an int, or a float for a float type
 
-    def __init__(self, value, typ: ScalarType | None = None):
-        self.typ = typ
+    def __init__(self, value: int | float, typ: ScalarType | None = None):
+        self.typ = typ  # type: ignore[assignment]  # None marks a weak literal
         if typ is None:
             self.value = value
         elif typ.is_float:
@@ -156,7 +167,7 @@ class Const(Expr):
         return self.typ is None
 
 
-def is_weak(e: Expr) -> bool:
+def is_weak(e: Expr) -> TypeGuard[Const]:
     return isinstance(e, Const) and e.typ is None
 
 
@@ -268,13 +279,13 @@ class Call(Expr):
         return self.args
 
     @staticmethod
-    def make(fn: str, *args) -> Expr:
+    def make(fn: str, *operands: ExprLike) -> Expr:
         arity = 2 if fn == "pow" else 1
-        if len(args) != arity:
-            raise TypeError(f"{fn.capitalize()} takes {arity} argument(s), got {len(args)}")
-        args = [to_expr(a) for a in args]
+        if len(operands) != arity:
+            raise TypeError(f"{fn.capitalize()} takes {arity} argument(s), got {len(operands)}")
+        args = [to_expr(a) for a in operands]
         if all(is_weak(a) for a in args):
-            value = WEAK_MATH[fn](*(a.value for a in args))
+            value = WEAK_MATH[fn](*(a.value for a in args))  # type: ignore[attr-defined]  # all weak: Consts
             return Const(value if fn in ("abs", "floor") else float(value))
         for a in args:
             check_number(a, "argument", fn)
@@ -296,7 +307,7 @@ class Cast(Expr):
 
     __slots__ = ("a",)
 
-    def __init__(self, typ, a):
+    def __init__(self, typ: TypeLike, a: ExprLike):
         self.typ = as_type(typ)
         self.a = strong(to_expr(a))
 
@@ -309,13 +320,13 @@ class BoolExpr(Expr):
 
     __slots__ = ()
 
-    def __and__(self, other):
+    def __and__(self, other: BoolExpr) -> Logic:
         return Logic("&&", self, other)
 
-    def __or__(self, other):
+    def __or__(self, other: BoolExpr) -> Logic:
         return Logic("||", self, other)
 
-    def __invert__(self):
+    def __invert__(self) -> Not:
         return Not(self)
 
 
@@ -324,7 +335,7 @@ class Condition(BoolExpr):
 
     __slots__ = ("lhs", "op", "rhs")
 
-    def __init__(self, lhs, op: str, rhs):
+    def __init__(self, lhs: ExprLike, op: str, rhs: ExprLike):
         if op not in CMP_OPS:
             raise ValueError(f"Condition operator must be one of {', '.join(CMP_OPS)}, got {op!r}")
         lhs, rhs = to_expr(lhs), to_expr(rhs)
@@ -416,7 +427,7 @@ _UFUNCS = {
 }
 
 
-def _refuse(name: str, operands):
+def _refuse(name: str, operands) -> NoReturn:
     """Refuse numpy.`name`, showing the first expression among `operands`."""
     refuse_numpy(name, next((v for v in operands if isinstance(v, Expr)), None))
 

@@ -4,8 +4,12 @@ plain value that always holds, and DefinitionList, the `f.defn` list that re-che
 from __future__ import annotations
 
 import enum
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
 
 from . import expr as E
+
+if TYPE_CHECKING:
+    from .constructs import Function
 
 
 class Op(enum.Enum):
@@ -20,38 +24,42 @@ class Op(enum.Enum):
 class Case:
     """One piece of a piecewise definition: where `cond` holds, the value is `value`."""
 
-    def __init__(self, cond, value):
+    def __init__(self, cond: E.BoolExpr, value: Reduce | E.ExprLike):
         if not isinstance(cond, E.BoolExpr):
             raise TypeError(f"Case needs a Condition first, got `{cond}`")
-        self.cond = cond
+        self.cond: E.BoolExpr | None = cond
         self.value = value if isinstance(value, Reduce) else E.to_expr(value)
 
     @property
-    def condition(self):
+    def condition(self) -> E.BoolExpr | None:
         """PolyMage's name of `cond`."""
         return self.cond
 
     @property
-    def expression(self):
+    def expression(self) -> Reduce | E.Expr:
         """PolyMage's name of `value`."""
         return self.value
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Case({self.cond}, {self.value})"
 
 
 class Reduce:
     """`Reduce(r(idx...), value, Op.Sum)`: combine `value` into element `idx` of Reduction r."""
 
-    def __init__(self, target, value, op):
+    def __init__(self, target: E.Reference, value: E.ExprLike, op: Op):
         if not isinstance(target, E.Reference):
             raise TypeError(f"Reduce needs a reference to its Reduction first, got `{target}`")
         if not isinstance(op, Op):
             raise TypeError(f"Reduce operator must be Op.Sum, Op.Mul, Op.Min or Op.Max, got {op!r}")
         self.target, self.value, self.op = target, E.to_expr(value), op
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Reduce({self.target}, {self.value}, Op.{self.op.name})"
+
+
+# what a stage's definition lists: Cases (with Reduce in a Reduction), and a plain value last
+Piece = Union[Case, Reduce, E.ExprLike]
 
 
 class DefinitionList(list):
@@ -59,41 +67,41 @@ class DefinitionList(list):
     and leaves `f` unchanged when they fail. Before `f` is defined the list cannot be read
     (the compiler reports the missing definition), only extended."""
 
-    def __init__(self, owner, cases):
+    def __init__(self, owner: Function, cases: Iterable[Case]):
         super().__init__(cases)
         self._owner = owner
         self._source = owner._defn
 
-    def _require_definition(self):
+    def _require_definition(self) -> None:
         if self._source is None:
             self._owner.cases  # raises the missing definition
 
-    def __iter__(self):
+    def __iter__(self) -> Any:
         self._require_definition()
         return super().__iter__()
 
-    def __len__(self):
+    def __len__(self) -> int:
         self._require_definition()
         return super().__len__()
 
-    def __getitem__(self, index):
+    def __getitem__(self, index: Any) -> Any:
         self._require_definition()
         return super().__getitem__(index)
 
-    def __reversed__(self):
+    def __reversed__(self) -> Any:
         self._require_definition()
         return super().__reversed__()
 
-    def __contains__(self, piece):
+    def __contains__(self, piece: object) -> bool:
         self._require_definition()
         return super().__contains__(piece)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if self._source is None:
             return f"<{self._owner.name}.defn, not set yet>"
         return super().__repr__()
 
-    def _edit(self, change):
+    def _edit(self, change: Callable[[list], Any]) -> Any:
         owner = self._owner
         if owner._defn is not self._source:
             raise RuntimeError(
@@ -104,46 +112,46 @@ class DefinitionList(list):
         result = change(pieces)
         owner.defn = pieces
         self._source = owner._defn
-        super().__setitem__(slice(None), owner._defn)
+        super().__setitem__(slice(None), owner.cases)
         return result
 
-    def append(self, piece):
+    def append(self, piece: Piece) -> None:
         self._edit(lambda pieces: pieces.append(piece))
 
-    def extend(self, more):
+    def extend(self, more: Iterable[Piece]) -> None:
         more = list(more)
         self._edit(lambda pieces: pieces.extend(more))
 
-    def insert(self, index, piece):
+    def insert(self, index: Any, piece: Piece) -> None:
         self._edit(lambda pieces: pieces.insert(index, piece))
 
-    def __iadd__(self, more):
+    def __iadd__(self, more: Iterable[Piece]) -> DefinitionList:  # type: ignore[misc,override]  # as list's +=
         self.extend(more)
         return self
 
-    def __imul__(self, times):
+    def __imul__(self, times: Any) -> DefinitionList:  # type: ignore[misc]  # as list's *=
         self._edit(lambda pieces: pieces.__imul__(times))
         return self
 
-    def __setitem__(self, index, piece):
+    def __setitem__(self, index: Any, piece: Any) -> None:
         self._edit(lambda pieces: pieces.__setitem__(index, piece))
 
-    def __delitem__(self, index):
+    def __delitem__(self, index: Any) -> None:
         self._edit(lambda pieces: pieces.__delitem__(index))
 
-    def pop(self, index=-1):
+    def pop(self, index: Any = -1) -> Any:
         return self._edit(lambda pieces: pieces.pop(index))
 
-    def remove(self, piece):
+    def remove(self, piece: Piece) -> None:
         self._edit(lambda pieces: pieces.remove(piece))
 
-    def clear(self):
+    def clear(self) -> None:
         self._edit(lambda pieces: pieces.clear())
 
-    def reverse(self):
+    def reverse(self) -> None:
         self._edit(lambda pieces: pieces.reverse())
 
-    def sort(self, *args, **kwargs):
+    def sort(self, *args: Any, **kwargs: Any) -> None:
         raise TypeError(
             f"the Cases of {self._owner.name}.defn are tried in order and cannot be sorted"
         )
@@ -152,12 +160,12 @@ class DefinitionList(list):
 class Always(Case):
     """A Case whose condition always holds (a plain value in defn)."""
 
-    def __init__(self, value):
+    def __init__(self, value: Reduce | E.ExprLike):
         self.cond = None
         self.value = value if isinstance(value, Reduce) else E.to_expr(value)
 
 
-def rebuild_case(case: Case, value) -> Case:
+def rebuild_case(case: Case, value: Reduce | E.Expr) -> Case:
     """A copy of `case` (of its own class) with another value."""
     new = object.__new__(type(case))
     new.cond, new.value = case.cond, value

@@ -8,24 +8,25 @@ element `[i, j]` of a stage's array holds the value at domain point `(lb0 + i, l
 from __future__ import annotations
 
 import numbers
+from typing import Any, Iterable, Sequence, Tuple, overload
 
 import numpy as np
 
 from ..errors import PipelineError
 from . import expr as E
-from .cases import Always, Case, DefinitionList, Op, Reduce, rebuild_case  # noqa: F401
-from .types import Int, ScalarType, as_type
+from .cases import Always, Case, DefinitionList, Op, Piece, Reduce, rebuild_case  # noqa: F401
+from .types import Int, ScalarType, TypeLike, as_type
 
 __all__ = ["Interval", "Image", "Function", "Reduction", "Case", "Reduce", "Op"]
 
 
-def _check_name(kind: str, name) -> str:
+def _check_name(kind: str, name: object) -> str:
     if not isinstance(name, str) or not name.isidentifier():
         raise ValueError(f"{kind} name must be a Python identifier, got {name!r}")
     return name
 
 
-def _parameter_expr(value, typ: ScalarType, what: str) -> E.Expr:
+def _parameter_expr(value: E.ExprLike, typ: ScalarType, what: str) -> E.Expr:
     """An integer expression of Parameters only (interval bounds, image extents)."""
     if isinstance(value, np.integer):
         value = int(value)  # a size, not a typed value
@@ -49,7 +50,7 @@ class Interval:
         ub: the last point, an expression in Parameters (`upperBound` in PolyMage).
     """
 
-    def __init__(self, typ, lb, ub):
+    def __init__(self, typ: TypeLike, lb: E.ExprLike, ub: E.ExprLike):
         self.typ = as_type(typ)
         if not self.typ.is_int:
             raise TypeError(f"Interval type must be an integer type, not {self.typ}")
@@ -57,33 +58,37 @@ class Interval:
         self.ub = _parameter_expr(ub, self.typ, "Interval upper bound")
 
     @property
-    def lowerBound(self):
+    def lowerBound(self) -> E.Expr:
         """PolyMage's name of `lb`."""
         return self.lb
 
     @property
-    def upperBound(self):
+    def upperBound(self) -> E.Expr:
         """PolyMage's name of `ub`."""
         return self.ub
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"Interval({self.typ}, {self.lb}, {self.ub})"
 
 
-def _parse_function_args(args):
+# a stage's domain: its variables and their intervals, `([x, y], [rows, cols])`
+Domain = Tuple[Sequence[E.Variable], Sequence[Interval]]
+
+
+def _parse_function_args(args: tuple) -> tuple:
     """(variables, intervals, typ, name, hint) from the accepted spellings of Function(...)."""
     var_dom = args[0] if args else None
     is_var_dom = (
         isinstance(var_dom, tuple) and len(var_dom) == 2 and not isinstance(var_dom[0], E.Expr)
     )
     if is_var_dom and len(args) in (3, 4):
-        (variables, intervals), typ, name, *hint = args
+        (variables, intervals), typ, name, *hints = args
     elif len(args) == 4 and not is_var_dom:
         variables, intervals, typ, name = args
-        hint = []
+        hints = []
     else:
         raise TypeError("use Function(([vars], [intervals]), typ, name)")
-    hint = hint[0] if hint else ""
+    hint = hints[0] if hints else ""
     if not isinstance(hint, str):
         raise TypeError(
             f'the optional last argument of Function is a hint such as "const", got {hint!r}'
@@ -109,14 +114,29 @@ class Function:
 
     kind = "function"
 
-    def __init__(self, *args):
+    @overload
+    def __init__(self, domain: Domain, typ: TypeLike, name: str, hint: str = "", /) -> None: ...
+
+    @overload
+    def __init__(
+        self,
+        variables: Sequence[E.Variable],
+        intervals: Sequence[Interval],
+        typ: TypeLike,
+        name: str,
+        /,
+    ) -> None: ...
+
+    def __init__(self, *args: Any) -> None:
         variables, intervals, typ, name, self.hint = _parse_function_args(args)
         self.name = _check_name(type(self).__name__, name)
         self.typ = as_type(typ)
         self.variables, self.intervals = self._check_dims(variables, intervals, "")
-        self._defn = None
+        self._defn: tuple[Case, ...] | None = None
 
-    def _check_dims(self, variables, intervals, what: str):
+    def _check_dims(
+        self, variables: Iterable[E.Variable], intervals: Iterable[Interval], what: str
+    ) -> tuple[tuple[E.Variable, ...], tuple[Interval, ...]]:
         variables, intervals = tuple(variables), tuple(intervals)
         if len(variables) != len(intervals):
             raise ValueError(
@@ -146,7 +166,13 @@ class Function:
         return variables, intervals
 
     @classmethod
-    def like(cls, source, typ, name, variables=None) -> "Function":
+    def like(
+        cls,
+        source: Function,
+        typ: TypeLike,
+        name: str,
+        variables: Sequence[E.Variable] | None = None,
+    ) -> Function:
         """A Function over the domain of `source` (an Image, whose domain is 0..extent - 1
         along each dimension, or another stage), with `variables`; by default the source's
         own when it is a stage, else new ones named x0, x1, ... (read them back as
@@ -166,7 +192,7 @@ class Function:
     def ndim(self) -> int:
         return len(self.variables)
 
-    def __call__(self, *indices) -> E.Reference:
+    def __call__(self, *indices: E.ExprLike) -> E.Reference:
         return E.Reference(self, indices)
 
     @property
@@ -185,14 +211,14 @@ class Function:
         return DefinitionList(self, self._defn or ())
 
     @defn.setter
-    def defn(self, pieces):
+    def defn(self, pieces: Piece | Iterable[Piece]) -> None:
         self._defn = self._checked_definition(pieces)
 
-    def _checked_definition(self, pieces) -> tuple:
+    def _checked_definition(self, pieces: Piece | Iterable[Piece]) -> tuple[Case, ...]:
         """The Cases of `pieces`, checked; a plain value may only stand last."""
         if isinstance(pieces, (E.Expr, Case, Reduce, numbers.Number)):
             pieces = [pieces]
-        pieces = list(pieces)
+        pieces = list(pieces)  # type: ignore[arg-type]  # mypy: int, float are numbers.Number
         if not pieces:
             raise ValueError(f"{self.name}: the definition is empty")
         cases = []
@@ -210,7 +236,7 @@ class Function:
             cases.append(self._check_case(piece))
         return tuple(cases)
 
-    def _check_case(self, case):
+    def _check_case(self, case: Case) -> Case:
         if isinstance(case.value, Reduce):
             raise TypeError(f"{self.name}: Reduce can only define a Reduction")
         self._check_symbols(case.cond, self.variables)
@@ -220,7 +246,7 @@ class Function:
             value = E.Cast(self.typ, value)
         return rebuild_case(case, value)
 
-    def _check_symbols(self, e, allowed):
+    def _check_symbols(self, e: E.Expr | None, allowed: Sequence[E.Variable]) -> None:
         if e is None:
             return
         names = {v.name for v in allowed}
@@ -237,7 +263,7 @@ class Function:
                     f"({', '.join(v.name for v in allowed)})"
                 )
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name}>"
 
 
@@ -246,7 +272,7 @@ class Image(Function):
 
     kind = "image"
 
-    def __init__(self, typ, name, extents):
+    def __init__(self, typ: TypeLike, name: str, extents: Sequence[E.ExprLike]):
         self.name = _check_name("Image", name)
         self.typ = as_type(typ)
         self.hint = ""
@@ -264,8 +290,8 @@ class Image(Function):
         """PolyMage's name of `extents`."""
         return self.extents
 
-    @Function.defn.setter
-    def defn(self, pieces):
+    @Function.defn.setter  # type: ignore[attr-defined]  # mypy: a base's property setter
+    def defn(self, pieces: Piece | Iterable[Piece]) -> None:
         raise TypeError(f"Image {self.name} is an input and cannot be given a definition")
 
 
@@ -279,26 +305,26 @@ class Reduction(Function):
 
     kind = "reduction"
 
-    def __init__(self, var_dom, red_dom, typ, name):
-        super().__init__(tuple(var_dom), typ, name)
+    def __init__(self, var_dom: Domain, red_dom: Domain, typ: TypeLike, name: str):
+        super().__init__(tuple(var_dom), typ, name)  # type: ignore[arg-type]  # a list too
         self.reduction_variables, self.reduction_intervals = self._check_dims(
             red_dom[0], red_dom[1], "reduction "
         )
         self.default = 0
 
     @property
-    def default(self):
+    def default(self) -> E.Expr:
         return self._default
 
     @default.setter
-    def default(self, value):
+    def default(self, value: E.ExprLike) -> None:
         value = E.to_expr(value)
         self._check_symbols(value, self.variables)
         value = E.strong(value)
         self._default = value if value.typ is self.typ else E.Cast(self.typ, value)
 
-    @Function.defn.setter
-    def defn(self, pieces):
+    @Function.defn.setter  # type: ignore[attr-defined]  # mypy: a base's property setter
+    def defn(self, pieces: Piece | Iterable[Piece]) -> None:
         self._defn = self._checked_definition(pieces)
 
     @property
@@ -306,7 +332,7 @@ class Reduction(Function):
         """The Op of each Case, in order."""
         return tuple(case.value.op for case in self.cases)
 
-    def _check_case(self, case):
+    def _check_case(self, case: Case) -> Case:
         red = case.value
         if not isinstance(red, Reduce):
             raise TypeError(f"{self.name}: a Reduction is defined by Reduce(...), got `{red}`")
@@ -324,7 +350,9 @@ class Reduction(Function):
         new_case.cond = cond
         return new_case
 
-    def _on_target(self, cond, target_args):
+    def _on_target(
+        self, cond: E.BoolExpr | None, target_args: tuple[E.Expr, ...]
+    ) -> E.BoolExpr | None:
         """`cond` with each of the Reduction's own variables that is not a reduction variable
         and stands alone on one side of a comparison replaced by the index of the Case's
         Reduce target along it: PolyMage's `Case(c == 0, Reduce(grid(0, ...), ...))` selects
@@ -354,7 +382,7 @@ class Reduction(Function):
         self._refuse_own_variables(cond, own)
         return cond
 
-    def _refuse_own_variables(self, e, own):
+    def _refuse_own_variables(self, e: E.Expr, own: dict[int, int]) -> None:
         for node in E.walk(e):
             if isinstance(node, E.Variable) and id(node) in own:
                 raise ValueError(

@@ -5,6 +5,8 @@ and walks over a tree."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+
 from .arithmetic import (  # noqa: F401  (the nodes and their typing are read from here too)
     ARITH_OPS,
     CMP_OPS,
@@ -16,6 +18,7 @@ from .arithmetic import (  # noqa: F401  (the nodes and their typing are read fr
     Condition,
     Const,
     Expr,
+    ExprLike,
     Logic,
     Neg,
     Not,
@@ -34,10 +37,14 @@ from .types import (  # noqa: F401  (E.Long and the other types are read from he
     Double,
     Long,
     ScalarType,
+    TypeLike,
     as_type,
     promote,
     type_of_dtype,
 )
+
+if TYPE_CHECKING:
+    from .constructs import Function
 
 __all__ = [
     "Expr",
@@ -81,7 +88,7 @@ class Symbol(Expr):
 
     __slots__ = ("name",)
 
-    def __init__(self, typ, name: str):
+    def __init__(self, typ: TypeLike, name: str):
         self.typ = as_type(typ)
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"{type(self).__name__} name must be an identifier, got {name!r}")
@@ -93,7 +100,7 @@ class Variable(Symbol):
 
     __slots__ = ()
 
-    def __init__(self, typ, name: str):
+    def __init__(self, typ: TypeLike, name: str):
         super().__init__(typ, name)
         if not self.typ.is_int:
             raise TypeError(f"Variable {name} must have an integer type, not {self.typ}")
@@ -110,7 +117,7 @@ class Select(Expr):
 
     __slots__ = ("cond", "a", "b")
 
-    def __init__(self, cond, a, b):
+    def __init__(self, cond: BoolExpr, a: ExprLike, b: ExprLike):
         if not isinstance(cond, (Condition, Logic, Not)):
             raise TypeError(f"Select needs a Condition as its first argument, got `{cond}`")
         a, b = to_expr(a), to_expr(b)
@@ -124,7 +131,7 @@ class Select(Expr):
             convert_operand(b, self.typ, context),
         )
 
-    def children(self):
+    def children(self) -> tuple:
         return (self.cond, self.a, self.b)
 
 
@@ -133,9 +140,9 @@ class Reference(Expr):
 
     __slots__ = ("func", "args")
 
-    def __init__(self, func, args):
+    def __init__(self, func: Function, indices: Sequence[ExprLike]):
         self.func = func
-        args = tuple(strong(to_expr(a)) for a in args)
+        args = tuple(strong(to_expr(a)) for a in indices)
         if len(args) != func.ndim:
             raise TypeError(
                 f"{func.name} has {func.ndim} dimension(s) but is referenced with "
@@ -150,27 +157,27 @@ class Reference(Expr):
         self.args = args
         self.typ = func.typ
 
-    def children(self):
+    def children(self) -> tuple:
         return self.args
 
 
-def Min(a, b) -> Expr:
+def Min(a: ExprLike, b: ExprLike) -> Expr:
     """The smaller of two values (NaN if either is NaN, as numpy.minimum)."""
     return BinOp.make("min", a, b)
 
 
-def Max(a, b) -> Expr:
+def Max(a: ExprLike, b: ExprLike) -> Expr:
     """The larger of two values (NaN if either is NaN, as numpy.maximum)."""
     return BinOp.make("max", a, b)
 
 
-def Clamp(e, lo, hi) -> Expr:
+def Clamp(e: ExprLike, lo: ExprLike, hi: ExprLike) -> Expr:
     """`Min(Max(e, lo), hi)`."""
     return Min(Max(e, lo), hi)
 
 
-def _math(fn, doc):
-    def build(*args):
+def _math(fn: str, doc: str) -> Callable[..., Expr]:
+    def build(*args: ExprLike) -> Expr:
         return Call.make(fn, *args)
 
     build.__name__ = fn.capitalize()
@@ -178,20 +185,24 @@ def _math(fn, doc):
     return build
 
 
-Abs = _math("abs", "Absolute value (keeps the type; integers wrap as in NumPy).")
-Sqrt = _math("sqrt", "Square root.")
-Exp = _math("exp", "e to the power of the argument.")
-Log = _math("log", "Natural logarithm.")
-Sin = _math("sin", "Sine.")
-Cos = _math("cos", "Cosine.")
-Floor = _math("floor", "Round toward minus infinity (identity on integers).")
-Pow = _math("pow", "`a` to the power `b`, in floating point.")
+Abs: Callable[[ExprLike], Expr] = _math(
+    "abs", "Absolute value (keeps the type; integers wrap as in NumPy)."
+)
+Sqrt: Callable[[ExprLike], Expr] = _math("sqrt", "Square root.")
+Exp: Callable[[ExprLike], Expr] = _math("exp", "e to the power of the argument.")
+Log: Callable[[ExprLike], Expr] = _math("log", "Natural logarithm.")
+Sin: Callable[[ExprLike], Expr] = _math("sin", "Sine.")
+Cos: Callable[[ExprLike], Expr] = _math("cos", "Cosine.")
+Floor: Callable[[ExprLike], Expr] = _math(
+    "floor", "Round toward minus infinity (identity on integers)."
+)
+Pow: Callable[[ExprLike, ExprLike], Expr] = _math("pow", "`a` to the power `b`, in floating point.")
 
 # PolyMage's spellings of the float versions; the type follows the arguments here
 Powf, Sqrtf, Expf, Logf = Pow, Sqrt, Exp, Log
 
 
-def walk(e: Expr):
+def walk(e: Expr) -> Iterator[Expr]:
     """Yield every node of `e`, parents before children."""
     stack = [e]
     while stack:
@@ -200,15 +211,15 @@ def walk(e: Expr):
         stack.extend(reversed(node.children()))
 
 
-def free_symbols(e: Expr, kind=Symbol) -> list:
+def free_symbols(e: Expr, kind: type = Symbol) -> list:
     """Symbols of class `kind` used in `e`, in first-use order, without duplicates."""
-    seen = {}
+    seen: dict = {}
     for node in walk(e):
         if isinstance(node, kind):
             seen.setdefault(id(node), node)
     return list(seen.values())
 
 
-def references(e: Expr) -> list:
+def references(e: Expr) -> list[Reference]:
     """References in `e`, in first-use order."""
     return [node for node in walk(e) if isinstance(node, Reference)]

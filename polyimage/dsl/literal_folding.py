@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import math
+from typing import Any, Callable
 
 from . import libm
 
@@ -27,7 +28,7 @@ def fold(op: str, a, b):
 
 
 # math functions on Python numbers (sqrt of a negative is NaN, as in NumPy)
-WEAK_MATH = {
+WEAK_MATH: dict[str, Callable[..., Any]] = {
     "abs": abs,
     "sqrt": lambda a: math.sqrt(a) if a >= 0 else math.nan,
     "floor": math.floor,

@@ -4,6 +4,8 @@ counterpart. Apart from the expression classes, so that those keep to what they 
 
 from __future__ import annotations
 
+from typing import NoReturn
+
 import numpy as np
 
 
@@ -83,7 +85,7 @@ HINTS = {
 }
 
 
-def refuse_numpy(name: str, shown) -> None:
+def refuse_numpy(name: str, shown) -> NoReturn:
     """Refuse numpy.`name` on the expression `shown`, with a hint at the DSL's spelling."""
     hint = HINTS.get(name.rsplit(".", 1)[-1])
     raise TypeError(

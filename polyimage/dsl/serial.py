@@ -60,7 +60,7 @@ def from_data(data, params: dict) -> E.Expr:
         return E.Not(from_data(rest[0], params))
     if kind == "select":
         cond, a, b = (from_data(x, params) for x in rest)
-        return E.Select(cond, a, b)
+        return E.Select(cond, a, b)  # type: ignore[arg-type]  # Select checks it
     raise ValueError(f"not an expression: {data!r}")
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numbers
+from typing import Sequence
 
 import numpy as np
 
@@ -10,7 +11,12 @@ from . import expr as E
 from .constructs import Function
 
 
-def Stencil(func, indices, kernel, origin=None) -> E.Expr:
+def Stencil(
+    func: Function,
+    indices: Sequence[E.ExprLike],
+    kernel: Sequence | np.ndarray,
+    origin: Sequence[int] | None = None,
+) -> E.Expr:
     """PolyMage's weighted sum of neighbours: the sum over positions k of the nested-list
     `kernel` (rows over the first index) of `kernel[k] * func(indices[d] + k[d] - origin[d])`.
 
@@ -37,30 +43,31 @@ def Stencil(func, indices, kernel, origin=None) -> E.Expr:
         raise ValueError(
             f"Stencil of {func.name}: origin must be {len(shape)} integer(s), got {origin}"
         )
-    total = None
+    total: E.Expr | None = None
     for position, weight in weights:
         if weight == 0:
             continue
-        term = func(*(_offset(i, k - o) for i, k, o in zip(indices, position, origin)))
+        term: E.Expr = func(*(_offset(i, k - o) for i, k, o in zip(indices, position, origin)))
         if not (type(weight) is int and weight == 1):
             term = term * weight
         total = term if total is None else total + term
     return E.to_expr(0) if total is None else total
 
 
-def _offset(index, delta: int):
+def _offset(index: E.ExprLike, delta: int) -> E.ExprLike:
     """`index + delta`, written `index - |delta|` when delta is negative."""
     if delta == 0:
         return index
     return index + delta if delta > 0 else index - (-delta)
 
 
-def _kernel_weights(kernel, rank: int, name: str):
+def _kernel_weights(kernel: Sequence | np.ndarray, rank: int, name: str) -> tuple[list, list]:
     """The shape of a regular nested-list kernel of `rank` levels, and its (position, weight)
     entries in row-major order."""
     if isinstance(kernel, np.ndarray):
         kernel = kernel.tolist()
-    shape, level = [], kernel
+    shape: list[int] = []
+    level = kernel
     while isinstance(level, (list, tuple)):
         if not level:
             raise ValueError(f"Stencil of {name}: the kernel has an empty row")
@@ -71,9 +78,9 @@ def _kernel_weights(kernel, rank: int, name: str):
             f"Stencil of {name}: the kernel nests {len(shape)} level(s) of lists "
             f"but {name} is indexed with {rank} index(es)"
         )
-    weights = []
+    weights: list = []
 
-    def visit(node, position):
+    def visit(node: object, position: tuple[int, ...]) -> None:
         depth = len(position)
         if depth == rank:
             if isinstance(node, (list, tuple)):

@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Union
+
 import numpy as np
+
+if TYPE_CHECKING:
+    from numpy.typing import DTypeLike
 
 __all__ = [
     "ScalarType",
@@ -28,9 +33,9 @@ class ScalarType:
 
     __slots__ = ("name", "dtype", "c_name")
 
-    def __init__(self, name: str, dtype, c_name: str):
+    def __init__(self, name: str, dtype: DTypeLike, c_name: str):
         self.name = name
-        self.dtype = np.dtype(dtype)
+        self.dtype: np.dtype = np.dtype(dtype)
         self.c_name = c_name
 
     @property
@@ -49,16 +54,16 @@ class ScalarType:
     def bits(self) -> int:
         return self.dtype.itemsize * 8
 
-    def min_value(self):
+    def min_value(self) -> int | float:
         return np.iinfo(self.dtype).min if self.is_int else -np.inf
 
-    def max_value(self):
+    def max_value(self) -> int | float:
         return np.iinfo(self.dtype).max if self.is_int else np.inf
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return self.name
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple:
         return (type_of_dtype, (self.dtype.str,)) if self is not Bool else (_bool_type, ())
 
 
@@ -80,11 +85,11 @@ _BY_DTYPE = {t.dtype: t for t in ALL_TYPES}
 C_ARRAYS = {t.dtype: f"{t.c_name}[]" for t in ALL_TYPES}
 
 
-def _bool_type():
+def _bool_type() -> ScalarType:
     return Bool
 
 
-def type_of_dtype(dtype) -> ScalarType:
+def type_of_dtype(dtype: DTypeLike) -> ScalarType:
     """The DSL type of a NumPy dtype (TypeError for dtypes the DSL has no type for)."""
     dt = np.dtype(dtype)
     if dt == np.bool_:
@@ -95,7 +100,11 @@ def type_of_dtype(dtype) -> ScalarType:
         raise TypeError(f"polyimage has no scalar type for dtype {dt}") from None
 
 
-def as_type(typ) -> ScalarType:
+# a DSL type, or what NumPy takes as a dtype (np.float32, "uint8")
+TypeLike = Union[ScalarType, "DTypeLike"]
+
+
+def as_type(typ: TypeLike) -> ScalarType:
     """Accept a ScalarType or anything NumPy understands as a dtype."""
     if isinstance(typ, ScalarType):
         return typ

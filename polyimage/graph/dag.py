@@ -98,7 +98,7 @@ def definition_exprs(func: Function):
 def direct_producers(func: Function) -> list:
     """Functions referenced by `func`'s definition, in order of first use (itself excluded:
     its Reduce target, or its reads of its own earlier points as a scan)."""
-    seen = {}
+    seen: dict = {}
     for e in definition_exprs(func):
         for ref in E.references(e):
             if ref.func is not func:
@@ -123,7 +123,7 @@ def scan_dimension(func: Function):
     cycle = f"the pipeline has a cycle: {func.name} reads itself at `{{}}`"
     if isinstance(func, Reduction):
         raise PipelineError(cycle.format(refs[0]) + "; a Reduction cannot read itself")
-    scanned = {}
+    scanned: dict = {}
     for ref in refs:
         shifted = _earlier_along(func, ref)
         if isinstance(shifted, str):
@@ -168,6 +168,7 @@ def _earlier_along(func, ref):
 def build_graph(outputs) -> StageGraph:
     """Trace the pipeline from `outputs` and check it is well formed."""
     outputs = _check_outputs(outputs)
+    state: dict
     order, state = [], {}
 
     def visit(func, path):
@@ -189,7 +190,7 @@ def build_graph(outputs) -> StageGraph:
         visit(out, [])
     _check_names(order)
     producers = {f.name: [p.name for p in direct_producers(f)] for f in order}
-    consumers = {f.name: [] for f in order}
+    consumers: dict[str, list] = {f.name: [] for f in order}
     for f in order:
         for p in producers[f.name]:
             consumers[p].append(f.name)
@@ -232,7 +233,7 @@ def _check_names(funcs):
 
 
 def _collect_parameters(funcs) -> tuple:
-    params = {}
+    params: dict = {}
     for f in funcs:
         exprs = list(definition_exprs(f))
         if isinstance(f, Image):

@@ -32,7 +32,7 @@ def to_dot(graph: StageGraph, name: str = "pipeline", groups=None, labels=None) 
         for stage in group:
             colour[stage], member_of[stage] = _PALETTE[i % len(_PALETTE)], i
     lines = [f'digraph "{name}" {{', "    rankdir=TB;", '    node [fontname="Helvetica"];']
-    nodes = {}
+    nodes: dict = {}
     for stage in graph.stages:
         shape = {"image": "box", "reduction": "hexagon"}.get(stage.kind, "ellipse")
         attrs = [f"shape={shape}", f'label="{stage.name}"']

@@ -27,7 +27,7 @@ def inline_stages(graph: StageGraph, analyze) -> tuple:
     """Inline every eligible producer, repeating until none is left. `analyze(graph, consumers)`
     gives the polyhedral analysis (the accesses of `consumers` at least) used by rule (iii).
     Returns (new graph, [(producer, consumers, rule)])."""
-    inlined = []
+    inlined: list = []
     while True:
         choice = _next_candidate(graph, analyze)
         if choice is None:
@@ -114,7 +114,7 @@ def _non_overlapping(analysis, producer: str) -> bool:
 
 def producer_value(func) -> E.Expr:
     """The value of a Function at its own point as one expression (Cases become Selects)."""
-    value = E.Const(0, func.typ)
+    value: E.Expr = E.Const(0, func.typ)
     for case in reversed(func.cases):
         value = case.value if case.cond is None else E.Select(case.cond, case.value, value)
     return value

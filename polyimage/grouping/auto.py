@@ -38,7 +38,7 @@ class AutoResult:
 def auto_schedule(
     graph,
     params,
-    machine: Machine = None,
+    machine: Machine | None = None,
     weights: Weights = Weights(),
     initial_limit=INITIAL_LIMIT,
     step=STEP,
@@ -83,13 +83,13 @@ def auto_schedule(
     _, groups = incremental_grouping(
         FusionDag.from_graph(graph), cost, initial_limit, step, stats, max_states
     )
-    chosen = [tuple(sorted(g, key=order.get)) for g in groups]
+    chosen = [tuple(sorted(g, key=order.__getitem__)) for g in groups]
 
     # the DP is bounded: where pairwise merging, from one group per stage or from the DP's
     # groups, finds a grouping its own model prices lower, take that one
     for initial in (None, chosen):
         greedy = greedy_cost_schedule(graph, params, machine, weights, group_cost, initial)
-        merged = [tuple(sorted(g.stages, key=order.get)) for g in greedy.groups]
+        merged = [tuple(sorted(g.stages, key=order.__getitem__)) for g in greedy.groups]
         if sum(cost(g) for g in merged) < sum(cost(g) for g in chosen):
             log.info("auto: pairwise merging found a cheaper grouping than the DP; taking it")
             chosen, stats.greedy_cheaper = merged, True

@@ -252,6 +252,7 @@ class CostModel:
             result = self._combine(plan, measured, tiles)
             if best is None or result.cost < best.cost:
                 best = result
+        assert best is not None  # the fitted tiles are a candidate at least
         by_tiles = dict(zip(candidates, measures))
         for (outer, inner), measured in zip(slides, measures[len(candidates) :]):
             resident = by_tiles[inner]["scratch_bytes"]

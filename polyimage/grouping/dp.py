@@ -44,6 +44,7 @@ class FusionDag:
         """`nodes`: tuples of stage names in topological order; `producers`: {stage: names}
         (names outside every node, like input images, still link the siblings that read them)."""
         owner = {name: i for i, node in enumerate(nodes) for name in node}
+        readers: dict
         preds, readers = [0] * len(nodes), {}
         for i, node in enumerate(nodes):
             for name in node:
@@ -143,6 +144,7 @@ def incremental_grouping(
 
 def count_states(dag: FusionDag, cap: int) -> int:
     """How many done sets (sets closed under producers) the DAG has, counting up to cap + 1."""
+    seen: set
     seen, stack = set(), [0]
     while stack and len(seen) <= cap:
         done = stack.pop()
@@ -175,7 +177,7 @@ def _coarsen(dag: FusionDag, groups) -> FusionDag:
 
 
 def _ancestors(dag: FusionDag) -> tuple:
-    result = []
+    result: list = []
     for i, mask in enumerate(dag.preds):
         closure = mask
         for j in _bits(mask):

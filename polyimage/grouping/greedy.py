@@ -123,6 +123,7 @@ def _fixed_or_untiled(graph, stages, params) -> tuple:
 def _schedule(graph, groups, tiles_of) -> Schedule:
     """The groups in an order where producers come first, each with its tile sizes."""
     order = {s.name: k for k, s in enumerate(graph.computed)}
+    done: set
     owner, done, result = _owner(groups), set(), []
     remaining = sorted(groups, key=lambda g: min(order[n] for n in g))
     while remaining:

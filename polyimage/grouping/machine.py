@@ -96,7 +96,7 @@ def _positive_number(name, value) -> float:
 
 def read_cache_sizes(caches: Path) -> dict:
     """{level: bytes} of the data and unified caches listed under `caches` (sysfs layout)."""
-    sizes = {}
+    sizes: dict = {}
     for index in sorted(caches.glob("index*")) if caches.is_dir() else ():
         try:
             level = int((index / "level").read_text())

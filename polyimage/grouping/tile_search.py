@@ -32,9 +32,9 @@ def sliding_tiles(candidates, bounds, halo) -> list:
             for factor in SLIDE_FACTORS:
                 if inner[dim] * factor > ub - lb + 1 + inner[dim]:
                     break
-                outer = list(inner)
-                outer[dim] = inner[dim] * factor
-                outer = tuple(outer)
+                widened = list(inner)
+                widened[dim] = inner[dim] * factor
+                outer = tuple(widened)
                 # the code slides along the first dimension where inner tiles are smaller
                 if outer[:dim] == inner[:dim]:
                     slides.append((outer, tuple(inner)))

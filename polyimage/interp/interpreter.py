@@ -7,6 +7,8 @@ reading its own earlier points) one slice at a time along its scan dimension.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any, Sequence
+
 import numpy as np
 
 from ..algebra.evaluate import Evaluator, subset
@@ -15,10 +17,20 @@ from ..dsl.constructs import Image, Reduction
 from ..graph.dag import build_graph, scan_dimension
 from ..poly.bounds import check_bounds
 
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from ..dsl.constructs import Function
+    from ..dsl.expr import BoolExpr
+
 __all__ = ["interpret"]
 
 
-def interpret(outputs, constraints=(), **arguments):
+def interpret(
+    outputs: Function | Sequence[Function],
+    constraints: Sequence[BoolExpr] = (),
+    **arguments: ArrayLike,
+) -> Any:
     """Evaluate `outputs` on the given images and parameters; returns an array, or a tuple of
     arrays in the order of `outputs` when there are several."""
     graph = build_graph(outputs)

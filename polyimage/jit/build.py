@@ -166,7 +166,7 @@ def build(cmodule: CModule, options: Options) -> Kernel:
         entry = cache.lookup(root, key) if options.use_cache else None
         module = _load_entry(module_name, entry / module_file) if entry else None
         hit = module is not None
-        units = _recorded_units(entry) if hit else ()
+        units = _recorded_units(entry) if hit and entry is not None else ()
         if not hit:
             staging = cache.staging_dir(root)
             objects = root / OBJECTS if options.use_cache else None
@@ -199,6 +199,7 @@ def build(cmodule: CModule, options: Options) -> Kernel:
             shutil.rmtree(root, ignore_errors=True)
     seconds = time.perf_counter() - start
     serial = serial_build(compiler, options.cflags, facts_dir(options))
+    assert entry is not None  # found in the cache, or installed there just now
     info = BuildInfo(key, entry, hit, seconds, units, compiler, serial)
     if hit:
         log.info("%s: loaded from the cache in %.3f s (%s)", cmodule.function, seconds, entry)
@@ -351,7 +352,7 @@ def _run_all(commands: list, sizes: list, cwd: Path, function: str, names: list)
     """Run the unit compiles, the largest first, as many at once as there are cores; with
     several units, each is reported on the progress logger as it finishes."""
     order = sorted(range(len(commands)), key=lambda k: (-sizes[k], k))
-    results = [None] * len(commands)
+    results: list = [None] * len(commands)
     with ThreadPoolExecutor(max_workers=min(len(commands), affinity_cores())) as pool:
         running = {pool.submit(_run, commands[k], cwd): k for k in order}
         for finished, future in enumerate(as_completed(running), 1):
@@ -442,6 +443,7 @@ def _load(module_name: str, path: Path):
             return sys.modules[module_name]
         passive_waiting_by_default()
         spec = importlib.util.spec_from_file_location(module_name, path)
+        assert spec is not None and spec.loader is not None  # an extension module's loader
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
         sys.modules[module_name] = module

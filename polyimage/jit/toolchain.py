@@ -72,7 +72,7 @@ def serial_build(command: str, flags: tuple, cache_dir=None) -> bool:
     return "-fopenmp" in flags and not compiler_facts(command, flags, cache_dir).openmp
 
 
-_warned_serial = set()
+_warned_serial: set = set()
 
 
 def warn_serial(command: str) -> None:
@@ -163,7 +163,7 @@ def _ask(command: str, flags: tuple) -> dict:
         macros = _run(argv + _MACROS).stdout
         target = _target(argv, family)
         defined = _defined(macros)
-        extra = ()
+        extra: tuple[str, ...] = ()
         if "__AVX2__" in defined and family == "gcc":
             probe = _run(argv + list(GATHER_FLAGS) + ["-E", "-x", "c", os.devnull])
             extra = GATHER_FLAGS if probe.returncode == 0 else ()
@@ -185,6 +185,7 @@ def _known_params(base: list, flags: tuple) -> tuple:
     """`flags` without the `--param NAME=VALUE` pairs the compiler refuses: gcc renames and
     retires its parameters between releases (gcc 12's max-unswitch-level is unknown to gcc
     13.3), and an unknown one fails every build."""
+    kept: list
     kept, k = [], 0
     while k < len(flags):
         pair = flags[k : k + 2] if flags[k] == "--param" else flags[k : k + 1]

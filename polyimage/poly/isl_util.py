@@ -20,7 +20,7 @@ class NotAffine(Exception):
 class StageSpace:
     """isl helpers over the space `[params] -> { [variables] }`."""
 
-    def __init__(self, ctx: isl.Context, params, variables, name: str = None):
+    def __init__(self, ctx: isl.Context, params, variables, name=None):
         self.ctx = ctx
         self.params = tuple(params)
         self.variables = tuple(variables)
@@ -97,8 +97,8 @@ class StageSpace:
                 "!=": a.ne_set,
             }[cond.op](b)
         if isinstance(cond, E.Logic):
-            a, b = self.condition_set(cond.a), self.condition_set(cond.b)
-            return a.intersect(b) if cond.op == "&&" else a.union(b)
+            left, right = self.condition_set(cond.a), self.condition_set(cond.b)
+            return left.intersect(right) if cond.op == "&&" else left.union(right)
         if isinstance(cond, E.Not):
             return self.condition_set(cond.a).complement()
         raise NotAffine(str(cond))

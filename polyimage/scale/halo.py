@@ -23,7 +23,7 @@ from ..algebra.evaluate import evaluate_scalar
 from ..dsl import expr as E
 from ..dsl.constructs import Image, Reduction
 from ..errors import PipelineError
-from ..graph.dag import definition_exprs
+from ..graph.dag import StageGraph, definition_exprs
 from ..poly.analysis import analyze
 
 # size parameters are shifted by this to measure the slope of extents: every small pyramid
@@ -81,7 +81,7 @@ class SplitPlan:
     """The axes of a call with parameter `values` (every integer parameter), and the
     constraints every call (every window) must meet."""
 
-    graph: object
+    graph: StageGraph
     values: dict
     axes: tuple
     constraints: tuple = ()
@@ -215,7 +215,7 @@ def _slopes(func, sizes, values: dict) -> dict:
 def _output_axes(graph, slopes) -> dict:
     """{size parameter: {output: its dimension along it}}; refuses outputs sized by two
     parameters in one dimension, or on different grids from each other."""
-    axes = {}
+    axes: dict = {}
     for name in graph.outputs:
         for d, per_param in enumerate(zip(*slopes[name].values())):
             params = [p for p, s in zip(slopes[name], per_param) if s != 0]
@@ -270,7 +270,7 @@ def _specialize(analysis, values: dict):
 
 @dataclass(frozen=True)
 class _Fixed:
-    graph: object
+    graph: StageGraph
     domain_sets: dict
     accesses: list
 
@@ -290,6 +290,7 @@ def _edges(fixed: _Fixed) -> list:
             if a.writes or a.producer == name:
                 continue
             if a.space.name != name:
+                assert writers is not None  # a Reduction's reads go through its writes
                 access_map = writers.apply_range(access_map)
             found.append((a, name, a.producer, access_map))
     return found
@@ -299,7 +300,7 @@ def _offsets(edges: list, place: dict) -> list:
     """Per edge, bounds (in output points) of where the producer point lies against the
     consumer point along the axis: (low, high) Fractions; None when the consumer has no
     dimension along the axis but the producer has, or the bounds are infinite."""
-    found = []
+    found: list[tuple[Fraction, Fraction] | None] = []
     for _, consumer, producer, access_map in edges:
         if producer not in place:
             found.append((Fraction(0), Fraction(0)))
@@ -348,7 +349,7 @@ def _propagate(graph, output_dims, place, edges, offsets) -> dict:
             if producer in bounds:
                 lo, hi = min(lo, bounds[producer][0]), max(hi, bounds[producer][1])
             bounds[producer] = (lo, hi)
-    return {name: Reach(*place[name], *b) for name, b in bounds.items()}
+    return {name: Reach(place[name][0], place[name][1], *b) for name, b in bounds.items()}
 
 
 def _moduli(func, reach: Reach) -> list:

@@ -51,6 +51,7 @@ def buffer_slots(lifetimes: dict) -> dict:
     """{stage: slot} for the full buffers of `buffer_lifetimes`: in order of first use, each
     takes the first slot whose buffers are all dead before its first group (so buffers alive in
     one group never share), else a new slot. A workspace keeps one allocation per slot."""
+    busy_until: list
     slots, busy_until = {}, []
     for name, (first, last) in sorted(lifetimes.items(), key=lambda item: item[1][0]):
         slot = next((k for k, until in enumerate(busy_until) if until < first), len(busy_until))

@@ -11,9 +11,13 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from ..config import is_count
 from ..errors import PolyimageError
+
+if TYPE_CHECKING:
+    from ..graph.dag import StageGraph
 
 _GROUP_LINE = re.compile(
     r"group \d+:(?P<stages>[^\[]*)\[(?P<tiles>untiled|\d+(x\d+)*"
@@ -30,8 +34,8 @@ class GroupSchedule:
     """Stages computed together; `tile_sizes` holds one tuple per tiling level (outer first),
     each with one size per dimension of the group's live-outs; empty means untiled."""
 
-    stages: tuple
-    tile_sizes: tuple = ()
+    stages: tuple[str, ...]
+    tile_sizes: tuple[tuple[int, ...], ...] = ()
 
     def to_dict(self) -> dict:
         return {"stages": list(self.stages), "tile_sizes": [list(t) for t in self.tile_sizes]}
@@ -45,7 +49,7 @@ class GroupSchedule:
 class Schedule:
     """Groups in execution order."""
 
-    groups: tuple = field(default_factory=tuple)
+    groups: tuple[GroupSchedule, ...] = field(default_factory=tuple)
 
     def to_json(self) -> str:
         return json.dumps({"groups": [g.to_dict() for g in self.groups]}, indent=1)
@@ -84,7 +88,7 @@ class Schedule:
         return cls(tuple(groups))
 
     @classmethod
-    def naive(cls, graph) -> "Schedule":
+    def naive(cls, graph: StageGraph) -> Schedule:
         """One untiled group per computed stage, in topological order."""
         return cls(tuple(GroupSchedule((s.name,)) for s in graph.computed))
 
@@ -95,10 +99,10 @@ class Schedule:
             lines.append(f"group {i}: {', '.join(group.stages)} [{tiles}]")
         return "\n".join(lines)
 
-    def validate(self, graph) -> "Schedule":
+    def validate(self, graph: StageGraph) -> Schedule:
         """Check this schedule against `graph`; returns self."""
         computed = [s.name for s in graph.computed]
-        owner = {}
+        owner: dict = {}
         for i, group in enumerate(self.groups):
             if not group.stages:
                 raise ScheduleError(f"group {i} is empty")
@@ -129,7 +133,7 @@ class Schedule:
         return self
 
 
-def _cycle_hint(graph, owner, consumer, producer) -> str:
+def _cycle_hint(graph: StageGraph, owner: dict, consumer: str, producer: str) -> str:
     """Explain when no order of the groups could work: the groups depend on each other."""
     a, b = owner[consumer], owner[producer]
     for stage in graph.computed:
@@ -138,7 +142,7 @@ def _cycle_hint(graph, owner, consumer, producer) -> str:
     return ""
 
 
-def liveouts(graph, stages) -> tuple:
+def liveouts(graph: StageGraph, stages: tuple[str, ...]) -> tuple:
     """Members of the group `stages` whose values leave it: pipeline outputs and stages read
     by a stage outside the group, in topological order."""
     members = set(stages)
@@ -150,12 +154,12 @@ def liveouts(graph, stages) -> tuple:
     )
 
 
-def tile_rank(graph, stages) -> int:
+def tile_rank(graph: StageGraph, stages: tuple[str, ...]) -> int:
     """Number of tile sizes per level: the most dimensions among the group's live-outs."""
     return max(graph.stage(n).func.ndim for n in liveouts(graph, stages))
 
 
-def _check_tiles(i, group, graph):
+def _check_tiles(i: int, group: GroupSchedule, graph: StageGraph) -> None:
     rank = tile_rank(graph, group.stages)
     for level, sizes in enumerate(group.tile_sizes):
         if len(group.tile_sizes) > 2:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from ..algebra.affine import linear_form
 from ..dsl import expr as E
+from ..dsl.types import Int
 
 # reduction variables of at most this many constant values that own target cells one each run
 # innermost, unrolled (unrolled_variables)
@@ -33,6 +34,7 @@ def unrolled_variables(func) -> tuple:
     indexes its own target dimension as `r + c` in every Case. Distinct values then update
     distinct cells, so moving them innermost keeps every cell's updates in the serial order,
     and their copies of the update share the loads and index arithmetic."""
+    unrolled: list
     unrolled, points, fixed = [], 1, cell_fixed(func)
     for index, iv in enumerate(func.reduction_intervals):
         if len(unrolled) + 1 >= len(func.reduction_variables):
@@ -118,7 +120,7 @@ def _references(func):
 def _unit_stride(ref, var) -> bool:
     """Whether stepping `var` by one moves the reference `ref` by one element or none: `var`
     appears only in its last index, with coefficient 0 or 1."""
-    *outer, last = ref.args or (E.Const(E.Int, 0),)
+    *outer, last = ref.args or (E.Const(0, Int),)
     return all(_coefficient(a, var) == 0 for a in outer) and _coefficient(last, var) in (0, 1)
 
 

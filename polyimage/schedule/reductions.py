@@ -163,7 +163,8 @@ def owned_variables(func, skip=(), prefix=True) -> tuple:
             if prefix:
                 break
             continue
-        owned.append(OwnedVariable(index, *forms[dim], dim))
+        size, offset = forms[dim]
+        owned.append(OwnedVariable(index, size, offset, dim))
         used.add(dim)
     return tuple(owned)
 

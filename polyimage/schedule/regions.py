@@ -94,6 +94,7 @@ def infer_group_regions(graph, group, liveout_boxes, tile_vars) -> Regions:
     order = [s.name for s in graph.stages]
     members = sorted(set(group), key=order.index)
     pending = {name: [box] for name, box in liveout_boxes.items()}
+    same: dict
     regions, same = {}, {}
     for name in reversed(members):
         if name not in pending:
@@ -116,8 +117,8 @@ def read_boxes(func, symbols) -> list:
     region whose bounds are `symbols`: one box per producer and emptiness condition (None or
     a condition under which the box reads nothing, see _unless_empty), in terms of those
     symbols and the parameters. A scan's reads of itself are left out."""
-    boxes = {}
-    for ref, env, empty in _reads(func, Region(None, symbols)):
+    boxes: dict = {}
+    for ref, env, empty in _reads(func, Region((), symbols)):  # its reads need no bounds
         if ref.func is func:
             continue
         intervals = ref.func.intervals
@@ -163,7 +164,7 @@ class NumericRegions:
         order = {s.name: k for k, s in enumerate(self.graph.stages)}
         pending = {name: [box] for name, box in liveout_boxes.items()}
         result = {}
-        for name in sorted(members, key=order.get, reverse=True):
+        for name in sorted(members, key=order.__getitem__, reverse=True):
             if name not in pending:
                 continue
             func, symbols, reads = self._stage(name)
@@ -188,7 +189,7 @@ class NumericRegions:
                         for (lo, hi), (lb, ub) in zip(box, self._domain(producer))
                     ]
                 pending.setdefault(producer, []).append(box)
-        for name in sorted(pending, key=order.get):
+        for name in sorted(pending, key=order.__getitem__):
             result[name] = self._clipped(name, self._union(pending[name], n), n)
         return result
 

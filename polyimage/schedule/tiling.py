@@ -264,6 +264,7 @@ def _align(func, anchor, params) -> tuple:
     """Per dimension of `func`: (anchor dimension or None, p, q), the coordinate being about
     p/q times the anchor's."""
     names = [v.name for v in anchor.variables]
+    result: list[tuple[int | None, int, int]]
     taken, result = set(), []
     evaluate = Evaluator({}, {}, params)
     for j, var in enumerate(func.variables):
@@ -317,12 +318,13 @@ def _nests(graph, members, scratch, regions, owned) -> tuple:
     with the same bounds and storage kind that share a producer and do not read each other are
     fused (register reuse, TOPLAS 2020 Sec. 5.3); Reductions and scans keep nests of their
     own."""
+    level: dict
     inside, level = set(members), {}
     for name in members:
         level[name] = 1 + max(
             (level[p] for p in graph.stage(name).producers if p in inside), default=-1
         )
-    nests = []
+    nests: list = []
     for name in sorted(members, key=lambda n: level[n]):
         bounds = _bounds_text(owned.get(name) if name not in scratch else regions[name].bounds)
         stage = graph.stage(name)

@@ -138,7 +138,7 @@ def describe(seed, outputs, arguments, is_float) -> str:
         f"random pipeline, seed {seed} ({'Float' if is_float else 'Int'}); "
         f"outputs {', '.join(graph.outputs)}; "
         + ", ".join(
-            f"{k}={v}" if np.isscalar(v) else f"{k}: {v.dtype}{list(v.shape)}"
+            f"{k}={v!s}" if np.isscalar(v) else f"{k}: {v.dtype}{list(v.shape)}"
             for k, v in arguments.items()
         )
     ]

@@ -13,6 +13,8 @@ def _random_topological_order(graph, rng) -> list:
     computed = [s.name for s in graph.computed]
     members = set(computed)
     preds = {n: {p for p in graph.stage(n).producers if p in members} for n in computed}
+    done: set
+    order: list
     order, done = [], set()
     while len(order) < len(computed):
         ready = [n for n in computed if n not in done and preds[n] <= done]

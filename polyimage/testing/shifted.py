@@ -34,6 +34,8 @@ def shifted_pipeline(outputs, offset: int) -> list:
         if isinstance(stage.func, Reduction)
         and any(data_dependent(case.value.target) for case in stage.func.cases)
     }
+    moved: dict
+    offsets: dict
     moved, offsets = {}, {}
 
     def read(func):
@@ -47,6 +49,7 @@ def shifted_pipeline(outputs, offset: int) -> list:
         offsets[id(func)] = shift = 0 if id(func) in kept else offset
         refs = {id(s.func): read(s.func) for s in graph.stages if id(s.func) in moved}
         refs[id(func)] = read(func)
+        new: Function
         if isinstance(func, Reduction):
             new = Reduction(
                 (func.variables, _moved(func.intervals, shift)),
@@ -65,7 +68,7 @@ def shifted_pipeline(outputs, offset: int) -> list:
             return simplify(substitute(E.to_expr(e), refs, variables))
 
         new.defn = [_rewritten(case, rewrite) for case in func.cases]
-        if isinstance(func, Reduction):
+        if isinstance(new, Reduction):
             new.default = substitute(func.default, {}, {id(v): v - shift for v in func.variables})
     return [moved[id(f)] if id(f) in moved else f for f in outputs]
 

@@ -52,8 +52,8 @@ class StageBuilder:
         self.dtype = Float if self.is_float else Int
         self.small_ints = self.is_float and rng.random() < 0.5
         self.weight = Parameter(Float, "w") if self.is_float and rng.random() < 0.2 else None
-        self.nodes = []
-        self.arguments = {"R": self.sizes[0], "C": self.sizes[1]}
+        self.nodes: list = []
+        self.arguments: dict[str, float] = {"R": self.sizes[0], "C": self.sizes[1]}
         if self.weight is not None:
             self.arguments["w"] = 0.75
         self.count = 0

@@ -45,7 +45,7 @@ class Dim:
 
     axis: str
     lo: int
-    ub: object
+    ub: int | E.Expr
     ub_val: int
     level: int = 0
 
