@@ -96,7 +96,8 @@ def _implied(cond, v, pick, lows, highs) -> bool:
     if cond.op in ("<", ">"):
         large = as_long(large) - 1
     # small <= large: a Min picking `small` where it holds, or a Max picking `large`
-    found_lows, found_highs = [], []
+    found_lows: list = []
+    found_highs: list = []
     for node in (E.BinOp("min", small, large, E.Long), E.BinOp("max", large, small, E.Long)):
         moving = mentions(node.a, v) and not mentions(node.b, v)
         if moving and _decide(node, v, pick, found_lows, found_highs) is not None:

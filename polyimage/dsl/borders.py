@@ -10,13 +10,25 @@ the source as written, with no clamp or select."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
-from .arithmetic import Call, Cast, Condition, Expr, Logic, convert_weak, is_weak, strong, to_expr
+from .arithmetic import (
+    Call,
+    Cast,
+    Condition,
+    Expr,
+    ExprLike,
+    Logic,
+    convert_weak,
+    is_weak,
+    strong,
+    to_expr,
+)
 from .constructs import Function
 from .expr import Clamp, Reference, Select
-from .printer import LazyText
-from .types import Long
+from .types import Long, ScalarType
 
 __all__ = [
     "Border",
@@ -31,18 +43,18 @@ __all__ = [
 ]
 
 
-def _extent(lo, hi):
+def _extent(lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     return np.maximum(np.asarray(hi, np.int64) - lo + 1, 1)
 
 
-def _mirror(i, lo, hi):
+def _mirror(i: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """The edge pixel repeated: `c b a | a b c | c b a` (NumPy's pad mode "symmetric")."""
     n = _extent(lo, hi)
     t = np.mod(np.asarray(i, np.int64) - lo, 2 * n)
     return lo + np.where(t < n, t, 2 * n - 1 - t)
 
 
-def _reflect(i, lo, hi):
+def _reflect(i: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """The edge pixel once: `d c b | a b c d | c b a` (NumPy's pad mode "reflect")."""
     n = _extent(lo, hi)
     period = np.maximum(2 * n - 2, 1)
@@ -50,7 +62,7 @@ def _reflect(i, lo, hi):
     return lo + np.where(t < n, t, period - t)
 
 
-def _wrap(i, lo, hi):
+def _wrap(i: np.ndarray, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
     """The domain repeated: `b c | a b c | a b` (NumPy's pad mode "wrap")."""
     return lo + np.mod(np.asarray(i, np.int64) - lo, _extent(lo, hi))
 
@@ -60,7 +72,7 @@ def _wrap(i, lo, hi):
 INDEX_FOLDS = {"mirror_index": _mirror, "reflect_index": _reflect, "wrap_index": _wrap}
 
 
-def is_index_fold(e) -> bool:
+def is_index_fold(e: object) -> bool:
     """Whether `e` is an index function of a border (its value always lies in [lo, hi])."""
     return isinstance(e, Call) and e.fn in INDEX_FOLDS
 
@@ -71,7 +83,13 @@ class Border:
     dimensions in `dims` (all by default) are extended; the others are read as written and
     checked as usual."""
 
-    def __init__(self, source, mode: str, value=None, dims=None):
+    def __init__(
+        self,
+        source: Function,
+        mode: str,
+        value: ExprLike | None = None,
+        dims: Sequence[int] | None = None,
+    ) -> None:
         if not isinstance(source, Function):
             raise TypeError(
                 f"{mode} needs an Image or a stage (Function, Reduction) to extend, got {source!r}"
@@ -95,33 +113,34 @@ class Border:
         return self.source.ndim
 
     @property
-    def typ(self):
+    def typ(self) -> ScalarType:
         return self.source.typ
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return f"<Border {self.name}>"
 
-    def __call__(self, *indices) -> Expr:
+    def __call__(self, *indices: ExprLike) -> Expr:
         if len(indices) != self.ndim:
             raise TypeError(
                 f"{self.name} has {self.ndim} dimension(s) but is referenced with "
                 f"{len(indices)} index(es)"
             )
-        indices = [to_expr(i) for i in indices]
+        points = [to_expr(i) for i in indices]
         bounds = {d: (iv.lb, iv.ub) for d, iv in enumerate(self.source.intervals)}
         if self.mode == "constant_exterior":
-            return self._constant_read(indices, bounds)
-        folded = [self._fold(i, *bounds[d]) if d in self.dims else i for d, i in enumerate(indices)]
+            return self._constant_read(points, bounds)
+        folded = [
+            fold_index(self.mode, i, *bounds[d]) if d in self.dims else i
+            for d, i in enumerate(points)
+        ]
         return Reference(self.source, folded)
 
-    def _fold(self, index, lo, hi):
-        return fold_index(self.mode, index, lo, hi)
-
-    def _constant_read(self, indices, bounds):
+    def _constant_read(self, indices: list, bounds: dict) -> Expr:
         """The source at the clamped point where every index is inside, else the value: one
         Select per extended dimension, the last dimension's innermost."""
         clamped = [Clamp(i, *bounds[d]) if d in self.dims else i for d, i in enumerate(indices)]
-        result = Reference(self.source, clamped)
+        result: Expr = Reference(self.source, clamped)
+        assert self.value is not None
         for d in reversed(self.dims):
             lo, hi = bounds[d]
             inside = Logic("&&", Condition(lo, "<=", indices[d]), Condition(indices[d], "<=", hi))
@@ -132,47 +151,48 @@ class Border:
 FOLD_MODES = {"mirror": "mirror_index", "mirror_interior": "reflect_index", "wrap": "wrap_index"}
 
 
-def fold_index(mode: str, index, lo, hi) -> Expr:
+def fold_index(mode: str, index: ExprLike, lo: ExprLike, hi: ExprLike) -> Expr:
     """`index` folded into [lo, hi] as border `mode` does ("repeat_edge" or a FOLD_MODES key)."""
     if mode == "repeat_edge":
         return Clamp(index, lo, hi)
     return Call(FOLD_MODES[mode], tuple(_long(e) for e in (index, lo, hi)), Long)
 
 
-def _long(e) -> Expr:
+def _long(e: ExprLike) -> Expr:
     e = strong(to_expr(e))
     return e if e.typ is Long else Cast(Long, e)
 
 
-def _constant(source, value):
+def _constant(source: Function, value: ExprLike) -> Expr:
     """`value` as the source's type (a Python number checked against it, an expression cast)."""
-    value = to_expr(value)
-    if is_weak(value):
-        context = LazyText(lambda: f"constant_exterior({source.name}, {value})")
-        return convert_weak(value, source.typ, context)
-    return value if value.typ is source.typ else Cast(source.typ, value)
+    e = to_expr(value)
+    if is_weak(e):
+        return convert_weak(e, source.typ, f"constant_exterior({source.name}, {e})")
+    return e if e.typ is source.typ else Cast(source.typ, e)
 
 
-def repeat_edge(source, dims=None) -> Border:
+def repeat_edge(source: Function, dims: Sequence[int] | None = None) -> Border:
     """`source` extended by its edge values (NumPy's pad mode "edge")."""
     return Border(source, "repeat_edge", dims=dims)
 
 
-def mirror(source, dims=None) -> Border:
+def mirror(source: Function, dims: Sequence[int] | None = None) -> Border:
     """`source` mirrored at its edges, the edge pixel repeated (NumPy's "symmetric")."""
     return Border(source, "mirror", dims=dims)
 
 
-def mirror_interior(source, dims=None) -> Border:
+def mirror_interior(source: Function, dims: Sequence[int] | None = None) -> Border:
     """`source` mirrored about its edge pixels, which appear once (NumPy's "reflect")."""
     return Border(source, "mirror_interior", dims=dims)
 
 
-def wrap(source, dims=None) -> Border:
+def wrap(source: Function, dims: Sequence[int] | None = None) -> Border:
     """`source` repeated periodically (NumPy's pad mode "wrap")."""
     return Border(source, "wrap", dims=dims)
 
 
-def constant_exterior(source, value, dims=None) -> Border:
+def constant_exterior(
+    source: Function, value: ExprLike, dims: Sequence[int] | None = None
+) -> Border:
     """`source` extended by `value`, converted to its type (NumPy's pad mode "constant")."""
     return Border(source, "constant_exterior", value=value, dims=dims)
