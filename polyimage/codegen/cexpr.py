@@ -140,16 +140,15 @@ class CExprPrinter:
         return f"(({dst.c_name}){self(e.a)})"
 
     def _half_cast(self, e):
-        """A conversion to or from Half (its bits): through float, rounded to nearest even by
-        a helper (from double directly, as NumPy does, not twice through float)."""
+        """A conversion to or from Half (its bits) by helpers, exact from Half (to double
+        directly, as NumPy does), rounded to nearest even to Half (from double directly, not
+        twice through float)."""
         src, dst, a = e.a.typ, e.typ, self(e.a)
         if src is dst:
             return a
         if src is Half:
-            value = f"{self.helper('fromhalf', Float)}({a})"
-            if dst.is_int:
-                return f"{self.helper('cast_f32', dst)}({value})"
-            return value if dst is Float else f"(({dst.c_name}){value})"
+            value = f"{self.helper('fromhalf', dst if dst.is_float else Float)}({a})"
+            return f"{self.helper('cast_f32', dst)}({value})" if dst.is_int else value
         wide = src.c_name == "double"
         source = src if wide else Float
         return f"{self.helper('tohalf', source)}({a if src.is_float else f'(float)({a})'})"

@@ -27,16 +27,33 @@ def pixel_helper_source(op: str, c_type: str, suffix: str):
     return None
 
 
+# per C type: its bits' type, the shift from a half's mantissa, the exponent's rebias for
+# infinity and NaN and for finite numbers, 2^-24, and the shift from a half's sign
+_FROM_HALF = {
+    "float": ("uint32_t", 13, "0x70000000u", "0x38000000u", "0x1p-24f", 16),
+    "double": (
+        "uint64_t",
+        42,
+        "UINT64_C(0x7e00000000000000)",
+        "UINT64_C(0x3f00000000000000)",
+        "0x1p-24",
+        48,
+    ),
+}
+
+
 def _from_half(name: str, c: str) -> str:
-    """Exact: normal numbers, infinities and NaN by rebiasing the exponent, subnormals as their
-    integer multiple of 2^-24 (a float product, exact)."""
+    """Exact, straight from the bits (as NumPy, keeping a NaN's payload, even to double):
+    normal numbers, infinities and NaN by rebiasing the exponent, subnormals as their integer
+    multiple of 2^-24 (a product, exact)."""
+    u, shift, special, finite, unit, sign = _FROM_HALF[c]
     return (
         f"static inline {c} {name}(uint16_t h) {{ "
-        "union { float f; uint32_t u; } sub, out; uint32_t em = h & 0x7fffu; "
-        "uint32_t normal = (em << 13) + (em >= 0x7c00u ? 0x70000000u : 0x38000000u); "
-        "sub.f = (float)(int32_t)em * 0x1p-24f; "
-        "out.u = (em < 0x400u ? sub.u : normal) | ((uint32_t)(h & 0x8000u) << 16); "
-        f"return ({c})out.f; }}"
+        f"union {{ {c} f; {u} u; }} sub, out; uint32_t em = h & 0x7fffu; "
+        f"{u} normal = (({u})em << {shift}) + (em >= 0x7c00u ? {special} : {finite}); "
+        f"sub.f = ({c})(int32_t)em * {unit}; "
+        f"out.u = (em < 0x400u ? sub.u : normal) | (({u})(h & 0x8000u) << {sign}); "
+        "return out.f; }"
     )
 
 
