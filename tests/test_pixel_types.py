@@ -6,11 +6,12 @@ random sizes under naive and auto with 1 and 2 threads, float16 arrays in and ou
 loaded and on Dask, and gcc's vectorization of the helpers."""
 
 import itertools
+import json
 
 import numpy as np
 import pytest
 from export_harness import build_harness, run_harness
-from helpers import INT_TYPES, box, grid, interesting_ints, saturate, signature
+from helpers import INT_TYPES, box, grid, interesting_ints, needs_tool, saturate, signature
 from oracle import assert_calls_match, assert_same
 from pixel_cases import HALF_SPECIALS, pixel_pipeline
 
@@ -370,6 +371,24 @@ def test_half_pipelines_split_on_dask(rng):
     np.testing.assert_array_equal(_bits(blocks), _bits(pipe(h=h)))
 
 
+def _export_runs(folder, program, outputs, make, rng, tmp_path, runner=(), loaded=None):
+    """The harness of an export (and, given, its `loaded` library) on 1 x 1 and 11 x 6
+    images, against the interpreter."""
+    manifest = json.loads((folder / "manifest.json").read_text())
+    for rows, cols in [(1, 1), (11, 6)]:
+        arguments = make(rng, rows, cols)
+        expected = polyimage.interpret(outputs, **arguments)
+        shapes = [(rows, cols)] * len(outputs)
+        status, message, got = run_harness(
+            program, manifest, 2, {"R": rows, "C": cols}, arguments, shapes, tmp_path, runner
+        )
+        assert status == 0, message
+        for stage, g, e in zip(outputs, got, expected):
+            assert_same(g, e, f"C program, {stage.name}, {rows}x{cols}")
+        for stage, g, e in zip(outputs, loaded(**arguments) if loaded else (), expected):
+            assert_same(g, e, f"loaded, {stage.name}, {rows}x{cols}")
+
+
 def test_an_export_and_its_loaded_library_take_half_and_8_bit_images(pixels, rng, tmp_path):
     """The C library's buffers of Half are uint16_t (its bits): a C program and
     `polyimage.load` give the interpreter's results."""
@@ -380,20 +399,33 @@ def test_an_export_and_its_loaded_library_take_half_and_8_bit_images(pixels, rng
     assert "uint16_t[R, C] (Half: IEEE binary16 bits)" in header
     program = build_harness(tmp_path / "lib", tmp_path / "run")
     loaded = polyimage.load(tmp_path / "lib")
-    manifest = __import__("json").loads((tmp_path / "lib" / "manifest.json").read_text())
-    for rows, cols in [(1, 1), (11, 6)]:
-        arguments = make(rng, rows, cols)
-        expected = polyimage.interpret(outputs, **arguments)
-        params = {"R": rows, "C": cols}
-        shapes = [(rows, cols)] * len(outputs)
-        status, message, got = run_harness(
-            program, manifest, 2, params, arguments, shapes, tmp_path
-        )
-        assert status == 0, message
-        for stage, g, e in zip(outputs, got, expected):
-            assert_same(g, e, f"C program, {stage.name}")
-        for stage, g, e in zip(outputs, loaded(**arguments), expected):
-            assert_same(g, e, f"loaded, {stage.name}")
+    _export_runs(tmp_path / "lib", program, outputs, make, rng, tmp_path, loaded=loaded)
+
+
+def test_an_export_cross_compiled_for_arm_runs_under_qemu(pixels, rng, tmp_path, monkeypatch):
+    """No x86 instruction in the helpers: the same results from aarch64 code."""
+    needs_tool("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")
+    needs_tool("qemu-aarch64", "qemu-user")
+    monkeypatch.setenv("CC", "aarch64-linux-gnu-gcc")
+    outputs, make = pixels
+    pipe = polyimage.compile(
+        outputs, estimates={"R": 64, "C": 64}, name="pixels", march="armv8-a", build=False
+    )
+    pipe.export(tmp_path / "arm")
+    program = build_harness(
+        tmp_path / "arm", tmp_path / "run", "aarch64-linux-gnu-gcc", ["-static"]
+    )
+    _export_runs(tmp_path / "arm", program, outputs, make, rng, tmp_path, ["qemu-aarch64"])
+
+
+@pytest.mark.parametrize("schedule", ["naive", "auto"])
+def test_clang_builds_every_operation(clang, pixels, schedule, rng):
+    outputs, make = pixels
+    pipe = polyimage.compile(outputs, schedule=schedule, estimates={"R": 64, "C": 64})
+    assert pipe.build_info.compiler == "clang"
+    arguments = make(rng, 13, 17)
+    expected = polyimage.interpret(outputs, **arguments)
+    assert_calls_match(pipe, expected, arguments, f"clang, {schedule}")
 
 
 def test_each_operation_has_its_own_c_and_compile_key():
