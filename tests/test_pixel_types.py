@@ -7,11 +7,13 @@ loaded and on Dask, and gcc's vectorization of the helpers."""
 
 import itertools
 import json
+import re
+import warnings
 
 import numpy as np
 import pytest
 from export_harness import build_harness, run_harness
-from helpers import INT_TYPES, box, grid, interesting_ints, needs_tool, saturate, signature
+from helpers import INT_TYPES, ROOT, box, grid, interesting_ints, needs_tool, saturate, signature
 from oracle import assert_calls_match, assert_same
 from pixel_cases import HALF_SPECIALS, pixel_pipeline
 
@@ -454,3 +456,20 @@ def test_gcc_vectorizes_saturating_add_on_uchar_and_a_half_stage():
     verdicts = {v.stages: v for v in vectorization(pipe)}
     for stage in ("summed", "halved"):
         assert verdicts[(stage,)].vectorized, verdicts[(stage,)].detail
+
+
+def test_the_dsl_pages_examples_print_what_they_say(capsys):
+    """The 8-bit and Half examples of docs/dsl.md: every `# printed` comment is printed."""
+    text = (ROOT / "docs" / "dsl.md").read_text()
+    blocks = re.findall(r"```python\n(.*?)```", text, re.S)
+    eight_bit = next(b for b in blocks if "saturating_add(a(x, y)" in b)
+    half = next(b for b in blocks if "doubled.defn" in b)
+    namespace = {}
+    for block in (eight_bit, half):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")
+            exec(compile(block, "docs/dsl.md", "exec"), namespace)
+    printed = capsys.readouterr().out.split()
+    said = re.findall(r"^# (.*)$", eight_bit, re.M)
+    said.append(re.search(r"print\(out.dtype, out\[0\]\)\s+# (.*)", half).group(1))
+    assert printed == " ".join(said).split()
