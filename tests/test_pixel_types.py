@@ -473,3 +473,20 @@ def test_the_dsl_pages_examples_print_what_they_say(capsys):
     said = re.findall(r"^# (.*)$", eight_bit, re.M)
     said.append(re.search(r"print\(out.dtype, out\[0\]\)\s+# (.*)", half).group(1))
     assert printed == " ".join(said).split()
+
+
+def test_photos_load_as_float16_and_float16_saves(tmp_path):
+    """load_image(dtype=np.float16) scales in float32 and rounds once: a 16-bit PNG's 65535 is
+    1.0, not infinity."""
+    from polyimage.io import load_image, save_image
+
+    deep = np.array([[0, 1, 32768, 65535]], np.uint16)
+    save_image(tmp_path / "deep.png", deep)
+    halves = load_image(tmp_path / "deep.png", dtype=np.float16)
+    expected = (deep.astype(np.float32) / np.float32(65535)).astype(np.float16)
+    np.testing.assert_array_equal(_bits(halves), _bits(expected))
+    assert halves[0, -1] == 1.0
+    save_image(tmp_path / "half.png", halves, bits=16)
+    rescaled = np.rint(halves.astype(np.float32) * np.float32(65535)).astype(np.uint16)
+    np.testing.assert_array_equal(load_image(tmp_path / "half.png"), rescaled)
+    assert rescaled[0, -1] == 65535
