@@ -173,8 +173,8 @@ def load_image(
     path : str or os.PathLike
         File to read.
     dtype : None or dtype-like, optional
-        None returns the native integer type (uint8 or uint16); float32 or float64
-        return values scaled to [0, 1] by the maximum of the file's bit depth.
+        None returns the native integer type (uint8 or uint16); float16, float32 or
+        float64 return values scaled to [0, 1] by the maximum of the file's bit depth.
     layout : {"HWC", "CHW"}, optional
         Axis order for images with channels; gray images are always (H, W).
     mode : {None, "L", "RGB", "RGBA"}, optional
@@ -190,8 +190,10 @@ def load_image(
         raise ArgumentError(f"unknown mode {mode!r}; expected None or one of {', '.join(_MODES)}")
     if dtype is not None:
         dtype = np.dtype(dtype)
-        if dtype not in (np.float32, np.float64):
-            raise ArgumentTypeError(f"unsupported dtype {dtype}; expected None, float32 or float64")
+        if dtype not in (np.float16, np.float32, np.float64):
+            raise ArgumentTypeError(
+                f"unsupported dtype {dtype}; expected None, float16, float32 or float64"
+            )
     data = Path(path).read_bytes()  # FileNotFoundError propagates with the path
     try:
         arr = _read_png16(data) if _is_png16_colour(data) else _pil_array(data)
@@ -204,8 +206,9 @@ def load_image(
         raise ArgumentError(f"cannot read image {os.fspath(path)!r}: {exc}") from exc
     if mode is not None:
         arr = _convert(arr, mode)
-    if dtype is not None:
-        arr = arr.astype(dtype) / dtype.type(_maxval(arr.dtype))
+    if dtype is not None:  # float16 is scaled in float32 (65535 is no float16) and rounded once
+        wide = np.promote_types(dtype, np.float32)
+        arr = (arr.astype(wide) / wide.type(_maxval(arr.dtype))).astype(dtype)
     if arr.ndim == 3 and layout == "CHW":
         arr = arr.transpose(2, 0, 1)
     return np.ascontiguousarray(arr)
@@ -258,11 +261,12 @@ def save_image(
         )
     if arr.dtype.kind == "f":
         maxval = 2**bits - 1
+        arr = arr.astype(np.promote_types(arr.dtype, np.float32))  # 65535 is no float16
         arr = np.rint(np.clip(np.nan_to_num(arr, nan=0.0), 0, 1) * maxval)
         arr = arr.astype(np.uint8 if bits == 8 else np.uint16)
     elif arr.dtype not in (np.uint8, np.uint16):
         raise ArgumentTypeError(
-            f"cannot save dtype {arr.dtype}; expected uint8, uint16, float32 or float64"
+            f"cannot save dtype {arr.dtype}; expected uint8, uint16, float16, float32 or float64"
         )
     if fmt == "JPEG" and arr.dtype == np.uint16:
         raise ArgumentError(f"JPEG is 8-bit only; cannot save 16-bit data to {os.fspath(path)!r}")

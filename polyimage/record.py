@@ -112,15 +112,15 @@ def graph_text(graph) -> str:
             {id(v): f"r{k}" for k, v in enumerate(getattr(func, "reduction_variables", ()))}
         )
         domain = [
-            f"{v.name}:{v.typ.c_name} in {expr_text(iv.lb, places)}..{expr_text(iv.ub, places)}"
+            f"{v.name}:{v.typ.name} in {expr_text(iv.lb, places)}..{expr_text(iv.ub, places)}"
             for v, iv in zip(func.variables, func.intervals)
         ]
-        lines.append(f"{func.kind} {func.name} {func.typ.c_name} [{'; '.join(domain)}]")
+        lines.append(f"{func.kind} {func.name} {func.typ.name} [{'; '.join(domain)}]")
         for v, iv in zip(
             getattr(func, "reduction_variables", ()), getattr(func, "reduction_intervals", ())
         ):
             lines.append(
-                f"  reduce {v.name}:{v.typ.c_name} in "
+                f"  reduce {v.name}:{v.typ.name} in "
                 f"{expr_text(iv.lb, places)}..{expr_text(iv.ub, places)}"
             )
         if hasattr(func, "default"):
@@ -147,9 +147,9 @@ def expr_text(e, places: dict, memo=None) -> str:
         return memo[id(e)]
     kind = type(e).__name__
     if isinstance(e, E.Const):
-        text = f"{e.value!r}:{e.typ.c_name}"
+        text = f"{e.value!r}:{e.typ.name}"
     elif isinstance(e, E.Symbol):
-        text = f"{kind}({e.name}:{e.typ.c_name}@{places.get(id(e), '?')})"
+        text = f"{kind}({e.name}:{e.typ.name}@{places.get(id(e), '?')})"
     elif isinstance(e, E.Reference):
         text = f"{e.func.name}[{','.join(expr_text(a, places, memo) for a in e.args)}]"
     else:
@@ -158,7 +158,7 @@ def expr_text(e, places: dict, memo=None) -> str:
             for slot in getattr(cls, "__slots__", ()):
                 value = getattr(e, slot, None)
                 if slot == "typ":
-                    fields.append(value.c_name if value is not None else "-")
+                    fields.append(value.name if value is not None else "-")
                 elif isinstance(value, E.Expr):
                     fields.append(expr_text(value, places, memo))
                 elif isinstance(value, tuple):

@@ -1,8 +1,11 @@
 """Shared fixtures: every test session builds into its own fresh cache directory."""
 
 import os
+import shutil
 
 import pytest
+
+NEEDS_CLANG = "needs clang with OpenMP (Debian packages clang and libomp-dev)"
 
 
 def pytest_addoption(parser):
@@ -64,3 +67,15 @@ def rng():
     import numpy as np
 
     return np.random.default_rng(12345)
+
+
+@pytest.fixture
+def clang(monkeypatch, tmp_path):
+    """CC=clang, building into a cache of its own (skipped without clang and its OpenMP)."""
+    from polyimage.jit.toolchain import compiler_facts
+
+    if shutil.which("clang") is None or not compiler_facts("clang", ("-fopenmp",)).openmp:
+        pytest.skip(NEEDS_CLANG)
+    monkeypatch.setenv("POLYIMAGE_CACHE_DIR", str(tmp_path))
+    monkeypatch.setenv("CC", "clang")
+    return "clang"

@@ -5,10 +5,12 @@ import dataclasses
 import itertools
 import math
 import os
+import shutil
 from pathlib import Path
 
 import islpy as isl
 import numpy as np
+import pytest
 
 from polyimage import (
     Case,
@@ -48,6 +50,12 @@ def pinned_options(**fields) -> Options:
     would otherwise depend on the host's caches, cores and target."""
     machine = {**dataclasses.asdict(MACHINE), **fields}
     return dataclasses.replace(Options.from_env(), machine=machine)
+
+
+def needs_tool(tool: str, package: str) -> None:
+    """Skip the test unless `tool` is on the PATH (Debian's `package` has it)."""
+    if shutil.which(tool) is None:
+        pytest.skip(f"needs {tool}: apt-get install {package}")
 
 
 def child_env(cache_dir, **extra) -> dict:

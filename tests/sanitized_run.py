@@ -20,10 +20,13 @@ import warnings
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from memory_cases import CASES, short_scratchpad  # noqa: E402
 from oracle import assert_calls_match  # noqa: E402
+from pixel_cases import pixel_pipeline  # noqa: E402
 
 import polyimage  # noqa: E402
 from polyimage.schedule import GroupSchedule, Schedule  # noqa: E402
@@ -36,6 +39,8 @@ from polyimage.testing import (  # noqa: E402
 )
 
 SCHEDULES_PER_PIPELINE = 3
+# the pixel-type pipeline's sizes: one point, and odd sizes that tile unevenly
+PIXEL_SIZES = ((1, 1), (23, 37), (70, 9))
 
 
 def run(outputs, arguments, schedule, inline, what, covered):
@@ -65,6 +70,25 @@ def random_schedules(seed, covered):
         what = f"seed {seed}, random.Random({seed * 1000 + k}):\n{schedule}"
         run(rp.outputs, rp.arguments, schedule, rp.inline, what, covered)
     covered["pipelines"] += 1
+
+
+def pixel_types(covered):
+    """Half stages and images, saturating and halving integer operations (tests/pixel_cases.py)
+    naively and under auto, on every size of PIXEL_SIZES."""
+    outputs, make = pixel_pipeline()
+    rng = np.random.default_rng(0)
+    for rows, cols in PIXEL_SIZES:
+        arguments = make(rng, rows, cols)
+        for schedule in ("naive", "auto"):
+            run(
+                outputs,
+                arguments,
+                schedule,
+                True,
+                f"pixel types, {schedule}, {rows}x{cols}",
+                covered,
+            )
+        covered["pixel sizes"] += 1
 
 
 def mixed_groups(seed, covered):
@@ -105,6 +129,7 @@ def main(argv=None) -> int:
         for schedule in case.schedules:
             run(case.outputs, case.arguments, schedule, True, case.name, covered)
         covered["memory cases"] += 1
+    pixel_types(covered)
     seed = args.first_seed
     while time.monotonic() < deadline:
         random_schedules(seed, covered)

@@ -12,7 +12,7 @@ import sys
 import numpy as np
 import pytest
 from export_harness import build_harness, run_harness
-from helpers import ROOT, no_openmp_compiler
+from helpers import ROOT, needs_tool, no_openmp_compiler
 from oracle import as_outputs, assert_same
 
 import polyimage
@@ -226,11 +226,6 @@ def test_a_constraint_is_checked_by_the_library(tmp_path):
     assert status == 0 and np.array_equal(got[0], big * 2)
 
 
-def _needs(tool: str, package: str) -> None:
-    if shutil.which(tool) is None:
-        pytest.skip(f"needs {tool}: apt-get install {package}")
-
-
 def _compare_runs(folder, program, app, rng, tmp_path, rows=29, cols=31, runner=()):
     """The harness of an export of `app` on a random image of rows x cols, on 1 and 2
     threads, against the interpreter."""
@@ -251,8 +246,8 @@ def _compare_runs(folder, program, app, rng, tmp_path, rows=29, cols=31, runner=
 
 
 def test_an_export_cross_compiled_for_arm_runs_under_qemu(tmp_path, rng, monkeypatch):
-    _needs("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")
-    _needs("qemu-aarch64", "qemu-user")
+    needs_tool("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")
+    needs_tool("qemu-aarch64", "qemu-user")
     monkeypatch.setenv("CC", "aarch64-linux-gnu-gcc")
     pipe = polyimage.compile(
         unsharp_mask.build()[0],
@@ -274,7 +269,7 @@ def test_an_export_cross_compiled_for_arm_runs_under_qemu(tmp_path, rng, monkeyp
 
 
 def test_clang_builds_an_export_and_a_program_with_it(tmp_path, rng, monkeypatch):
-    _needs("clang", "clang")
+    needs_tool("clang", "clang")
     probe = tmp_path / "omp.c"
     probe.write_text("#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n")
     if subprocess.run(["clang", "-fopenmp", str(probe), "-o", str(tmp_path / "omp")]).returncode:
@@ -320,8 +315,8 @@ def test_the_deploying_page_runs(tmp_path):
 
 
 def test_the_deploying_pages_cross_compile_runs(tmp_path):
-    _needs("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")
-    _needs("qemu-aarch64", "qemu-user")
+    needs_tool("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")
+    needs_tool("qemu-aarch64", "qemu-user")
     (app,) = _blocks("c")
     (tmp_path / "app.c").write_text(app)
     _shell(_blocks("sh")[1], tmp_path)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 from memory_cases import CASES
+from sanitized_run import PIXEL_SIZES
 
 from polyimage.jit.toolchain import compiler_command
 
@@ -83,6 +84,7 @@ def test_random_pipelines_and_schedules_run_clean_under_the_sanitizers(request):
     counts = json.loads(covered[len("covered ") :])
     request.config.sanitized_counts = counts  # printed at the end of the run (conftest.py)
     assert counts["memory cases"] == len(CASES)
+    assert counts["pixel sizes"] == len(PIXEL_SIZES)
     assert counts["pipelines"] >= 3 and counts["mixed pipelines"] >= 3
     for shape in ("equal", "dividing", "non-dividing", "larger"):
         assert counts[f"inner {shape}"] > 0, counts

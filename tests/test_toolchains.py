@@ -19,8 +19,6 @@ from polyimage.io import load_image
 from polyimage.jit import toolchain
 from polyimage.jit.toolchain import compiler_facts, compiler_fingerprint, resolved_target
 
-NEEDS_CLANG = "needs clang with OpenMP (Debian packages clang and libomp-dev)"
-
 
 # a compiler without OpenMP, as Apple's clang is: gcc refusing every -fopenmp flag
 def _blur():
@@ -47,15 +45,6 @@ def _check(outputs, arguments, schedule, **compile_args):
     expected = polyimage.interpret(outputs, **arguments)
     assert_calls_match(pipe, expected, arguments, f"{pipe.name} ({schedule})")
     return pipe
-
-
-@pytest.fixture
-def clang(monkeypatch, tmp_path):
-    if shutil.which("clang") is None or not compiler_facts("clang", ("-fopenmp",)).openmp:
-        pytest.skip(NEEDS_CLANG)
-    monkeypatch.setenv("POLYIMAGE_CACHE_DIR", str(tmp_path))
-    monkeypatch.setenv("CC", "clang")
-    return "clang"
 
 
 @pytest.mark.parametrize("schedule", ["auto", "naive"])

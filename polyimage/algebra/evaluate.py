@@ -10,7 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..dsl import expr as E
-from ..dsl import libm
+from ..dsl import image_ops, libm
 from ..dsl.borders import INDEX_FOLDS
 from ..dsl.types import ScalarType
 from ..errors import BoundsError
@@ -121,6 +121,8 @@ class Evaluator:
         args = [self._eval(a, points, count) for a in e.args]
         if e.fn == "floor" and e.typ.is_int:
             return args[0]
+        if e.fn in E.INTEGER_OPS:
+            return image_ops.apply(e.fn, *args, e.typ)
         if libm.is_libm(e.fn):
             return libm.apply(e.fn, *args).astype(e.typ.dtype, copy=False)
         return np.asarray(_MATH[e.fn](*args)).astype(e.typ.dtype, copy=False)

@@ -31,13 +31,13 @@ def simplify(e: E.Expr) -> E.Expr:
 def expr_key(e):
     """A hashable key equal for structurally equal expressions (symbols by identity)."""
     if isinstance(e, E.Const):
-        return ("const", e.value, e.typ.c_name)
+        return ("const", e.value, e.typ.name)
     if isinstance(e, E.Symbol):
         return ("symbol", id(e))
     if isinstance(e, E.BinOp):
-        return ("binop", e.op, e.typ.c_name, expr_key(e.a), expr_key(e.b))
+        return ("binop", e.op, e.typ.name, expr_key(e.a), expr_key(e.b))
     if isinstance(e, E.Cast):
-        return ("cast", e.typ.c_name, expr_key(e.a))
+        return ("cast", e.typ.name, expr_key(e.a))
     if isinstance(e, E.Neg):
         return ("neg", expr_key(e.a))
     if isinstance(e, E.Select):

@@ -15,7 +15,8 @@ from ..algebra.affine import is_affine
 from ..dsl import expr as E
 from ..dsl import libm
 from ..dsl.borders import is_index_fold
-from ..dsl.types import ScalarType
+from ..dsl.types import Float, Half, ScalarType
+from .cpixel import pixel_helper_source
 from .names import PREFIX
 
 _NARROW = {"int8_t", "uint8_t", "int16_t", "uint16_t"}
@@ -37,7 +38,9 @@ _SUFFIX = {
 
 
 def c_literal(value, typ: ScalarType) -> str:
-    """An exact C literal of `value` in type `typ` (hexadecimal for floating point)."""
+    """An exact C literal of `value` in type `typ` (a Half as its bits)."""
+    if typ is Half:
+        return f"((uint16_t){int(np.float16(value).view(np.uint16))})"
     if typ.is_float:
         suffix = "f" if typ.c_name == "float" else ""
         if math.isnan(value):
@@ -142,6 +145,8 @@ class CExprPrinter:
             return self.hoist.name(text) if self.hoist and self.hoist.takes(e) else text
         if e.fn == "floor" and e.typ.is_int:
             return args
+        if e.fn in E.INTEGER_OPS:
+            return f"{self.helper(e.fn, e.args[0].typ)}({args})"
         if e.fn == "abs":
             if e.typ.is_float:
                 return f"fabs{'f' if e.typ.c_name == 'float' else ''}({args})"
@@ -153,12 +158,28 @@ class CExprPrinter:
 
     def _Cast(self, e):
         src, dst = e.a.typ, e.typ
+        if Half in (src, dst):
+            return self._half_cast(e)
         if src.is_float and dst.is_int:
             kind = "castz_" if id(e) in self.signless else "cast_"
             return f"{self.helper(kind + _SUFFIX[src.c_name], dst)}({self(e.a)})"
         if dst.is_float and src.is_int:
             self.signless.update(id(c) for c in _truncations(e.a))
         return f"(({dst.c_name}){self(e.a)})"
+
+    def _half_cast(self, e):
+        """A conversion to or from Half (its bits) by helpers, exact from Half (to double
+        directly, as NumPy does), rounded to nearest even to Half (from double directly, not
+        twice through float)."""
+        src, dst, a = e.a.typ, e.typ, self(e.a)
+        if src is dst:
+            return a
+        if src is Half:
+            value = f"{self.helper('fromhalf', dst if dst.is_float else Float)}({a})"
+            return f"{self.helper('cast_f32', dst)}({value})" if dst.is_int else value
+        wide = src.c_name == "double"
+        source = src if wide else Float
+        return f"{self.helper('tohalf', source)}({a if src.is_float else f'(float)({a})'})"
 
     def _Select(self, e):
         if self.holds(e.cond):
@@ -292,6 +313,9 @@ def wide_name(c_name: str) -> str:
 def helper_source(op: str, c_type: str) -> str:
     """C source of one helper function."""
     s = _SUFFIX[c_type]
+    pixel = pixel_helper_source(op, c_type, s)
+    if pixel is not None:
+        return pixel
     head = f"static inline {c_type} {PREFIX}{op}_{s}"
     if op.startswith(("cast_", "castz_")):
         kind, _, src = op.partition("_")

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from ..algebra.simplify import simplify
 from ..dsl import expr as E
 from ..dsl.constructs import Function, Image
+from ..dsl.types import Half
 from .cexpr import CExprPrinter, helper_source
 from .names import PREFIX, NameRegistry
 
@@ -350,7 +351,8 @@ def _header(
     lines.append(" * dimension written first is the outermost):")
     for b in buffers:
         shape = ", ".join(_comment(x) for x in b.extents)
-        lines.append(f" *   {b.c_name} ({b.what}): {b.func.typ.c_name}[{shape}]")
+        half = " (Half: IEEE binary16 bits)" if b.func.typ is Half else ""
+        lines.append(f" *   {b.c_name} ({b.what}): {b.func.typ.c_name}[{shape}]{half}")
         lines.append(f" *     {_placement(b)}")
     if constraints:
         lines.append(" * Constraints every call must meet:")

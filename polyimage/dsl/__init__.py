@@ -24,8 +24,17 @@ from .expr import (
     Sqrtf,
     Variable,
 )
+from .image_ops import (
+    absd,
+    halving_add,
+    rounding_halving_add,
+    saturating_add,
+    saturating_cast,
+    saturating_sub,
+    widening_mul,
+)
 from .stencil import Stencil
-from .types import Char, Double, Float, Int, Long, Short, UChar, UInt, ULong, UShort
+from .types import Char, Double, Float, Half, Int, Long, Short, UChar, UInt, ULong, UShort
 
 __all__ = [
     "constant_exterior",
@@ -61,9 +70,17 @@ __all__ = [
     "Sqrt",
     "Sqrtf",
     "Variable",
+    "absd",
+    "halving_add",
+    "rounding_halving_add",
+    "saturating_add",
+    "saturating_cast",
+    "saturating_sub",
+    "widening_mul",
     "Char",
     "Double",
     "Float",
+    "Half",
     "Int",
     "Long",
     "Short",

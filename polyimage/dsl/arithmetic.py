@@ -19,7 +19,17 @@ import numpy as np
 from .literal_folding import WEAK_MATH, fold
 from .printer import LazyText, format_expr
 from .refusals import NoPythonValue, numpy_operand, refuse_numpy
-from .types import Bool, Double, Long, ScalarType, TypeLike, as_type, promote, type_of_dtype
+from .types import (
+    Bool,
+    Double,
+    Long,
+    ScalarType,
+    TypeLike,
+    arithmetic_type,
+    as_type,
+    promote,
+    type_of_dtype,
+)
 
 if TYPE_CHECKING:
     from typing_extensions import TypeGuard
@@ -210,7 +220,15 @@ def operand_type(a: Expr, b: Expr) -> ScalarType:
         raise TypeError("a Condition cannot be used as a number; wrap it in Select or Cast")
     if isinstance(b.value, float) and a.typ.is_int:
         return Double
-    return a.typ
+    return arithmetic_type(a.typ)
+
+
+def computed(e: Expr) -> Expr:
+    """`e` in the type it is computed in: a Half value widened to Float (types.arithmetic_type),
+    a weak literal in its default type."""
+    e = strong(e)
+    typ = arithmetic_type(e.typ)
+    return e if typ is e.typ else Cast(typ, e)
 
 
 def check_number(e: Expr, what: str, op: str):
@@ -264,7 +282,7 @@ class Neg(Expr):
     def make(a) -> Expr:
         a = to_expr(a)
         check_number(a, "operand", "-")
-        return Const(-a.value) if is_weak(a) else Neg(a)
+        return Const(-a.value) if is_weak(a) else Neg(computed(a))
 
 
 class Call(Expr):
@@ -294,7 +312,7 @@ class Call(Expr):
             context = LazyText(lambda: f"{fn}({args[0]}, {args[1]})")
             args = [convert_operand(a, typ, context) for a in args]
         else:
-            args = [strong(args[0])]
+            args = [computed(args[0])]
             typ = args[0].typ
         if fn not in ("abs", "floor") and typ.is_int:
             typ = Double
@@ -303,7 +321,8 @@ class Call(Expr):
 
 
 class Cast(Expr):
-    """Conversion to `typ`: float to int truncates toward zero, saturates, NaN gives 0."""
+    """Conversion to `typ`: float to int truncates toward zero, saturates, NaN gives 0; to
+    Half rounds to nearest even (beyond the largest Half, 65504, to infinity)."""
 
     __slots__ = ("a",)
 

@@ -15,7 +15,7 @@ import numpy as np
 from ..errors import PipelineError
 from . import expr as E
 from .cases import Always, Case, DefinitionList, Op, Piece, Reduce, rebuild_case  # noqa: F401
-from .types import Int, ScalarType, TypeLike, as_type
+from .types import Half, Int, ScalarType, TypeLike, as_type
 
 __all__ = ["Interval", "Image", "Function", "Reduction", "Case", "Reduce", "Op"]
 
@@ -307,6 +307,11 @@ class Reduction(Function):
 
     def __init__(self, var_dom: Domain, red_dom: Domain, typ: TypeLike, name: str):
         super().__init__(tuple(var_dom), typ, name)  # type: ignore[arg-type]  # a list too
+        if self.typ is Half:
+            raise TypeError(
+                f"Reduction {self.name} cannot have type Half: accumulate in Float and "
+                "store the result in a Half Function"
+            )
         self.reduction_variables, self.reduction_intervals = self._check_dims(
             red_dom[0], red_dom[1], "reduction "
         )

@@ -31,10 +31,11 @@ from .arithmetic import (  # noqa: F401  (the nodes and their typing are read fr
     to_expr,
     weak_kind_type,
 )
-from .printer import LazyText, format_expr  # noqa: F401
+from .printer import INTEGER_OPS, LazyText, format_expr  # noqa: F401
 from .types import (  # noqa: F401  (E.Long and the other types are read from here too)
     Bool,
     Double,
+    Half,
     Long,
     ScalarType,
     TypeLike,
@@ -110,6 +111,11 @@ class Parameter(Symbol):
     """A scalar argument of the pipeline: integer ones size images, float ones are weights."""
 
     __slots__ = ()
+
+    def __init__(self, typ: TypeLike, name: str) -> None:
+        super().__init__(typ, name)
+        if self.typ is Half:
+            raise TypeError(f"Parameter {name} cannot have type Half: use Float")
 
 
 class Select(Expr):

@@ -20,6 +20,10 @@ class LazyText:
         return format(str(self), spec)
 
 
+# the Calls of dsl.image_ops: they print under their own (lower-case) names, math functions
+# capitalized (Sqrt)
+INTEGER_OPS = ("saturating_add", "saturating_sub", "absd", "halving_add", "rounding_halving_add")
+
 _PREC = {"||": 1, "&&": 2, "cmp": 3, "+": 4, "-": 4, "*": 5, "/": 5, "//": 5, "%": 5}
 
 
@@ -60,7 +64,9 @@ _FORMS = {
     "Reference": lambda e, outer: f"{e.func.name}({_args(e.args)})",
     "BinOp": _binop,
     "Neg": lambda e, outer: f"-{_fmt(e.a, 6)}",
-    "Call": lambda e, outer: f"{e.fn.capitalize()}({_args(e.args)})",
+    "Call": lambda e, outer: (
+        f"{e.fn if e.fn in INTEGER_OPS else e.fn.capitalize()}({_args(e.args)})"
+    ),
     "Cast": lambda e, outer: f"Cast({e.typ}, {_fmt(e.a, 0)})",
     "Select": lambda e, outer: f"Select({_args((e.cond, e.a, e.b))})",
     "Condition": _condition,

@@ -21,10 +21,12 @@ __all__ = [
     "ULong",
     "Float",
     "Double",
+    "Half",
     "Bool",
     "ALL_TYPES",
     "type_of_dtype",
     "promote",
+    "arithmetic_type",
 ]
 
 
@@ -77,9 +79,11 @@ Long = ScalarType("Long", np.int64, "int64_t")
 ULong = ScalarType("ULong", np.uint64, "uint64_t")
 Float = ScalarType("Float", np.float32, "float")
 Double = ScalarType("Double", np.float64, "double")
+# IEEE binary16: stored as its bits (C sees uint16_t), computed with as Float (arithmetic_type)
+Half = ScalarType("Half", np.float16, "uint16_t")
 Bool = ScalarType("Bool", np.bool_, "int")
 
-ALL_TYPES = (Int, UInt, Short, UShort, Char, UChar, Long, ULong, Float, Double)
+ALL_TYPES = (Int, UInt, Short, UShort, Char, UChar, Long, ULong, Float, Double, Half)
 _BY_DTYPE = {t.dtype: t for t in ALL_TYPES}
 # the C array type of each dtype, as cffi takes buffers (compiled and loaded pipelines)
 C_ARRAYS = {t.dtype: f"{t.c_name}[]" for t in ALL_TYPES}
@@ -114,8 +118,14 @@ def as_type(typ: TypeLike) -> ScalarType:
         raise TypeError(f"expected a polyimage type such as Int or Float, got {typ!r}") from None
 
 
+def arithmetic_type(typ: ScalarType) -> ScalarType:
+    """The type values of `typ` are computed in: Half is a storage type, computed in Float."""
+    return Float if typ is Half else typ
+
+
 def promote(a: ScalarType, b: ScalarType) -> ScalarType:
-    """Type of a binary operation on two typed operands: NumPy's result_type."""
+    """Type of a binary operation on two typed operands: NumPy's result_type, with Half
+    operands computed in Float (`Half + Half` is Float, `Half + Int` is Double)."""
     if a is Bool or b is Bool:
         raise TypeError("a Condition cannot be used as a number; wrap it in Select or Cast")
-    return _BY_DTYPE[np.result_type(a.dtype, b.dtype)]
+    return _BY_DTYPE[np.result_type(arithmetic_type(a).dtype, arithmetic_type(b).dtype)]

@@ -1,0 +1,173 @@
+"""C helpers of the Half type's conversions and of the integer image operations (saturating
+add and subtract, absolute difference, halving adds), as the interpreter computes them.
+
+Every helper is branch-free (selects of values computed on both sides) so that gcc vectorizes
+the loops that call it; none needs `_Float16`, so Half works with every C compiler: a Half
+value is its IEEE binary16 bits in a `uint16_t`, converted to float where it is computed with.
+The conversions round to nearest even and treat NaN as NumPy does (its payload's top bits kept,
+a payload that would vanish becomes 1, the sign kept).
+"""
+
+from __future__ import annotations
+
+from ..dsl.expr import INTEGER_OPS
+from .names import PREFIX
+
+
+def pixel_helper_source(op: str, c_type: str, suffix: str):
+    """C source of helper `op` on `c_type` (named `<prefix><op>_<suffix>`), or None when `op`
+    is none of this module's."""
+    name = f"{PREFIX}{op}_{suffix}"
+    if op == "fromhalf":
+        return _from_half(name, c_type)
+    if op == "tohalf":
+        return _to_half(name, c_type)
+    if op in INTEGER_OPS:
+        return _INT_SOURCES[op](name, c_type)
+    return None
+
+
+# per C type: its bits' type, the shift from a half's mantissa, the exponent's rebias for
+# infinity and NaN and for finite numbers, 2^-24, and the shift from a half's sign
+_FROM_HALF = {
+    "float": ("uint32_t", 13, "0x70000000u", "0x38000000u", "0x1p-24f", 16),
+    "double": (
+        "uint64_t",
+        42,
+        "UINT64_C(0x7e00000000000000)",
+        "UINT64_C(0x3f00000000000000)",
+        "0x1p-24",
+        48,
+    ),
+}
+
+
+def _from_half(name: str, c: str) -> str:
+    """Exact, straight from the bits (as NumPy, keeping a NaN's payload, even to double):
+    normal numbers, infinities and NaN by rebiasing the exponent, subnormals as their integer
+    multiple of 2^-24 (a product, exact)."""
+    u, shift, special, finite, unit, sign = _FROM_HALF[c]
+    return (
+        f"static inline {c} {name}(uint16_t h) {{ "
+        f"union {{ {c} f; {u} u; }} sub, out; uint32_t em = h & 0x7fffu; "
+        f"{u} normal = (({u})em << {shift}) + (em >= 0x7c00u ? {special} : {finite}); "
+        f"sub.f = ({c})(int32_t)em * {unit}; "
+        f"out.u = (em < 0x400u ? sub.u : normal) | (({u})(h & 0x8000u) << {sign}); "
+        "return out.f; }"
+    )
+
+
+# per C type: its bits' type, the shift to a half's mantissa, the mantissa mask, then the
+# bits of infinity, of 65520 (rounds to a half's infinity), of 2^-14 (the smallest normal
+# half) and of 2^-15 (the exponent's rebias), half an ulp less one, the sign's shift, and a
+# power of two whose ulp is 2^-24 with its bits
+_HALF_CONSTANTS = {
+    "float": (
+        "uint32_t",
+        13,
+        "0x7fffffu",
+        "0x7f800000u",
+        "0x477ff000u",
+        "0x38800000u",
+        "0x38000000u",
+        "0xfffu",
+        16,
+        "0.5f",
+        "0x3f000000u",
+    ),
+    "double": (
+        "uint64_t",
+        42,
+        "UINT64_C(0xfffffffffffff)",
+        "UINT64_C(0x7ff0000000000000)",
+        "UINT64_C(0x40effe0000000000)",
+        "UINT64_C(0x3f10000000000000)",
+        "UINT64_C(0x3f00000000000000)",
+        "UINT64_C(0x1ffffffffff)",
+        48,
+        "0x1p28",
+        "UINT64_C(0x41b0000000000000)",
+    ),
+}
+
+
+def _to_half(name: str, c: str) -> str:
+    """Round to nearest even, in the integer bits for normal results (add half an ulp less one,
+    plus the kept mantissa's last bit, then shift), in floating point for subnormal ones (adding
+    a power of two whose ulp is 2^-24 rounds the value to the subnormals' grid)."""
+    u, shift, sig, top, inf, low, rebias, half_ulp, sign, magic, magic_bits = _HALF_CONSTANTS[c]
+    return (
+        f"static inline uint16_t {name}({c} v) {{ "
+        f"union {{ {c} f; {u} u; }} x, sub; x.f = v; "
+        f"{u} a = x.u & ~((({u})1) << {sign + 15}); "
+        f"sub.u = a; sub.f = sub.f + {magic}; "
+        f"uint32_t nan = 0x7c00u | (uint32_t)((a & {sig}) >> {shift}); "
+        f"uint32_t normal = (uint32_t)((a - {rebias} + {half_ulp} + ((a >> {shift}) & 1u)) "
+        f">> {shift}); "
+        f"uint32_t h = a > {top} ? nan + (nan == 0x7c00u) : (a >= {inf} ? 0x7c00u : "
+        f"(a >= {low} ? normal : (uint32_t)(sub.u - {magic_bits}))); "
+        f"return (uint16_t)(h | (uint32_t)((x.u >> {sign}) & 0x8000u)); }}"
+    )
+
+
+def _unsigned(c: str) -> str:
+    return c if c.startswith("u") else "u" + c
+
+
+def _limits(c: str) -> tuple:
+    bits = "".join(ch for ch in c if ch.isdigit())
+    if c.startswith("u"):
+        return "0", f"UINT{bits}_MAX"
+    return f"INT{bits}_MIN", f"INT{bits}_MAX"
+
+
+def _saturating(op: str):
+    """Unsigned: the wrapped sum is below an operand exactly when it overflowed (a difference
+    saturates at 0). Signed: the wrapped result overflowed when its sign differs from what the
+    operands' signs imply; it then saturates toward the first operand's sign."""
+
+    def source(name: str, c: str) -> str:
+        u, (low, high) = _unsigned(c), _limits(c)
+        head = f"static inline {c} {name}({c} a, {c} b)"
+        if c.startswith("u"):
+            if op == "add":
+                body = f"{c} s = ({c})(a + b); return s < a ? {high} : s;"
+            else:
+                body = f"return a > b ? ({c})(a - b) : 0;"
+        else:
+            sign = "(a ^ s) & (b ^ s)" if op == "add" else "(a ^ b) & (a ^ s)"
+            body = (
+                f"{c} s = ({c})(({u})a {'+' if op == 'add' else '-'} ({u})b); "
+                f"return ({sign}) < 0 ? ({c})(a < 0 ? {low} : {high}) : s;"
+            )
+        return f"{head} {{ {body} }}"
+
+    return source
+
+
+def _absd(name: str, c: str) -> str:
+    """The larger less the smaller, in the unsigned type of the width (never overflows)."""
+    u = _unsigned(c)
+    return (
+        f"static inline {u} {name}({c} a, {c} b) {{ "
+        f"return a > b ? ({u})(({u})a - ({u})b) : ({u})(({u})b - ({u})a); }}"
+    )
+
+
+def _halving(rounding: bool):
+    """(a + b) >> 1 and (a + b + 1) >> 1 without a wider type: a + b is 2(a & b) + (a ^ b)."""
+
+    def source(name: str, c: str) -> str:
+        value = "(a | b) - ((a ^ b) >> 1)" if rounding else "(a & b) + ((a ^ b) >> 1)"
+        return f"static inline {c} {name}({c} a, {c} b) {{ return ({c})({value}); }}"
+
+    return source
+
+
+_INT_SOURCES = {
+    "saturating_add": _saturating("add"),
+    "saturating_sub": _saturating("sub"),
+    "absd": _absd,
+    "halving_add": _halving(False),
+    "rounding_halving_add": _halving(True),
+}
