@@ -236,3 +236,25 @@ def test_the_interior_of_a_2d_border_vectorizes(mode):
     verdicts = [v for v in vectorization(pipe) if v.stages == ("out",)]
     assert verdicts and all(v.vectorized for v in verdicts), verdicts
     assert "pim_inv0" in pipe.c_source
+
+
+@pytest.mark.parametrize("typ", ["Half", "UChar"])
+def test_borders_of_half_and_8_bit_images(typ):
+    """Borders read the source's own pixel type: a Half image's bits, a UChar image summed with
+    saturation (dsl.image_ops); compiled equal to the interpreter."""
+    typ = getattr(polyimage, typ)
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    img = Image(typ, "img", [R, C])
+    a = (np.random.default_rng(0).random((5, 7)) * 200).astype(typ.dtype)
+    for border in (mirror(img), constant_exterior(img, 3), wrap(img)):
+        out = Function.like(img, typ, "out")
+        x, y = out.variables
+        if typ.is_int:
+            out.defn = [polyimage.saturating_add(border(x - 1, y + 2), border(x + 2, y - 1))]
+        else:
+            out.defn = [border(x - 1, y + 2) + border(x + 2, y - 1) * 0.5]
+        want = polyimage.interpret([out], img=a)
+        assert want.dtype == typ.dtype
+        for schedule in ("naive", "auto"):
+            pipe = polyimage.compile([out], schedule=schedule, estimates={R: 64, C: 64})
+            assert_calls_match(pipe, want, {"img": a}, f"{border} {schedule}")
