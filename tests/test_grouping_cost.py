@@ -7,7 +7,7 @@ from helpers import MACHINE, pinned_options
 import polyimage
 from polyimage import Exp, Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.algebra.evaluate import evaluate_scalar
-from polyimage.apps import bilateral_grid, harris, unsharp_mask
+from polyimage.apps import bilateral_grid, harris, histogram_equalize, unsharp_mask
 from polyimage.graph.dag import build_graph
 from polyimage.grouping.cost import SCALAR_LOOP, CostModel, Weights, group_cost, strip_sizes
 from polyimage.pipeline import resolve_estimates
@@ -114,12 +114,12 @@ def test_a_stage_calling_libm_costs_a_vector_of_operations_per_point():
 
 
 def test_groups_that_cannot_be_tiled_cost_infinity():
-    graph, params = stage_graph(bilateral_grid)
-    names = [s.name for s in graph.computed]
-    grid = next(n for n in names if n == "grid")
-    pair = tuple(names[names.index(grid) - 1 : names.index(grid) + 1])
-    assert group_cost(graph, pair, params, MACHINE).cost == math.inf
-    single = group_cost(graph, (grid,), params, MACHINE)
+    """The histogram has no variable that owns its bins, and the equalized image reads the
+    lookup table at the pixels' values: neither pair can be tiled."""
+    graph, params = stage_graph(histogram_equalize)
+    for pair in (("luma", "hist"), ("lut", "equalized")):
+        assert group_cost(graph, pair, params, MACHINE).cost == math.inf
+    single = group_cost(graph, ("hist",), params, MACHINE)
     assert single.cost < math.inf and single.tile_sizes == ()
 
 
