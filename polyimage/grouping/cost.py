@@ -138,7 +138,7 @@ class CostModel:
         self.evaluate = Evaluator({}, {}, params)
         self._points, self._ops, self._plans, self._volumes = {}, {}, {}, {}
         self._regions = NumericRegions(graph, params)
-        self._bounds = {}
+        self._bounds, self._resolutions = {}, {}
 
     def reweighted(self, weights) -> "CostModel":
         """This model under other weights, sharing what it has computed (the autotuner prices
@@ -217,6 +217,22 @@ class CostModel:
             scalar(self.evaluate, tile_origin(self.graph, plan, d))
             for d in range(len(plan.tile_lo))
         )
+
+    def resolution(self, plan, name) -> float:
+        """Points of member `name` per point of the group's anchor along the dimensions both
+        have (aligned by variable name): a pyramid level's scale. A dimension only one of
+        them has (the anchor's channels, a member's search offsets) is computed whole in
+        every tile, so it makes the member no coarser or finer than the anchor."""
+        key = (plan.anchor, name)
+        if key not in self._resolutions:
+            func, anchor = self.graph.stage(name).func, self.graph.stage(plan.anchor).func
+            ratio = 1.0
+            for var, iv in zip(func.variables, func.intervals):
+                if var.name in plan.anchor_variables:
+                    along = anchor.intervals[plan.anchor_variables.index(var.name)]
+                    ratio *= extent(self.evaluate, iv) / max(extent(self.evaluate, along), 1)
+            self._resolutions[key] = ratio
+        return self._resolutions[key]
 
     def itemsize(self, name) -> int:
         return self.graph.stage(name).func.typ.dtype.itemsize
@@ -394,8 +410,7 @@ class CostModel:
             + weights.row_start * measured["rows"]
         )
         idle = (cores - n_tiles % cores) % cores
-        anchor_points = max(self.points(plan.anchor), 1)
-        ratios = [self.points(n) / anchor_points for n in plan.members]
+        ratios = [self.resolution(plan, n) for n in plan.members]
         spread = float(np.std(ratios)) if len(ratios) > 1 else 0.0
         time = n_tiles * tile_time / cores
         cost = time + weights.cleanup * tile_time * idle / cores + weights.spread * spread * time
