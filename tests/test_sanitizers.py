@@ -84,5 +84,6 @@ def test_random_pipelines_and_schedules_run_clean_under_the_sanitizers(request):
     request.config.sanitized_counts = counts  # printed at the end of the run (conftest.py)
     assert counts["memory cases"] == len(CASES)
     assert counts["pipelines"] >= 3 and counts["mixed pipelines"] >= 3
+    assert counts["tiled Reductions reading their group"] > 0, counts
     for shape in ("equal", "dividing", "non-dividing", "larger"):
         assert counts[f"inner {shape}"] > 0, counts
