@@ -137,3 +137,20 @@ def test_a_stage_alone_runs_untiled_when_no_tiling_is_cheaper():
         bilateral_grid.build()[0], estimates=bilateral_grid.PAPER_SIZE, options=pinned_options()
     )
     assert "filtered [untiled]" in str(pipe.schedule)
+
+
+def test_tiles_slide_where_every_strip_overflows_l2():
+    """nl_means computes its per-offset stages at 49 offsets per pixel: a strip of one row of
+    them overflows L2, so auto slides narrower tiles along the rows instead, and fuses the
+    offsets' difference with the weighted sums that read it (the spread of member sizes
+    ignores the offsets and the channels, which every tile computes whole)."""
+    from polyimage.apps import nl_means
+
+    outputs, _ = nl_means.build()
+    pipe = polyimage.compile(
+        outputs, estimates=nl_means.PAPER_SIZE, options=pinned_options(), build=False
+    )
+    group = next(g for g in pipe.schedule.groups if "d" in g.stages)
+    assert set(group.stages) == {"d", "blur_rows", "w", "nl_sum"}, str(pipe.schedule)
+    outer, inner = group.tile_sizes
+    assert inner[1] < outer[1] and outer[2] < nl_means.PAPER_SIZE["C"]

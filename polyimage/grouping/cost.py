@@ -234,6 +234,12 @@ class CostModel:
             self._resolutions[key] = ratio
         return self._resolutions[key]
 
+    def aligned_dimensions(self, plan, name) -> tuple:
+        """Per dimension of the tile space, the dimension of member `name` of the same
+        variable (schedule.tiling aligns live-outs so), or None where it has none."""
+        names = [v.name for v in self.graph.stage(name).func.variables]
+        return tuple(names.index(v) if v in names else None for v in plan.anchor_variables)
+
     def itemsize(self, name) -> int:
         return self.graph.stage(name).func.typ.dtype.itemsize
 
@@ -261,8 +267,15 @@ class CostModel:
                 if tiles not in candidates:
                     candidates.append(tiles)
         l2_tiles = fitted  # Algorithm 2's tiles for the last budget, all of L2
-        slides = sliding_tiles(candidates, bounds, probe["halo"])
-        measures = self.measure(plan, candidates + [outer for outer, _ in slides])
+        measures = self.measure(plan, candidates)
+        strips = [m for t, m in zip(candidates, measures) if t[-1] > bounds[-1][1] - bounds[-1][0]]
+        # where even a strip of one row overflows L2 (a member computed at many offsets per
+        # point), the narrower tiles slide along the dimensions their members reach across
+        narrow = bool(strips) and all(m["scratch_bytes"] > machine.l2_bytes for m in strips)
+        halo = probe["aligned_halo"] if narrow else probe["halo"]
+        slides = sliding_tiles(candidates, bounds, halo, narrow)
+        if slides:
+            measures = measures + self.measure(plan, [outer for outer, _ in slides])
         best = None
         for tiles, measured in zip(candidates, measures):
             result = self._combine(plan, measured, tiles)
@@ -356,10 +369,11 @@ class CostModel:
         itemsize = {n: self.itemsize(n) for n in regions}
         full = {n: self.points(n) for n in plan.members}
         anchor_points = max(self.points(plan.anchor), 1)
+        along = {n: self.aligned_dimensions(plan, n) for n in plan.members}
         results = []
         for k, row in enumerate(candidates):
             tile_points = int(np.prod(row))
-            halo = []
+            halo, aligned_halo = [], []
             for d, t in enumerate(row):
                 reach = sum(
                     max(int(regions[n][1][k, d] - regions[n][0][k, d] + 1) - t, 0)
@@ -367,6 +381,12 @@ class CostModel:
                     if d < regions[n][0].shape[1]
                 )
                 halo.append(reach / max(len(plan.members), 1))
+                reach = sum(
+                    max(int(regions[n][1][k, j] - regions[n][0][k, j] + 1) - t, 0)
+                    for n, j in ((n, along[n][d]) for n in plan.members)
+                    if j is not None
+                )
+                aligned_halo.append(reach / max(len(plan.members), 1))
             vol = {n: int(v[k]) for n, v in volume.items()}
             rows = sum(
                 int(np.prod(np.maximum(regions[n][1][k, :-1] - regions[n][0][k, :-1] + 1, 0)))
@@ -385,6 +405,7 @@ class CostModel:
                     "live_in": sum(vol[n] * itemsize[n] for n in regions if n not in plan.members),
                     "live_out": sum(int(owned[n][k]) * itemsize[n] for n in plan.liveouts),
                     "halo": halo,
+                    "aligned_halo": aligned_halo,
                     "rows": rows,
                     "full_bytes": {n: full[n] * itemsize[n] for n in plan.members},
                 }
