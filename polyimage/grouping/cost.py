@@ -7,7 +7,7 @@ the costs of groups:
             + w3 * operations it performs (overlap: recomputed halo points cost their work)
   cost      = tiles * tile time / cores
             + w2 * tile time * cores idle in the last round of tiles / cores   (clean-up)
-            + w4 * the spread of member sizes relative to the anchor * tiles * tile time / cores
+            + w4 * the spread of member scales against the anchor * tiles * tile time / cores
 Tile sizes (grouping.tile_search) fill a cache budget (L1, half of L2, L2: the cheapest wins):
 the innermost dimension gets min(extent, innermost), the others sizes in proportion to their
 reuse (how far regions reach beyond the tile along them); full-width strips (every column, as
