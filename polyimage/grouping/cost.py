@@ -227,10 +227,11 @@ class CostModel:
         if key not in self._resolutions:
             func, anchor = self.graph.stage(name).func, self.graph.stage(plan.anchor).func
             ratio = 1.0
-            for var, iv in zip(func.variables, func.intervals):
-                if var.name in plan.anchor_variables:
-                    along = anchor.intervals[plan.anchor_variables.index(var.name)]
-                    ratio *= extent(self.evaluate, iv) / max(extent(self.evaluate, along), 1)
+            for d, j in enumerate(self.aligned_dimensions(plan, name)):
+                if j is not None:
+                    ratio *= extent(self.evaluate, func.intervals[j]) / max(
+                        extent(self.evaluate, anchor.intervals[d]), 1
+                    )
             self._resolutions[key] = ratio
         return self._resolutions[key]
 
@@ -373,20 +374,8 @@ class CostModel:
         results = []
         for k, row in enumerate(candidates):
             tile_points = int(np.prod(row))
-            halo, aligned_halo = [], []
-            for d, t in enumerate(row):
-                reach = sum(
-                    max(int(regions[n][1][k, d] - regions[n][0][k, d] + 1) - t, 0)
-                    for n in plan.members
-                    if d < regions[n][0].shape[1]
-                )
-                halo.append(reach / max(len(plan.members), 1))
-                reach = sum(
-                    max(int(regions[n][1][k, j] - regions[n][0][k, j] + 1) - t, 0)
-                    for n, j in ((n, along[n][d]) for n in plan.members)
-                    if j is not None
-                )
-                aligned_halo.append(reach / max(len(plan.members), 1))
+            halo = _reach(regions, plan.members, k, row, lambda n, d: d)
+            aligned_halo = _reach(regions, plan.members, k, row, lambda n, d: along[n][d])
             vol = {n: int(v[k]) for n, v in volume.items()}
             rows = sum(
                 int(np.prod(np.maximum(regions[n][1][k, :-1] - regions[n][0][k, :-1] + 1, 0)))
@@ -467,6 +456,21 @@ class CostModel:
             + weights.row_start * rows
         )
         return time / self.machine.cores
+
+
+def _reach(regions, members, k, tiles, dimension) -> list:
+    """Per tile dimension, how far the members' regions for candidate `k` reach beyond its
+    `tiles`, on average over the members; `dimension(member, d)` is the member's dimension
+    measured along tile dimension d (None, or past its last: none)."""
+    halo = []
+    for d, t in enumerate(tiles):
+        reach = 0
+        for n in members:
+            j = dimension(n, d)
+            if j is not None and j < regions[n][0].shape[1]:
+                reach += max(int(regions[n][1][k, j] - regions[n][0][k, j] + 1) - t, 0)
+        halo.append(reach / max(len(members), 1))
+    return halo
 
 
 def priced_nodes(e):
