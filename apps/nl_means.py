@@ -156,8 +156,9 @@ def build_reduction():
     return build(reduction=True)
 
 
-# other pipelines the bench times beside this one: {label: (build, inputs from the app's)}
-VARIANTS = {"nl_sum a Reduction": (build_reduction, lambda inputs: inputs)}
+# other pipelines the bench times beside this one: {label: (build, arguments from the app's
+# inputs)}
+VARIANTS = {"nl_sum a Reduction": (build_reduction, lambda inputs: {**inputs, **DEFAULTS})}
 
 
 def prepare(photos, size=None):

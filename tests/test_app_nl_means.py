@@ -71,7 +71,7 @@ def test_the_weighted_sums_as_a_reduction_fuse_with_their_weights():
     assert {"d", "blur_rows", "w"} <= set(group.stages) and group.tile_sizes
     assert pipe.reductions["nl_sum"].kind == "tiled"
     size = {"R": 19, "C": 27}
-    arrays = derive(nl_means.prepare([load_image(bundled(nl_means.PHOTOS[0]))], size))
-    expected = polyimage.interpret(nl_means.build()[0], **arrays, **nl_means.DEFAULTS)
-    assert_exact_on_threads(pipe, outputs, {**arrays, **nl_means.DEFAULTS}, threads=(1, 2))
-    np.testing.assert_array_equal(pipe(**arrays, **nl_means.DEFAULTS), expected)
+    arguments = derive(nl_means.prepare([load_image(bundled(nl_means.PHOTOS[0]))], size))
+    expected = polyimage.interpret(nl_means.build()[0], **arguments)
+    assert_exact_on_threads(pipe, outputs, arguments, threads=(1, 2))
+    np.testing.assert_array_equal(pipe(**arguments), expected)
