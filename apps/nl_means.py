@@ -18,12 +18,29 @@ two dimensions, so that the column y stays the innermost one.
 
 The input is channel-first (3, R + 12, C + 12) float32 with a 6-pixel border of edge values
 (3 for the search area, 3 for the patch), Halide's repeat_edge: the output (3, R, C) is the
-whole photo. PAPER_SIZE is Halide's estimate for the app, 1536 x 2560 (W x H).
+whole photo. PAPER_SIZE is Halide's estimate for the app, 1536 x 2560 (W x H). The bench also times
+VARIANTS' pipeline with nl_sum a Reduction over the search offsets, as Halide writes it (an
+RDom): the same sums in the same order, which auto tiles with the per-offset stages it reads.
 """
 
 import numpy as np
 
-from polyimage import Case, Clamp, Exp, Float, Function, Image, Int, Interval, Parameter, Variable
+from polyimage import (
+    Case,
+    Clamp,
+    Exp,
+    Float,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Min,
+    Op,
+    Parameter,
+    Reduce,
+    Reduction,
+    Variable,
+)
 
 from .inputs import fit, to_float
 
@@ -51,8 +68,9 @@ def _sum(terms):
     return sum(terms[1:], terms[0])
 
 
-def build():
-    """(outputs, parameters) of the pipeline."""
+def build(reduction=False):
+    """(outputs, parameters) of the pipeline; with `reduction`, nl_sum is a Reduction over the
+    search offsets (Halide's RDom), the same sums in the same order."""
     R, C = Parameter(Int, "R"), Parameter(Int, "C")
     sigma = Parameter(Float, "sigma")
     c, dx, dy, x, y = (Variable(Int, n) for n in ("c", "dx", "dy", "x", "y"))
@@ -93,15 +111,19 @@ def build():
     )
     inv_sigma_sq = -1.0 / (sigma * sigma * PATCH * PATCH)
     w = stage("w", [dx, dy, x, y], [*offsets, rows, cols], Exp(blur_d(dx, dy, x, y) * inv_sigma_sq))
-    nl_sum = stage(
-        "nl_sum",
-        [c, x, y],
-        [Interval(Int, 0, 3), rows, cols],
-        [
-            Case(c == 3, _sum(w(i, j, x, y) for i, j in OFFSETS)),
-            _sum(w(i, j, x, y) * img(c, x + i, y + j) for i, j in OFFSETS),
-        ],
-    )
+    channels = Interval(Int, 0, 3)
+    if reduction:
+        nl_sum = _offset_sums(w, img, c, x, y, channels, rows, cols, offsets)
+    else:
+        nl_sum = stage(
+            "nl_sum",
+            [c, x, y],
+            [channels, rows, cols],
+            [
+                Case(c == 3, _sum(w(i, j, x, y) for i, j in OFFSETS)),
+                _sum(w(i, j, x, y) * img(c, x + i, y + j) for i, j in OFFSETS),
+            ],
+        )
     nl_means = stage(
         "nl_means",
         [c, x, y],
@@ -109,6 +131,34 @@ def build():
         Clamp(nl_sum(c, x, y) / nl_sum(3, x, y), 0.0, 1.0),
     )
     return [nl_means], {"R": R, "C": C, "sigma": sigma}
+
+
+def _offset_sums(w, img, c, x, y, channels, rows, cols, offsets):
+    """nl_sum as a Reduction: every pixel (u, v), offset (i, j) in order and channel ch adds
+    its weighted colour (ch < 3) or its weight (ch = 3) to nl_sum(ch, u, v), from 0."""
+    u, v, i, j, ch = (Variable(Int, n) for n in ("u", "v", "i", "j", "ch"))
+    nl_sum = Reduction(
+        ([c, x, y], [channels, rows, cols]),
+        ([u, v, i, j, ch], [rows, cols, *offsets, channels]),
+        Float,
+        "nl_sum",
+    )
+    weight = w(i, j, u, v)
+    nl_sum.defn = [
+        Case(ch == 3, Reduce(nl_sum(ch, u, v), weight, Op.Sum)),
+        Case(ch < 3, Reduce(nl_sum(ch, u, v), weight * img(Min(ch, 2), u + i, v + j), Op.Sum)),
+    ]
+    return nl_sum
+
+
+def build_reduction():
+    """The pipeline with nl_sum a Reduction (build(reduction=True))."""
+    return build(reduction=True)
+
+
+# other pipelines the bench times beside this one: {label: (build, arguments from the app's
+# inputs)}
+VARIANTS = {"nl_sum a Reduction": (build_reduction, lambda inputs: {**inputs, **DEFAULTS})}
 
 
 def prepare(photos, size=None):

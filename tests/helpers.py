@@ -22,7 +22,11 @@ from polyimage import (
     Int,
     Interval,
     Long,
+    Min,
+    Op,
     Parameter,
+    Reduce,
+    Reduction,
     Short,
     UChar,
     UInt,
@@ -203,6 +207,45 @@ def sampling_pyramid(misaligned=False):
     up = Function(([x], [Interval(Int, 0, 2 * ((R - 4) / 4) + 1)]), Float, "up")
     up.defn = [down2(x / 2) + (down((x + 1) / 2) if misaligned else down(x))]
     return [up]
+
+
+def offset_weighted_sum(offsets_first=False):
+    """Non-local means in small (apps/nl_means): `diff` per search offset (i, j) and pixel,
+    `patch` its sum over a cross with a halo along x and y, then a Reduction `acc` over the
+    pixels (u, v), the offsets and the channels ch (unrolled) that reads `patch` at (i, j, u,
+    v) and the image at (u + i, v + j): channels 0-2 weighted colours, 3 the weights; `out`
+    divides. `offsets_first` puts i, j before u, v in the reduction domain."""
+    R, C, x, y = grid()
+    c, i, j, u, v, ch = (Variable(Int, n) for n in ("c", "i", "j", "u", "v", "ch"))
+    img = Image(Float, "img", [3, R + 4, C + 4])
+    offset = Interval(Int, -1, 1)
+    wide = [Interval(Int, 1, R + 2), Interval(Int, 1, C + 2)]
+    inner = [Interval(Int, 2, R + 1), Interval(Int, 2, C + 1)]
+    diff = Function(([i, j, x, y], [offset, offset, *wide]), Float, "diff")
+    diff.defn = [(img(0, x, y) - img(0, x + i, y + j)) * (img(1, x, y) - img(1, x + i, y + j))]
+    patch = Function(([i, j, x, y], [offset, offset, *inner]), Float, "patch")
+    patch.defn = [
+        1.0 / (1.0 + diff(i, j, x - 1, y) + diff(i, j, x, y) + diff(i, j, x + 1, y) * 0.5)
+        + diff(i, j, x, y + 1)
+    ]
+    pixels, offsets = [(u, inner[0]), (v, inner[1])], [(i, offset), (j, offset)]
+    order = offsets + pixels if offsets_first else pixels + offsets
+    order.append((ch, Interval(Int, 0, 3)))
+    acc = Reduction(
+        ([c, x, y], [Interval(Int, 0, 3), *inner]),
+        ([r for r, _ in order], [iv for _, iv in order]),
+        Float,
+        "acc",
+    )
+    weight = patch(i, j, u, v)
+    acc.defn = [
+        Case(ch == 3, Reduce(acc(ch, u, v), weight, Op.Sum)),
+        Case(ch < 3, Reduce(acc(ch, u, v), weight * img(Min(ch, 2), u + i, v + j), Op.Sum)),
+    ]
+    acc.default = 0.25
+    out = Function(([c, x, y], [Interval(Int, 0, 2), *inner]), Float, "out")
+    out.defn = [acc(c, x, y) / acc(3, x, y)]
+    return [out]
 
 
 def channel_stencil():

@@ -6,6 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
+from helpers import offset_weighted_sum
 
 import polyimage
 from polyimage import (
@@ -298,6 +299,22 @@ def every_border_of_odd_sizes() -> MemoryCase:
     return _every_border((7, 19))
 
 
+def reduction_reading_its_group() -> MemoryCase:
+    """A Reduction tiled with the producers it reads over its search offsets (non-local means
+    in small, tests/helpers.py): their scratchpads span the footprint of a tile's reduction
+    points, under one level, sliding inner tiles that do not divide the outer ones, and the
+    Reduction as a live-out whose owned part is copied out."""
+    rng = np.random.default_rng(2)
+    schedules = (
+        "group 0: diff, patch, acc, out [3x5x7]",
+        "group 0: diff, patch, acc, out [3x8x16 then 3x3x16]",
+        "group 0: diff, patch, acc [4x9x12 then 4x4x12]\ngroup 1: out [3x4x4]",
+        "auto",
+    )
+    arguments = dict(img=rng.random((3, 17, 25), np.float32))
+    return MemoryCase("Reduction reading its group", offset_weighted_sum(), schedules, arguments)
+
+
 CASES = (
     two_level_group,
     reduce_target_through_a_cast,
@@ -305,6 +322,7 @@ CASES = (
     guarded_read_with_a_clamped_index,
     every_border_of_one_point,
     every_border_of_odd_sizes,
+    reduction_reading_its_group,
 )
 
 

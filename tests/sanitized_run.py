@@ -31,6 +31,7 @@ from pixel_cases import pixel_pipeline  # noqa: E402
 import polyimage  # noqa: E402
 from polyimage.schedule import GroupSchedule, Schedule  # noqa: E402
 from polyimage.schedule.plan import tile_rank  # noqa: E402
+from polyimage.schedule.tiling import TiledGroup  # noqa: E402
 from polyimage.testing import (  # noqa: E402
     random_mixed_pipeline,
     random_pipeline,
@@ -50,6 +51,13 @@ def run(outputs, arguments, schedule, inline, what, covered):
     pipe = polyimage.compile(outputs, schedule=schedule, inline=inline)
     covered["calls"] += assert_calls_match(pipe, expected, arguments, what)
     covered["schedules"] += 1
+    graph = pipe.stage_graph
+    for plan in pipe.group_plans:
+        if isinstance(plan, TiledGroup) and any(
+            m in pipe.reductions and set(graph.stage(m).producers) & set(plan.members)
+            for m in plan.members
+        ):
+            covered["tiled Reductions reading their group"] += 1
     for group in getattr(schedule, "groups", ()):
         if len(group.tile_sizes) == 2:
             covered["two-level groups"] += 1

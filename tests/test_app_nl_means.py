@@ -3,6 +3,7 @@ and lose their noise."""
 
 import numpy as np
 import pytest
+from helpers import assert_exact_on_threads, pinned_options
 from oracle import run_both
 
 import polyimage
@@ -57,3 +58,20 @@ def test_noise_on_a_flat_patch_is_reduced_and_an_edge_kept(pipe):
     assert abs(out[flat].mean() - 0.3) < 0.01
     jump = out[:, :, cols // 2].mean() - out[:, :, cols // 2 - 1].mean()
     assert jump > 0.4, "patches across the edge differ: the edge is not averaged away"
+
+
+def test_the_weighted_sums_as_a_reduction_fuse_with_their_weights():
+    """nl_sum written as a Reduction over the search offsets (Halide's RDom, the bench's
+    variant): the same sums in the same order, so the app's result bit for bit; auto computes
+    the per-offset stages per tile of it (a tiled Reduction reading its group)."""
+    build, derive = nl_means.VARIANTS["nl_sum a Reduction"]
+    outputs, _ = build()
+    pipe = polyimage.compile(outputs, estimates=nl_means.PAPER_SIZE, options=pinned_options())
+    group = next(g for g in pipe.schedule.groups if "nl_sum" in g.stages)
+    assert {"d", "blur_rows", "w"} <= set(group.stages) and group.tile_sizes
+    assert pipe.reductions["nl_sum"].kind == "tiled"
+    size = {"R": 19, "C": 27}
+    arguments = derive(nl_means.prepare([load_image(bundled(nl_means.PHOTOS[0]))], size))
+    expected = polyimage.interpret(nl_means.build()[0], **arguments)
+    assert_exact_on_threads(pipe, outputs, arguments, threads=(1, 2))
+    np.testing.assert_array_equal(pipe(**arguments), expected)

@@ -161,8 +161,9 @@ def test_auto_costs_no_more_than_greedy_cost_by_its_own_model(name):
 def test_auto_merges_on_from_the_groups_of_the_dp():
     """camera_pipe under an AVX2 model (32-byte vectors, 512 KiB L2, op cost 0.476 B): the DP
     stops at five groups and merging from single stages does no better; merging on from the
-    DP's groups reaches one group of all the pipeline but its tone curve, which the model prices
-    lowest (it ran in 9.4 ms against 11.2 ms for the five groups)."""
+    DP's groups reaches one group of all the pipeline but its tone curve and the 3x4 colour
+    matrix, which the model prices lowest (with the matrix: 9.4 ms against 11.2 ms for the five
+    groups)."""
     machine = Machine(32 * 1024, 512 * 1024, 2, 8 * 1024**2, 32, op_bytes=0.476, gather_ops=10.2)
     outputs, _ = load_app("camera_pipe").build()
     graph = polyimage.compile(outputs, schedule="naive").stage_graph
@@ -172,4 +173,4 @@ def test_auto_merges_on_from_the_groups_of_the_dp():
     singles = greedy_cost_schedule(graph, params, machine, price=model)
     assert auto.stats.greedy_cheaper
     assert sum(c.cost for c in auto.costs) <= sum(model(g.stages).cost for g in singles.groups)
-    assert [len(g.stages) for g in auto.schedule.groups] == [1, len(graph.computed) - 1]
+    assert [len(g.stages) for g in auto.schedule.groups] == [1, 1, len(graph.computed) - 2]

@@ -7,7 +7,7 @@ from helpers import MACHINE, pinned_options
 import polyimage
 from polyimage import Exp, Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.algebra.evaluate import evaluate_scalar
-from polyimage.apps import bilateral_grid, harris, unsharp_mask
+from polyimage.apps import bilateral_grid, harris, histogram_equalize, unsharp_mask
 from polyimage.graph.dag import build_graph
 from polyimage.grouping.cost import SCALAR_LOOP, CostModel, Weights, group_cost, strip_sizes
 from polyimage.pipeline import resolve_estimates
@@ -114,12 +114,12 @@ def test_a_stage_calling_libm_costs_a_vector_of_operations_per_point():
 
 
 def test_groups_that_cannot_be_tiled_cost_infinity():
-    graph, params = stage_graph(bilateral_grid)
-    names = [s.name for s in graph.computed]
-    grid = next(n for n in names if n == "grid")
-    pair = tuple(names[names.index(grid) - 1 : names.index(grid) + 1])
-    assert group_cost(graph, pair, params, MACHINE).cost == math.inf
-    single = group_cost(graph, (grid,), params, MACHINE)
+    """The histogram has no variable that owns its bins, and the equalized image reads the
+    lookup table at the pixels' values: neither pair can be tiled."""
+    graph, params = stage_graph(histogram_equalize)
+    for pair in (("luma", "hist"), ("lut", "equalized")):
+        assert group_cost(graph, pair, params, MACHINE).cost == math.inf
+    single = group_cost(graph, ("hist",), params, MACHINE)
     assert single.cost < math.inf and single.tile_sizes == ()
 
 
@@ -137,3 +137,20 @@ def test_a_stage_alone_runs_untiled_when_no_tiling_is_cheaper():
         bilateral_grid.build()[0], estimates=bilateral_grid.PAPER_SIZE, options=pinned_options()
     )
     assert "filtered [untiled]" in str(pipe.schedule)
+
+
+def test_tiles_slide_where_every_strip_overflows_l2():
+    """nl_means computes its per-offset stages at 49 offsets per pixel: a strip of one row of
+    them overflows L2, so auto slides narrower tiles along the rows instead, and fuses the
+    offsets' difference with the weighted sums that read it (the spread of member sizes
+    ignores the offsets and the channels, which every tile computes whole)."""
+    from polyimage.apps import nl_means
+
+    outputs, _ = nl_means.build()
+    pipe = polyimage.compile(
+        outputs, estimates=nl_means.PAPER_SIZE, options=pinned_options(), build=False
+    )
+    group = next(g for g in pipe.schedule.groups if "d" in g.stages)
+    assert set(group.stages) == {"d", "blur_rows", "w", "nl_sum"}, str(pipe.schedule)
+    outer, inner = group.tile_sizes
+    assert inner[1] < outer[1] and outer[2] < nl_means.PAPER_SIZE["C"]

@@ -127,8 +127,7 @@ def test_when_a_reduction_cannot_join_a_tiled_group():
     graph, plan = _plan(blur, ("red", "blur"))
     assert isinstance(plan, TiledGroup)
     alone = tiling_plan(graph, ("red",), {"R": 40, "C": 30})
-    assert isinstance(alone, UntiledGroup)
-    assert alone.reason == "red is a Reduction whose values leave the group"
+    assert isinstance(alone, TiledGroup) and alone.scratch == ("red",)  # its owned part copied
 
     R, C = Parameter(Int, "R"), Parameter(Int, "C")
     u, v, k, x = (Variable(Int, n) for n in "uvkx")
@@ -147,13 +146,10 @@ def test_when_a_reduction_cannot_join_a_tiled_group():
     smooth.defn = [hist(x - 1) + hist(x + 1)]
     graph = build_graph([smooth])
     params = {"R": 40, "C": 30}
-    reasons = {
-        ("double", "hist", "smooth"): "hist is a Reduction that reads a member of its group",
-        ("hist", "smooth"): "hist is a Reduction none of whose variables owns cells of it",
-    }
-    for stages, reason in reasons.items():
+    for stages in (("double", "hist", "smooth"), ("hist", "smooth"), ("hist",)):
         plan = tiling_plan(graph, stages, params)
-        assert isinstance(plan, UntiledGroup) and plan.reason == reason
+        assert isinstance(plan, UntiledGroup)
+        assert plan.reason == "hist is a Reduction none of whose variables owns cells of it"
 
 
 def test_a_tiled_reduction_covers_its_unowned_dimensions_whole():
@@ -198,14 +194,19 @@ def test_the_bilateral_grid_joins_its_z_blur_under_auto():
     assert_exact_on_threads(pipe, outs, {"img": img, **app.DEFAULTS})
 
 
-def _joined_schedule(graph, rng):
+def _joined_schedule(graph, rng, producers=False):
     """A schedule of `graph` with one Reduction that can be computed per tile grouped with
-    its consumers (random tile sizes, at least one level), every other stage alone; None when
-    no Reduction can."""
+    its consumers (and with `producers`, the computed stages it reads; random tile sizes, at
+    least one level), every other stage alone; None when no Reduction can."""
     order = [s.name for s in graph.computed]
     for stage in graph.computed:
-        members = (stage.name, *stage.consumers)
-        if not isinstance(stage.func, Reduction) or untileable_reason(graph, members):
+        inputs = tuple(p for p in stage.producers if p in order) if producers else ()
+        members = (*inputs, stage.name, *stage.consumers)
+        if (
+            not isinstance(stage.func, Reduction)
+            or untileable_reason(graph, members)
+            or (producers and not inputs)
+        ):
             continue
         at = max(order.index(n) for n in members)
         groups = [(n,) for n in order[:at] if n not in members] + [members]
@@ -222,23 +223,30 @@ def _joined_schedule(graph, rng):
 
 
 @pytest.mark.filterwarnings("ignore::polyimage.UncoveredReadWarning")
-def test_random_pipelines_with_a_tiled_reduction_match_the_interpreter():
-    """Random pipelines (polyimage.testing) whose Reduction joins its consumers'
-    tiled group, at random tile sizes, on 1 and 2 threads."""
+@pytest.mark.parametrize("producers", [False, True])
+def test_random_pipelines_with_a_tiled_reduction_match_the_interpreter(producers):
+    """Random pipelines (polyimage.testing) whose Reduction joins its consumers' tiled group
+    (and, with `producers`, the stages it reads: tests/test_reductions_group_reads.py), at
+    random tile sizes, on 1 and 2 threads."""
     checked = 0
-    for seed in range(200):
+    for seed in range(400):
         if checked == 8:
             break
         rp = random_pipeline(seed)
         if not any(isinstance(s.func, Reduction) for s in build_graph(rp.outputs).computed):
             continue
         graph = polyimage.compile(rp.outputs, schedule="naive", inline=rp.inline).stage_graph
-        schedule = _joined_schedule(graph, random.Random(seed))
+        schedule = _joined_schedule(graph, random.Random(seed), producers)
         if schedule is None:
             continue
         pipe = polyimage.compile(rp.outputs, schedule=schedule, inline=rp.inline)
         assert any(
-            isinstance(p, TiledGroup) and any(m in pipe.reductions for m in p.members)
+            isinstance(p, TiledGroup)
+            and any(
+                m in pipe.reductions
+                and (not producers or set(graph.stage(m).producers) & set(p.members))
+                for m in p.members
+            )
             for p in pipe.group_plans
         )
         expected = polyimage.interpret(rp.outputs, **rp.arguments)

@@ -86,5 +86,6 @@ def test_random_pipelines_and_schedules_run_clean_under_the_sanitizers(request):
     assert counts["memory cases"] == len(CASES)
     assert counts["pixel sizes"] == len(PIXEL_SIZES)
     assert counts["pipelines"] >= 3 and counts["mixed pipelines"] >= 3
+    assert counts["tiled Reductions reading their group"] > 0, counts
     for shape in ("equal", "dividing", "non-dividing", "larger"):
         assert counts[f"inner {shape}"] > 0, counts

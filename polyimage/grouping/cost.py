@@ -7,7 +7,7 @@ the costs of groups:
             + w3 * operations it performs (overlap: recomputed halo points cost their work)
   cost      = tiles * tile time / cores
             + w2 * tile time * cores idle in the last round of tiles / cores   (clean-up)
-            + w4 * the spread of member sizes relative to the anchor * tiles * tile time / cores
+            + w4 * the spread of member scales against the anchor * tiles * tile time / cores
 Tile sizes (grouping.tile_search) fill a cache budget (L1, half of L2, L2: the cheapest wins):
 the innermost dimension gets min(extent, innermost), the others sizes in proportion to their
 reuse (how far regions reach beyond the tile along them); full-width strips (every column, as
@@ -138,7 +138,7 @@ class CostModel:
         self.evaluate = Evaluator({}, {}, params)
         self._points, self._ops, self._plans, self._volumes = {}, {}, {}, {}
         self._regions = NumericRegions(graph, params)
-        self._bounds = {}
+        self._bounds, self._resolutions = {}, {}
 
     def reweighted(self, weights) -> "CostModel":
         """This model under other weights, sharing what it has computed (the autotuner prices
@@ -218,6 +218,29 @@ class CostModel:
             for d in range(len(plan.tile_lo))
         )
 
+    def resolution(self, plan, name) -> float:
+        """Points of member `name` per point of the group's anchor along the dimensions both
+        have (aligned by variable name): a pyramid level's scale. A dimension only one of
+        them has (the anchor's channels, a member's search offsets) is computed whole in
+        every tile, so it makes the member no coarser or finer than the anchor."""
+        key = (plan.anchor, name)
+        if key not in self._resolutions:
+            func, anchor = self.graph.stage(name).func, self.graph.stage(plan.anchor).func
+            ratio = 1.0
+            for d, j in enumerate(self.aligned_dimensions(plan, name)):
+                if j is not None:
+                    ratio *= extent(self.evaluate, func.intervals[j]) / max(
+                        extent(self.evaluate, anchor.intervals[d]), 1
+                    )
+            self._resolutions[key] = ratio
+        return self._resolutions[key]
+
+    def aligned_dimensions(self, plan, name) -> tuple:
+        """Per dimension of the tile space, the dimension of member `name` of the same
+        variable (schedule.tiling aligns live-outs so), or None where it has none."""
+        names = [v.name for v in self.graph.stage(name).func.variables]
+        return tuple(names.index(v) if v in names else None for v in plan.anchor_variables)
+
     def itemsize(self, name) -> int:
         return self.graph.stage(name).func.typ.dtype.itemsize
 
@@ -245,8 +268,15 @@ class CostModel:
                 if tiles not in candidates:
                     candidates.append(tiles)
         l2_tiles = fitted  # Algorithm 2's tiles for the last budget, all of L2
-        slides = sliding_tiles(candidates, bounds, probe["halo"])
-        measures = self.measure(plan, candidates + [outer for outer, _ in slides])
+        measures = self.measure(plan, candidates)
+        strips = [m for t, m in zip(candidates, measures) if t[-1] > bounds[-1][1] - bounds[-1][0]]
+        # where even a strip of one row overflows L2 (a member computed at many offsets per
+        # point), the narrower tiles slide along the dimensions their members reach across
+        narrow = bool(strips) and all(m["scratch_bytes"] > machine.l2_bytes for m in strips)
+        halo = probe["aligned_halo"] if narrow else probe["halo"]
+        slides = sliding_tiles(candidates, bounds, halo, narrow)
+        if slides:
+            measures = measures + self.measure(plan, [outer for outer, _ in slides])
         best = None
         for tiles, measured in zip(candidates, measures):
             result = self._combine(plan, measured, tiles)
@@ -341,17 +371,12 @@ class CostModel:
         itemsize = {n: self.itemsize(n) for n in regions}
         full = {n: self.points(n) for n in plan.members}
         anchor_points = max(self.points(plan.anchor), 1)
+        along = {n: self.aligned_dimensions(plan, n) for n in plan.members}
         results = []
         for k, row in enumerate(candidates):
             tile_points = int(np.prod(row))
-            halo = []
-            for d, t in enumerate(row):
-                reach = sum(
-                    max(int(regions[n][1][k, d] - regions[n][0][k, d] + 1) - t, 0)
-                    for n in plan.members
-                    if d < regions[n][0].shape[1]
-                )
-                halo.append(reach / max(len(plan.members), 1))
+            halo = _reach(regions, plan.members, k, row, lambda n, d: d)
+            aligned_halo = _reach(regions, plan.members, k, row, lambda n, d: along[n][d])
             vol = {n: int(v[k]) for n, v in volume.items()}
             rows = sum(
                 int(np.prod(np.maximum(regions[n][1][k, :-1] - regions[n][0][k, :-1] + 1, 0)))
@@ -370,6 +395,7 @@ class CostModel:
                     "live_in": sum(vol[n] * itemsize[n] for n in regions if n not in plan.members),
                     "live_out": sum(int(owned[n][k]) * itemsize[n] for n in plan.liveouts),
                     "halo": halo,
+                    "aligned_halo": aligned_halo,
                     "rows": rows,
                     "full_bytes": {n: full[n] * itemsize[n] for n in plan.members},
                 }
@@ -395,8 +421,7 @@ class CostModel:
             + weights.row_start * measured["rows"]
         )
         idle = (cores - n_tiles % cores) % cores
-        anchor_points = max(self.points(plan.anchor), 1)
-        ratios = [self.points(n) / anchor_points for n in plan.members]
+        ratios = [self.resolution(plan, n) for n in plan.members]
         spread = float(np.std(ratios)) if len(ratios) > 1 else 0.0
         time = n_tiles * tile_time / cores
         cost = time + weights.cleanup * tile_time * idle / cores + weights.spread * spread * time
@@ -432,6 +457,21 @@ class CostModel:
             + weights.row_start * rows
         )
         return time / self.machine.cores
+
+
+def _reach(regions, members, k, tiles, dimension) -> list:
+    """Per tile dimension, how far the members' regions for candidate `k` reach beyond its
+    `tiles`, on average over the members; `dimension(member, d)` is the member's dimension
+    measured along tile dimension d (None, or past its last: none)."""
+    halo = []
+    for d, t in enumerate(tiles):
+        reach = 0
+        for n in members:
+            j = dimension(n, d)
+            if j is not None and j < regions[n][0].shape[1]:
+                reach += max(int(regions[n][1][k, j] - regions[n][0][k, j] + 1) - t, 0)
+        halo.append(reach / max(len(members), 1))
+    return halo
 
 
 def priced_nodes(e):

@@ -12,11 +12,12 @@ WHOLE_EXTENT = 4
 SLIDE_FACTORS = (2, 4, 8, 16)
 
 
-def sliding_tiles(candidates, bounds, halo) -> list:
+def sliding_tiles(candidates, bounds, halo, narrow=False) -> list:
     """(outer, inner) tile sizes of sliding two-level tilings: each candidate becomes the inner
     tile of an outer tile SLIDE_FACTORS times as long along a dimension with a halo (not the
     innermost, not a few channels, whose regions an inner tile spans all the same), for the
-    candidates that span the whole innermost dimension (strips). Inner tiles walk the outer one
+    candidates that span the whole innermost dimension (strips), or with `narrow` (every strip
+    overflows L2) for all of them. Inner tiles walk the outer one
     in order and compute only what the previous ones did not, into
     scratchpads folded to about one inner tile's rows: the outer tile recomputes one halo where
     its inner tiles alone would recompute one each, with the inner tile's working set."""
@@ -27,7 +28,7 @@ def sliding_tiles(candidates, bounds, halo) -> list:
         if ub - lb + 1 <= WHOLE_EXTENT:
             continue
         for inner in candidates:
-            if inner[-1] <= ub_last - lb_last:
+            if inner[-1] <= ub_last - lb_last and not narrow:
                 continue  # rows of a strip only: narrower tiles measured slower sliding
             for factor in SLIDE_FACTORS:
                 if inner[dim] * factor > ub - lb + 1 + inner[dim]:

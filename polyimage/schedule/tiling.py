@@ -7,7 +7,10 @@ the tile space owns the points whose scaled coordinate lies in it, so each live-
 written by exactly one tile, whatever the alignment. Members are computed over their regions
 (schedule/regions.py) into per-thread scratchpads; live-outs read by no other member are
 computed straight into their full buffers over the owned box. A Reduction member computes its
-region from the reduction points that own its cells (schedule.reductions.tile_owned).
+region from the reduction points that own its cells (schedule.reductions.tile_owned), the other
+reduction variables whole, and its producers in the group over the footprint of those points
+(schedule.regions); a Reduction live-out is computed in its scratchpad (its region spans its
+unowned dimensions whole) and its owned part copied out.
 
 A scan member (graph.dag.scan_dimension) computes its region from the start of its domain along
 the dimension it scans, in order (schedule.regions), so it is right for any tile; to keep it
@@ -174,7 +177,11 @@ def tiling_plan(graph, stages, params, outline=False):
         )
     )
     scratch = tuple(
-        n for n in members if n not in outs or any(c in members for c in graph.stage(n).consumers)
+        n
+        for n in members
+        if n not in outs
+        or isinstance(graph.stage(n).func, Reduction)
+        or any(c in members for c in graph.stage(n).consumers)
     )
     regions = (
         None if outline else infer_group_regions(graph, members, owned, tile_lo + tile_hi + first)
@@ -199,35 +206,19 @@ def tiling_plan(graph, stages, params, outline=False):
 
 
 def untileable_reason(graph, members):
-    """Why the group cannot be tiled (a Reduction that cannot be computed per tile, a
-    data-dependent read of a member), or None (the cost model gives such groups of several
-    stages an infinite cost). Scans are tileable: see the module's docstring."""
+    """Why the group cannot be tiled (a Reduction none of whose variables owns cells, so that
+    a tile cannot compute only its own cells; a data-dependent read of a member), or None (the
+    cost model gives such groups of several stages an infinite cost). A Reduction's affine
+    reads of members are tileable (a tile computes them over the footprint of its reduction
+    points), and so are scans: see the module's docstring."""
     inside = set(members)
     for name in members:
         func = graph.stage(name).func
-        if isinstance(func, Reduction):
-            reason = _reduction_reason(graph, name, inside)
-            if reason:
-                return reason
-            continue
+        if isinstance(func, Reduction) and not tile_owned(func):
+            return f"{name} is a Reduction none of whose variables owns cells of it"
         for ref in graph.reads(name):
             if ref.func.name in inside and data_dependent(ref):
                 return f"{name} reads {ref.func.name} at a data-dependent index"
-    return None
-
-
-def _reduction_reason(graph, name, inside):
-    """Why Reduction `name` cannot be computed per tile of the group `inside`, or None: each
-    tile computes the cells its consumers read, from the reduction points that own them
-    (schedule.reductions.tile_owned), so its values must stay in the group, its inputs come
-    from outside it, and some reduction variable must own cells."""
-    stage = graph.stage(name)
-    if name in graph.outputs or any(c not in inside for c in stage.consumers):
-        return f"{name} is a Reduction whose values leave the group"
-    if any(p in inside for p in stage.producers):
-        return f"{name} is a Reduction that reads a member of its group"
-    if not tile_owned(stage.func):
-        return f"{name} is a Reduction none of whose variables owns cells of it"
     return None
 
 
