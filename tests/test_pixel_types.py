@@ -368,7 +368,7 @@ def test_half_pipelines_split_on_dask(rng):
 
     pipe = polyimage.compile([_scaled()], estimates={"R": 64, "C": 64})
     h = rng.normal(0, 100, (23, 31)).astype(np.float16)
-    blocks = pdask.apply(pipe, h=da.from_array(h, chunks=(7, 9))).compute()
+    blocks = pdask.apply(pipe, h=da.from_array(h, chunks=(7, 9))).compute(scheduler="threads")
     assert blocks.dtype == np.float16
     np.testing.assert_array_equal(_bits(blocks), _bits(pipe(h=h)))
 
