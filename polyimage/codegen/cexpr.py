@@ -290,15 +290,7 @@ def _by_power_of_two(e, a: str):
     division and Python's modulo in two's complement; gcc's >> is arithmetic): no branch, so
     gcc hoists such an index out of an inner loop instead of gathering. None otherwise."""
     b = e.b
-    if not (
-        e.op in ("//", "%")
-        and e.typ.is_int
-        and e.typ.is_signed
-        and isinstance(b, E.Const)
-        and isinstance(b.value, int)
-        and b.value > 0
-        and b.value & (b.value - 1) == 0
-    ):
+    if not (_by_positive_constant(e) and b.value & (b.value - 1) == 0):
         return None
     if e.op == "//":
         return f"({a} >> {b.value.bit_length() - 1})"

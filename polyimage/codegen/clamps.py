@@ -20,7 +20,7 @@ from ..algebra.intervals import as_long
 from ..algebra.simplify import expr_key, simplify
 from ..dsl import expr as E
 from ..dsl.borders import is_index_fold
-from .split import NotLinear, linear, mentions
+from .split import NotLinear, is_clamp, linear, mentions
 
 
 @dataclass(frozen=True)
@@ -47,7 +47,7 @@ def interior(exprs, v):
 
     for e in exprs:
         for node in E.walk(e):
-            if _is_clamp(node) and pick(node) is not None:
+            if is_clamp(node) and pick(node) is not None:
                 chosen[id(node)] = decided[id(node)]
     if not chosen:
         return None
@@ -79,12 +79,6 @@ def _distinct(bounds) -> tuple:
         e = simplify(e)
         seen.setdefault(expr_key(e), e)
     return tuple(seen.values())
-
-
-def _is_clamp(node) -> bool:
-    return (
-        isinstance(node, E.BinOp) and node.op in ("min", "max") and node.typ.is_int
-    ) or is_index_fold(node)
 
 
 def _implied(cond, v, pick, lows, highs) -> bool:

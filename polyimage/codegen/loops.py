@@ -352,11 +352,12 @@ class LoopEmitter:
             return innermost()
 
         aliases = self.aliases(variables[:loops])
-        hoisted, self.printer.hoist = self.printer.hoist, Hoisted(variables[:loops])
+        enclosing = self.printer.hoist
+        hoisted = self.printer.hoist = Hoisted(variables[:loops])
         try:
             inner = self._narrow_or_wide(innermost, generic)
         finally:
-            hoisted, self.printer.hoist = self.printer.hoist, hoisted
+            self.printer.hoist = enclosing
         folds = [self.declare("int64_t", [(n, t) for t, n in hoisted.items.items()])]
         node = Block((*aliases, *(folds if hoisted.items else ()), inner))
         for d in reversed(range(loops)):

@@ -81,6 +81,13 @@ def _condition_breakpoints(cond, v) -> list:
     return [0 - ((0 - t) // a), t // a + 1]
 
 
+def is_clamp(node) -> bool:
+    """An integer Min or Max, or a border's index fold: what codegen.clamps may resolve."""
+    return (
+        isinstance(node, E.BinOp) and node.op in ("min", "max") and node.typ.is_int
+    ) or is_index_fold(node)
+
+
 def linear(e, v, pick=None):
     """(a, rest) with e == a*v + rest, rest affine and free of v; `pick(node)` gives the
     operand an integer Min or Max moving with v stands for (codegen.clamps), if any."""
@@ -90,9 +97,7 @@ def linear(e, v, pick=None):
         return 0, e
     if e is v:
         return 1, E.Const(0, E.Long)
-    if pick is not None and (
-        (isinstance(e, E.BinOp) and e.op in ("min", "max")) or is_index_fold(e)
-    ):
+    if pick is not None and is_clamp(e):
         operand = pick(e)
         if operand is None:
             raise NotLinear(str(e))
