@@ -151,3 +151,6 @@ def test_a_scheduler_that_is_no_address_is_named(tmp_path, capsys, monkeypatch):
     lines = capsys.readouterr().err.strip().splitlines()
     assert len(lines) == 1 and "--scheduler no address" in lines[0]
     assert not (tmp_path / "o.zarr").exists()
+    import dask
+
+    assert dask.config.get("scheduler", None) is None, "a failed --scheduler left dask's default"

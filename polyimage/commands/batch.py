@@ -106,9 +106,17 @@ def _client(scheduler, threads):
     if logging.getLogger("polyimage").getEffectiveLevel() > logging.INFO:  # unless --verbose
         logging.getLogger("distributed").setLevel(logging.ERROR)
     if scheduler:
+        import dask
+
+        previous = dask.config.config.get("scheduler")
         try:
             return Client(scheduler, timeout=SCHEDULER_TIMEOUT_SECONDS)
         except (OSError, ValueError) as exc:  # unreachable, refused, or not an address
+            # a Client that failed to connect has already made itself dask's default scheduler
+            if previous is None:
+                dask.config.config.pop("scheduler", None)
+            else:
+                dask.config.set(scheduler=previous)
             raise ArgumentError(f"--scheduler {scheduler}: {exc}") from None
     cores = os.cpu_count() or 1
     workers = max(1, cores // (threads or 1))
