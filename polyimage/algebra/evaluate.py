@@ -123,6 +123,8 @@ class Evaluator:
             return args[0]
         if e.fn in E.INTEGER_OPS:
             return image_ops.apply(e.fn, *args, e.typ)
+        if e.fn in libm.OWN:
+            return libm.own(e.fn, e.typ.dtype, *args).astype(e.typ.dtype, copy=False)
         if libm.is_libm(e.fn):
             return libm.apply(e.fn, *args).astype(e.typ.dtype, copy=False)
         return np.asarray(_MATH[e.fn](*args)).astype(e.typ.dtype, copy=False)

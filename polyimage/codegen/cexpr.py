@@ -151,6 +151,10 @@ class CExprPrinter:
             if e.typ.is_float:
                 return f"fabs{'f' if e.typ.c_name == 'float' else ''}({args})"
             return args if not e.typ.is_signed else f"{self.helper('abs', e.typ)}({args})"
+        if e.fn in libm.OWN:  # in float for a Float result, else in double: see dsl.exp_poly
+            typ = Float if e.typ.c_name == "float" else E.Double
+            wide = ", ".join(f"({typ.c_name})({self(a)})" for a in e.args)
+            return f"(({e.typ.c_name}){self.helper(e.fn, typ)}({wide}))"
         if e.typ.c_name == "float" and libm.is_libm(e.fn):  # as the interpreter: see dsl.libm
             wide = ", ".join(f"(double)({self(a)})" for a in e.args)
             return f"((float){e.fn}({wide}))"
@@ -309,6 +313,8 @@ def helper_source(op: str, c_type: str) -> str:
     if pixel is not None:
         return pixel
     head = f"static inline {c_type} {PREFIX}{op}_{s}"
+    if op in libm.OWN:
+        return libm.OWN[op].c_source(f"{PREFIX}{op}_{s}", c_type)
     if op.startswith(("cast_", "castz_")):
         kind, _, src = op.partition("_")
         return _cast_source(src, c_type, signless=kind == "castz")

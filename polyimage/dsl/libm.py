@@ -1,6 +1,7 @@
-"""The C library's double-precision exp, log, sin, cos and pow: the functions generated code
-calls (in double, rounded once to float for Float values). The interpreter and constant folding
-call the same ones, so compiled and interpreted results agree to the bit."""
+"""The math functions computed in double (rounded once to float for Float values): log, sin,
+cos and pow are the C library's, which generated code calls and the interpreter and constant
+folding call too; exp is our own (dsl.exp_poly), branch-free C that vectorizes. Either way
+compiled and interpreted results agree to the bit."""
 
 from __future__ import annotations
 
@@ -10,7 +11,10 @@ import functools
 
 import numpy as np
 
+from . import exp_poly
+
 FUNCTIONS = {"exp": 1, "log": 1, "sin": 1, "cos": 1, "pow": 2}
+OWN = {"exp": exp_poly}  # computed by our code, in C and in NumPy alike
 
 
 @functools.lru_cache(maxsize=None)
@@ -40,13 +44,29 @@ def _ufunc(name: str):
 def apply(name: str, *args) -> np.ndarray:
     """`name` applied elementwise to arrays (broadcast), in float64, as the C library does."""
     arrays = [np.asarray(a, np.float64) for a in args]
+    if name in OWN:
+        return OWN[name].apply(*arrays, np.float64)
     return np.asarray(_ufunc(name)(*arrays), dtype=np.float64)
 
 
 def scalar(name: str, *args) -> float:
-    """`name` on Python numbers, as the C library computes it (NaN or inf, never an error)."""
+    """`name` on Python numbers, as generated code computes it (NaN or inf, never an error)."""
+    if name in OWN:
+        return OWN[name].scalar(*args)
     return float(c_function(name)(*(float(a) for a in args)))
 
 
+def own(name: str, typ_dtype, *args) -> np.ndarray:
+    """Our `name` (one of OWN) on arrays, in float for a float32 result, else in double."""
+    precision = np.float32 if np.dtype(typ_dtype) == np.float32 else np.float64
+    return OWN[name].apply(*args, precision)
+
+
 def is_libm(name: str) -> bool:
+    """Whether `name` is one of the math functions computed in double."""
     return name in FUNCTIONS
+
+
+def is_library_call(name: str) -> bool:
+    """Whether generated code calls the C library for `name` (a scalar call in the loop)."""
+    return name in FUNCTIONS and name not in OWN

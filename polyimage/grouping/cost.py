@@ -164,22 +164,27 @@ class CostModel:
     def ops(self, name) -> float:
         """Operations per point: the arithmetic nodes of the definition outside arithmetic on
         indices and parameters alone (priced_nodes; at least one), a read
-        at data-dependent indices (a gather) as Machine.gather_ops of them, times SCALAR_LOOP
-        for a stage whose loop cannot vectorize (it calls the C library's exp, log, sin, cos
-        or pow, which the vectorizer leaves as scalar calls), times a Reduction's updates per
+        at data-dependent indices (a gather) as Machine.gather_ops of them, our exp as its
+        operations (dsl.exp_poly), times SCALAR_LOOP
+        for a stage whose loop cannot vectorize (it calls the C library's log, sin, cos or
+        pow, which the vectorizer leaves as scalar calls), times a Reduction's updates per
         cell."""
         if name not in self._ops:
             func = self.graph.stage(name).func
             nodes = [n for e in definition_exprs(func) for n in priced_nodes(e)]
             count = sum(
                 1 for n in nodes if isinstance(n, (E.BinOp, E.Call, E.Select, E.Cast, E.Condition))
+            ) + sum(
+                libm.OWN[n.fn].operations(n.typ.c_name) - 1
+                for n in nodes
+                if isinstance(n, E.Call) and n.fn in libm.OWN
             )
             gathers = sum(
                 1
                 for n in nodes
                 if isinstance(n, E.Reference) and not all(is_affine(a) for a in n.args)
             )
-            scalar = any(isinstance(n, E.Call) and libm.is_libm(n.fn) for n in nodes)
+            scalar = any(isinstance(n, E.Call) and libm.is_library_call(n.fn) for n in nodes)
             gather_ops = self.machine.gather_ops if self.machine is not None else 0
             self._ops[name] = (
                 max(1, count + gathers * gather_ops)
