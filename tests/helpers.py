@@ -366,3 +366,39 @@ def loop_structure(node) -> list:
         properties += [f"collapse({loop.collapse})"] if loop.collapse > 1 else []
         shown.append(":".join([loop.var.removeprefix("pim_w_"), *properties]))
     return shown
+
+
+CHANNELS = 5
+
+
+def channels_last():
+    """A 3x3 blur per channel (channels last), then a Reduction mixing the channels into
+    CHANNELS outputs per pixel, then a pointwise stage."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y, ch = Variable(Int, "x"), Variable(Int, "y"), Variable(Int, "ch")
+    rx, ry, rc, rd = (Variable(Int, v) for v in ("rx", "ry", "rc", "rd"))
+    img = Image(Float, "img", [R + 2, C + 2, CHANNELS])
+    mix = Image(Float, "mix", [CHANNELS, CHANNELS])
+    rows, cols, chans = Interval(Int, 1, R), Interval(Int, 1, C), Interval(Int, 0, CHANNELS - 1)
+    blur = Function(([x, y, ch], [rows, cols, chans]), Float, "blur")
+    blur.defn = [sum(img(x + i, y + j, ch) for i in (-1, 0, 1) for j in (-1, 0, 1)) / 9.0]
+    mixed = Reduction(
+        ([x, y, ch], [rows, cols, chans]),
+        ([rx, ry, rc, rd], [rows, cols, chans, chans]),
+        Float,
+        "mixed",
+    )
+    mixed.defn = [Reduce(mixed(rx, ry, rd), mix(rc, rd) * blur(rx, ry, rc), Op.Sum)]
+    out = Function(([x, y, ch], [rows, cols, chans]), Float, "out")
+    out.defn = [mixed(x, y, ch) * 0.5 + blur(x, y, ch)]
+    return out
+
+
+def channels_last_arguments(rows, cols, seed=0):
+    rng = np.random.default_rng(seed)
+    return {
+        "img": rng.random((rows + 2, cols + 2, CHANNELS), dtype=np.float32),
+        "mix": rng.standard_normal((CHANNELS, CHANNELS)).astype(np.float32),
+        "R": rows,
+        "C": cols,
+    }

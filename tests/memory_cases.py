@@ -6,7 +6,7 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-from helpers import offset_weighted_sum
+from helpers import channels_last, channels_last_arguments, offset_weighted_sum
 
 import polyimage
 from polyimage import (
@@ -315,6 +315,20 @@ def reduction_reading_its_group() -> MemoryCase:
     return MemoryCase("Reduction reading its group", offset_weighted_sum(), schedules, arguments)
 
 
+def channels_last_tiles() -> MemoryCase:
+    """Tiles that span a small constant innermost dimension whole run a copy of the nest with
+    its bounds as constants (codegen.tiled._specialized); tiles that split it, the other."""
+    schedules = (
+        "group 0: blur, mixed, out [4x8x5]",
+        "group 0: blur, mixed, out [3x4x2]",
+        "group 0: blur, mixed, out [8x16x8 then 2x4x5]",
+        "auto",
+    )
+    return MemoryCase(
+        "channels last", [channels_last()], schedules, channels_last_arguments(6, 11, seed=3)
+    )
+
+
 CASES = (
     two_level_group,
     reduce_target_through_a_cast,
@@ -323,6 +337,7 @@ CASES = (
     every_border_of_one_point,
     every_border_of_odd_sizes,
     reduction_reading_its_group,
+    channels_last_tiles,
 )
 
 

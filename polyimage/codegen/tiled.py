@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from ..dsl import expr as E
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from ..schedule.tiling import tile_origin, tile_span
 from . import sliding
@@ -358,7 +359,7 @@ class TiledEmitter(LoopEmitter):
         args = [(f"{PREFIX}blo{d}", lo) for d, (lo, _) in enumerate(bounds)]
         args += [(f"{PREFIX}bhi{d}", hi) for d, (_, hi) in enumerate(bounds)]
         box = [(f"{PREFIX}blo{d}", f"{PREFIX}bhi{d}") for d in range(len(bounds))]
-        body = [self.nest(funcs, box)]
+        body = [self._specialized(funcs, box)]
         for name in nest.stages:
             if name in self.plan.liveouts and nest.scratch:
                 owned = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[name]]
@@ -402,6 +403,22 @@ class TiledEmitter(LoopEmitter):
             )
         )
 
+    def _specialized(self, funcs, box):
+        """The nest over `box`, and where the head's innermost (contiguous) dimension has a
+        few constant points (channels last), a copy for tiles that span it whole, with its
+        bounds as constants: gcc then knows the trip count (a 16-point channel loop becomes
+        one vector op, not a loop with a prologue and a remainder)."""
+        whole = whole_dimensions(funcs[0])
+        if not whole:
+            return self.nest(funcs, box)
+        fixed = [
+            (f"({whole[d][0]})", f"({whole[d][1]})") if d in whole else b for d, b in enumerate(box)
+        ]
+        condition = " && ".join(
+            f"{box[d][0]} == ({lo}) && {box[d][1]} == ({hi})" for d, (lo, hi) in whole.items()
+        )
+        return If(condition, Block((self.nest(funcs, fixed),)), Block((self.nest(funcs, box),)))
+
     def _copy_out(self, name: str, bounds):
         """Owned part of a scratch live-out to its full buffer."""
         func = self.graph.stage(name).func
@@ -431,3 +448,19 @@ class _SymbolNames:
 
     def name(self, obj, wanted: str) -> str:
         return self.names.name(obj, wanted)
+
+
+WHOLE_MAX_POINTS = 64
+
+
+def whole_dimensions(func) -> dict:
+    """{dimension: (lo, hi)} for `func`'s last domain dimension if its bounds are constants
+    and it has at most WHOLE_MAX_POINTS points, else {}."""
+    d = len(func.intervals) - 1
+    iv = func.intervals[d] if d >= 0 else None
+    if iv is None or not (isinstance(iv.lb, E.Const) and isinstance(iv.ub, E.Const)):
+        return {}
+    lo, hi = iv.lb.value, iv.ub.value
+    if isinstance(lo, int) and isinstance(hi, int) and 0 < hi - lo + 1 <= WHOLE_MAX_POINTS:
+        return {d: (lo, hi)}
+    return {}

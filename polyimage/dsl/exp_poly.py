@@ -92,12 +92,14 @@ def c_source(name: str, c_type: str = "double") -> str:
     )
     return (
         f"static inline {t} {name}({t} x) {{ "
-        f"x = x < {lit(-f.limit)} ? {lit(-f.limit)} : x; x = x > {lit(f.limit)} ? {lit(f.limit)} : x; "
+        f"x = x < {lit(-f.limit)} ? {lit(-f.limit)} : x; "
+        f"x = x > {lit(f.limit)} ? {lit(f.limit)} : x; "
         f"{t} kd = x * {lit(1 / math.log(2))} + {lit(f.shifter)}; {t} k = kd - {lit(f.shifter)}; "
         f"{t} r = x - k * {lit(f.ln2_hi)}; r = r - k * {lit(f.ln2_lo)}; {horner} "
         f"{u} b; __builtin_memcpy(&b, &kd, sizeof b); "
         f"{s} n = ({s})(b - ({u}){f.shifter_bits}u), n1 = n >> 1, n2 = n - n1; "
-        f"{u} e1 = (({u})n1 + {f.bias}u) << {f.mantissa}, e2 = (({u})n2 + {f.bias}u) << {f.mantissa}; "
+        f"{u} e1 = (({u})n1 + {f.bias}u) << {f.mantissa}, "
+        f"e2 = (({u})n2 + {f.bias}u) << {f.mantissa}; "
         f"{t} s1, s2; __builtin_memcpy(&s1, &e1, sizeof s1); "
         "__builtin_memcpy(&s2, &e2, sizeof s2); return p * s1 * s2; }"
     )
