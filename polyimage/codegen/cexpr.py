@@ -122,6 +122,10 @@ class CExprPrinter:
     def _BinOp(self, e):
         if id(e) in self.chosen:
             return self(self.chosen[id(e)])
+        if e.op in ("min", "max") and e.typ.is_float:
+            tree = self._minmax_tree(e)
+            if tree is not None:
+                return tree
         a, b, c = self(e.a), self(e.b), e.typ.c_name
         shift = _by_power_of_two(e, a)
         if shift is not None:
@@ -159,6 +163,35 @@ class CExprPrinter:
             wide = ", ".join(f"(double)({self(a)})" for a in e.args)
             return f"((float){e.fn}({wide}))"
         return f"{e.fn}{'f' if e.typ.c_name == 'float' else ''}({args})"
+
+    def _minmax_tree(self, root):
+        """A tree of two or more float Min/Max as plain selects (one `vminps` each), NaN
+        where one of its distinct operands is NaN: one unordered compare per two operands
+        instead of a compare and a blend per node; the same value as NumPy's minimum and
+        maximum at every point (NaN payloads aside). None for a single node."""
+        leaves: dict = {}
+
+        def plain(e):
+            if (
+                isinstance(e, E.BinOp)
+                and e.op in ("min", "max")
+                and e.typ == root.typ
+                and id(e) not in self.chosen
+            ):
+                return f"{self.helper('p' + e.op, e.typ)}({plain(e.a)}, {plain(e.b)})"
+            text = self(e)
+            return leaves.setdefault(text, f"({text})")
+
+        if not any(
+            isinstance(o, E.BinOp) and o.op in ("min", "max") and id(o) not in self.chosen
+            for o in (root.a, root.b)
+        ):
+            return None
+        value = plain(root)
+        names = list(leaves.values())
+        pairs = [names[k : k + 2] for k in range(0, len(names), 2)]
+        nan = " | ".join(f"__builtin_isunordered({p[0]}, {p[-1]})" for p in pairs)
+        return f"{self.helper('nanor', root.typ)}({nan}, {value})"
 
     def _Cast(self, e):
         src, dst = e.a.typ, e.typ
@@ -338,6 +371,11 @@ def helper_source(op: str, c_type: str) -> str:
             f"{head}({c_type} a, {c_type} b) "
             f"{{ {c_type} m = (a {cmp} b) ? a : b; return (a != a) ? a : m; }}"
         )
+    if op in ("pmin", "pmax"):  # the plain select of _minmax_tree: no NaN handling
+        cmp = "<" if op == "pmin" else ">"
+        return f"{head}({c_type} a, {c_type} b) {{ return (a {cmp} b) ? a : b; }}"
+    if op == "nanor":
+        return f"{head}(int c, {c_type} v) {{ return c ? ({c_type})NAN : v; }}"
     if op in INDEX_FOLD_SOURCES:
         return f"{head}(int64_t i, int64_t lo, int64_t hi) {{ {INDEX_FOLD_SOURCES[op]} }}"
     if op == "blend":  # a select of bits: no branch for gcc to sink a read into
