@@ -5,9 +5,10 @@ import math
 from helpers import MACHINE, pinned_options
 
 import polyimage
-from polyimage import Exp, Float, Function, Image, Int, Interval, Parameter, Variable
+from polyimage import Exp, Float, Function, Image, Int, Interval, Log, Parameter, Variable
 from polyimage.algebra.evaluate import evaluate_scalar
 from polyimage.apps import bilateral_grid, harris, histogram_equalize, unsharp_mask
+from polyimage.dsl import exp_poly
 from polyimage.graph.dag import build_graph
 from polyimage.grouping.cost import SCALAR_LOOP, CostModel, Weights, group_cost, strip_sizes
 from polyimage.pipeline import resolve_estimates
@@ -99,18 +100,21 @@ def test_full_width_strips_compete_and_win_on_unsharp_mask():
 
 
 def test_a_stage_calling_libm_costs_a_vector_of_operations_per_point():
-    """exp, log, sin, cos and pow stay scalar calls (no vectorization): such a stage's
-    operations count SCALAR_LOOP times."""
+    """log, sin, cos and pow stay scalar calls (no vectorization): such a stage's operations
+    count SCALAR_LOOP times; our exp (dsl.exp_poly) vectorizes and counts its operations."""
     R, x = Parameter(Int, "R"), Variable(Int, "x")
     img = Image(Float, "img", [R])
     plain = Function(([x], [Interval(Int, 0, R - 1)]), Float, "plain")
     plain.defn = [img(x) * 2.0 + 1.0]
     called = Function(([x], [Interval(Int, 0, R - 1)]), Float, "called")
-    called.defn = [Exp(img(x) * 2.0) + 1.0]
-    graph = build_graph([plain, called])
+    called.defn = [Log(img(x) * 2.0) + 1.0]
+    own = Function(([x], [Interval(Int, 0, R - 1)]), Float, "own")
+    own.defn = [Exp(img(x) * 2.0) + 1.0]
+    graph = build_graph([plain, called, own])
     params = resolve_estimates(graph, {"R": 1000})[0]
     model = CostModel(graph, params, MACHINE)
     assert model.ops("called") == SCALAR_LOOP * (model.ops("plain") + 1)
+    assert model.ops("own") == model.ops("plain") + exp_poly.operations("float")
 
 
 def test_groups_that_cannot_be_tiled_cost_infinity():
