@@ -2,12 +2,13 @@
 
 import math
 
+import pytest
 from helpers import MACHINE, pinned_options
 
 import polyimage
 from polyimage import Exp, Float, Function, Image, Int, Interval, Log, Parameter, Variable
 from polyimage.algebra.evaluate import evaluate_scalar
-from polyimage.apps import bilateral_grid, harris, histogram_equalize, unsharp_mask
+from polyimage.apps import bilateral_grid, harris, histogram_equalize, local_laplacian, unsharp_mask
 from polyimage.dsl import exp_poly
 from polyimage.graph.dag import build_graph
 from polyimage.grouping.cost import SCALAR_LOOP, CostModel, Weights, group_cost, strip_sizes
@@ -158,3 +159,27 @@ def test_tiles_slide_where_every_strip_overflows_l2():
     assert set(group.stages) == {"d", "blur_rows", "w", "nl_sum"}, str(pipe.schedule)
     outer, inner = group.tile_sizes
     assert inner[1] < outer[1] and outer[2] < nl_means.PAPER_SIZE["C"]
+
+
+def test_inner_tiles_slide_only_where_every_member_has_rows_to_reuse():
+    """A sliding tiling is offered only along a dimension every member has, with a row of it
+    at least in an inner tile: not along local_laplacian's levels (its gray image has none)
+    nor in inner tiles of 16 rows over pyramid levels 16 times coarser and more."""
+    graph, params = stage_graph(local_laplacian)
+    model = CostModel(graph, params, MACHINE)
+    levels = model.plan(("gray", "gpyr0", "lpyr0"))
+    assert model.scale_along(levels, "gray", 0) is None
+    assert not model.slides_every_member(levels, (8, 30, 1536), (1, 30, 1536))
+    assert model.slides_every_member(levels, (8, 60, 1536), (8, 30, 1536))
+    pyramid = ("gpyr_downx1", "gpyr1", "gpyr_downx2", "gpyr2", "gpyr_upx1", "lpyr1")
+    plan = model.plan(pyramid)
+    anchor_rows = [model.scale_along(plan, name, 1) for name in pyramid]
+    assert min(anchor_rows) == pytest.approx(0.5, rel=0.01)  # level 2 over level 1's rows
+    assert model.slides_every_member(plan, (1, 64, 768), (1, 2, 768))
+    assert not model.slides_every_member(plan, (1, 64, 768), (1, 1, 768))
+    # what auto picks respects the rule
+    outputs = local_laplacian.build()[0]
+    schedule = polyimage.compile(outputs, estimates=local_laplacian.PAPER_SIZE).schedule
+    for group in schedule.groups:
+        if len(group.tile_sizes) == 2:
+            assert model.slides_every_member(model.plan(group.stages), *group.tile_sizes)

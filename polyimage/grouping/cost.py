@@ -230,15 +230,32 @@ class CostModel:
         every tile, so it makes the member no coarser or finer than the anchor."""
         key = (plan.anchor, name)
         if key not in self._resolutions:
-            func, anchor = self.graph.stage(name).func, self.graph.stage(plan.anchor).func
             ratio = 1.0
-            for d, j in enumerate(self.aligned_dimensions(plan, name)):
-                if j is not None:
-                    ratio *= extent(self.evaluate, func.intervals[j]) / max(
-                        extent(self.evaluate, anchor.intervals[d]), 1
-                    )
+            for d in range(len(plan.anchor_variables)):
+                ratio *= self.scale_along(plan, name, d) or 1.0
             self._resolutions[key] = ratio
         return self._resolutions[key]
+
+    def scale_along(self, plan, name, d) -> float | None:
+        """Points of member `name` per point of the anchor along tile dimension `d`, None
+        where the member has no dimension of that variable."""
+        j = self.aligned_dimensions(plan, name)[d]
+        if j is None:
+            return None
+        func, anchor = self.graph.stage(name).func, self.graph.stage(plan.anchor).func
+        return extent(self.evaluate, func.intervals[j]) / max(
+            extent(self.evaluate, anchor.intervals[d]), 1
+        )
+
+    def slides_every_member(self, plan, outer, inner) -> bool:
+        """Whether every member has the dimension a sliding tiling slides along, with at
+        least one row of it in an inner tile: a member without it (a 2-D stage in a group
+        over the levels of a 3-D one) or a coarse pyramid level with less than a row has
+        nothing to reuse from the inner tile before, and pays each inner tile's bookkeeping
+        all the same (measured slower on local_laplacian and lens_blur)."""
+        d = next(k for k, (o, i) in enumerate(zip(outer, inner)) if o != i)
+        scales = [self.scale_along(plan, name, d) for name in plan.members]
+        return all(scale is not None and inner[d] * scale >= 1 for scale in scales)
 
     def aligned_dimensions(self, plan, name) -> tuple:
         """Per dimension of the tile space, the dimension of member `name` of the same
@@ -279,7 +296,11 @@ class CostModel:
         # point), the narrower tiles slide along the dimensions their members reach across
         narrow = bool(strips) and all(m["scratch_bytes"] > machine.l2_bytes for m in strips)
         halo = probe["aligned_halo"] if narrow else probe["halo"]
-        slides = sliding_tiles(candidates, bounds, halo, narrow)
+        slides = [
+            (outer, inner)
+            for outer, inner in sliding_tiles(candidates, bounds, halo, narrow)
+            if self.slides_every_member(plan, outer, inner)
+        ]
         if slides:
             measures = measures + self.measure(plan, [outer for outer, _ in slides])
         best = None
