@@ -42,10 +42,17 @@ def _ufunc(name: str):
 
 
 def apply(name: str, *args) -> np.ndarray:
-    """`name` applied elementwise to arrays (broadcast), in float64, as the C library does."""
-    arrays = [np.asarray(a, np.float64) for a in args]
+    """`name` applied elementwise to arrays (broadcast), in float64, as generated code
+    computes it."""
     if name in OWN:
-        return OWN[name].apply(*arrays, np.float64)
+        return OWN[name].apply(*args, np.float64)
+    return library(name, *args)
+
+
+def library(name: str, *args) -> np.ndarray:
+    """The C library's `name` applied elementwise to arrays (broadcast), in float64 (for
+    OWN functions too: the reference their accuracy is measured against)."""
+    arrays = [np.asarray(a, np.float64) for a in args]
     return np.asarray(_ufunc(name)(*arrays), dtype=np.float64)
 
 
