@@ -24,9 +24,7 @@ class Form:
     """The constants of one precision."""
 
     dtype: type
-    bits: type  # the unsigned integer of the same width
     c_type: str
-    c_bits: str
     limit: float  # past it every result is 0 or inf; the clamp keeps 2^k's halves normal
     ln2_hi: float  # few significant bits: k * ln2_hi is exact
     ln2_lo: float
@@ -41,15 +39,26 @@ class Form:
         return tuple(float(self.dtype(1.0 / math.factorial(n))) for n in range(self.degree, -1, -1))
 
     @property
+    def bits(self) -> type:
+        """The unsigned integer of the same width (its signed twin: `signed`)."""
+        return np.dtype(f"u{np.dtype(self.dtype).itemsize}").type
+
+    @property
+    def signed(self) -> type:
+        return np.dtype(f"i{np.dtype(self.dtype).itemsize}").type
+
+    @property
+    def c_bits(self) -> str:
+        return f"uint{8 * np.dtype(self.dtype).itemsize}_t"
+
+    @property
     def shifter_bits(self) -> int:
         return int(np.array(self.shifter, self.dtype).view(self.bits))
 
 
 DOUBLE = Form(
     np.float64,
-    np.uint64,
     "double",
-    "uint64_t",
     1100.0,
     6.93147180369123816490e-01,
     1.90821492927058770002e-10,
@@ -60,9 +69,7 @@ DOUBLE = Form(
 )
 FLOAT = Form(
     np.float32,
-    np.uint32,
     "float",
-    "uint32_t",
     150.0,
     0.693145751953125,
     1.428606765330187045e-06,
@@ -74,14 +81,18 @@ FLOAT = Form(
 FORMS = {np.dtype(np.float64): DOUBLE, np.dtype(np.float32): FLOAT}
 
 
+def _form(c_type: str) -> Form:
+    return DOUBLE if c_type == "double" else FLOAT
+
+
 def _literal(form: Form, value: float) -> str:
     return float.hex(float(form.dtype(value))) + ("f" if form is FLOAT else "")
 
 
 def c_source(name: str, c_type: str = "double") -> str:
     """The C function `c_type name(c_type x)` (c_type double or float)."""
-    f = DOUBLE if c_type == "double" else FLOAT
-    t, u, s = f.c_type, f.c_bits, f.c_bits.replace("uint", "int")
+    f = _form(c_type)
+    t, u, s = f.c_type, f.c_bits, f.c_bits[1:]
 
     def lit(v):
         return _literal(f, v)
@@ -110,8 +121,7 @@ def apply(x, dtype=np.float64) -> np.ndarray:
     c_source for that type."""
     f = FORMS[np.dtype(dtype)]
     t = f.dtype
-    x = np.array(x, dtype=t, copy=True)
-    signed = np.dtype(f.bits.__name__.replace("u", "", 1))
+    x = np.asarray(x, dtype=t)  # np.where below makes new arrays: the input stays as it is
     with np.errstate(all="ignore"):
         x = np.where(x < t(-f.limit), t(-f.limit), x)
         x = np.where(x > t(f.limit), t(f.limit), x)
@@ -123,7 +133,7 @@ def apply(x, dtype=np.float64) -> np.ndarray:
         p = np.full_like(r, coefficients[0])
         for c in coefficients[1:]:
             p = p * r + t(c)
-        n = (kd.view(f.bits) - f.bits(f.shifter_bits)).view(signed)
+        n = (kd.view(f.bits) - f.bits(f.shifter_bits)).view(f.signed)
         n1 = n >> 1
         n2 = n - n1
         s1 = ((n1.view(f.bits) + f.bits(f.bias)) << f.bits(f.mantissa)).view(t)
@@ -134,7 +144,7 @@ def apply(x, dtype=np.float64) -> np.ndarray:
 def operations(c_type: str) -> int:
     """The operations of one exp in vector lanes (clamps, reduction, Horner, scaling), for the
     cost model."""
-    return 18 + 2 * (DOUBLE if c_type == "double" else FLOAT).degree
+    return 18 + 2 * _form(c_type).degree
 
 
 def scalar(x: float) -> float:
