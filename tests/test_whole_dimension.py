@@ -8,7 +8,7 @@ from oracle import assert_calls_match
 
 import polyimage
 from polyimage import Float, Function, Int, Interval, Parameter, Schedule, Variable
-from polyimage.codegen.tiled import whole_dimensions
+from polyimage.codegen.tiled import whole_innermost
 
 
 @pytest.mark.parametrize(
@@ -33,9 +33,9 @@ def test_the_copy_is_there_only_for_a_small_constant_innermost_dimension():
     out = channels_last()
     pipe = polyimage.compile([out], schedule=Schedule.parse("group 0: blur, mixed, out [4x8x5]"))
     assert f"== ({CHANNELS - 1})" in pipe.c_source
-    assert whole_dimensions(out) == {2: (0, CHANNELS - 1)}
+    assert whole_innermost(out) == (0, CHANNELS - 1)
     R = Parameter(Int, "R")
     x, c = Variable(Int, "x"), Variable(Int, "c")
     planar = Function(([c, x], [Interval(Int, 0, 2), Interval(Int, 0, R)]), Float, "planar")
     planar.defn = [x * 1.0]
-    assert whole_dimensions(planar) == {}
+    assert whole_innermost(planar) is None

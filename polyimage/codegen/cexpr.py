@@ -171,21 +171,21 @@ class CExprPrinter:
         maximum at every point (NaN payloads aside). None for a single node."""
         leaves: dict = {}
 
-        def plain(e):
-            if (
+        def node(e) -> bool:
+            return (
                 isinstance(e, E.BinOp)
                 and e.op in ("min", "max")
                 and e.typ == root.typ
                 and id(e) not in self.chosen
-            ):
+            )
+
+        def plain(e):
+            if node(e):
                 return f"{self.helper('p' + e.op, e.typ)}({plain(e.a)}, {plain(e.b)})"
             text = self(e)
             return leaves.setdefault(text, f"({text})")
 
-        if not any(
-            isinstance(o, E.BinOp) and o.op in ("min", "max") and id(o) not in self.chosen
-            for o in (root.a, root.b)
-        ):
+        if not (node(root.a) or node(root.b)):
             return None
         value = plain(root)
         names = list(leaves.values())

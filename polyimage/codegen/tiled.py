@@ -408,15 +408,12 @@ class TiledEmitter(LoopEmitter):
         few constant points (channels last), a copy for tiles that span it whole, with its
         bounds as constants: gcc then knows the trip count (a 16-point channel loop becomes
         one vector op, not a loop with a prologue and a remainder)."""
-        whole = whole_dimensions(funcs[0])
-        if not whole:
+        whole = whole_innermost(funcs[0])
+        if whole is None:
             return self.nest(funcs, box)
-        fixed = [
-            (f"({whole[d][0]})", f"({whole[d][1]})") if d in whole else b for d, b in enumerate(box)
-        ]
-        condition = " && ".join(
-            f"{box[d][0]} == ({lo}) && {box[d][1]} == ({hi})" for d, (lo, hi) in whole.items()
-        )
+        lo, hi = whole
+        fixed = box[:-1] + [(f"({lo})", f"({hi})")]
+        condition = f"{box[-1][0]} == ({lo}) && {box[-1][1]} == ({hi})"
         return If(condition, Block((self.nest(funcs, fixed),)), Block((self.nest(funcs, box),)))
 
     def _copy_out(self, name: str, bounds):
@@ -453,14 +450,15 @@ class _SymbolNames:
 WHOLE_MAX_POINTS = 64
 
 
-def whole_dimensions(func) -> dict:
-    """{dimension: (lo, hi)} for `func`'s last domain dimension if its bounds are constants
-    and it has at most WHOLE_MAX_POINTS points, else {}."""
-    d = len(func.intervals) - 1
-    iv = func.intervals[d] if d >= 0 else None
-    if iv is None or not (isinstance(iv.lb, E.Const) and isinstance(iv.ub, E.Const)):
-        return {}
+def whole_innermost(func) -> tuple | None:
+    """(lo, hi) of `func`'s last domain dimension if its bounds are constants and it has at
+    most WHOLE_MAX_POINTS points, else None."""
+    if not func.intervals:
+        return None
+    iv = func.intervals[-1]
+    if not (isinstance(iv.lb, E.Const) and isinstance(iv.ub, E.Const)):
+        return None
     lo, hi = iv.lb.value, iv.ub.value
     if isinstance(lo, int) and isinstance(hi, int) and 0 < hi - lo + 1 <= WHOLE_MAX_POINTS:
-        return {d: (lo, hi)}
-    return {}
+        return lo, hi
+    return None
