@@ -40,7 +40,7 @@ from ..dsl import libm
 from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs
 from ..schedule.regions import NumericRegions
-from ..schedule.tiling import UntiledGroup, tile_origin, tile_scale, tiling_plan
+from ..schedule.tiling import UntiledGroup, slide_dimension, tile_origin, tile_scale, tiling_plan
 from .tile_search import (  # noqa: F401  (read from here too)
     SLIDE_FACTORS,
     WHOLE_EXTENT,
@@ -253,7 +253,7 @@ class CostModel:
         over the levels of a 3-D one) or a coarse pyramid level with less than a row has
         nothing to reuse from the inner tile before, and pays each inner tile's bookkeeping
         all the same (measured slower on local_laplacian and lens_blur)."""
-        d = next(k for k, (o, i) in enumerate(zip(outer, inner)) if o != i)
+        d = slide_dimension(outer, inner)
         scales = [self.scale_along(plan, name, d) for name in plan.members]
         return all(scale is not None and inner[d] * scale >= 1 for scale in scales)
 

@@ -116,17 +116,16 @@ def with_tiles(plan, tile_sizes):
     if not tile_sizes:
         return UntiledGroup(plan.members, "untiled in the schedule")
     tile_sizes = tuple(widened(plan, sizes) for sizes in tile_sizes)
-    slide = next(
-        (
-            d
-            for d in range(len(tile_sizes[0]))
-            if len(tile_sizes) == 2 and tile_sizes[1][d] < tile_sizes[0][d]
-        ),
-        None,
-    )
+    slide = slide_dimension(*tile_sizes) if len(tile_sizes) == 2 else None
     if slide is not None:
         slide = (slide, plan.anchor_variables[slide])
     return dataclasses.replace(plan, tile_sizes=tuple(tile_sizes), slide=slide)
+
+
+def slide_dimension(outer, inner) -> int | None:
+    """The dimension inner tiles of sizes `inner` slide along in outer tiles of sizes
+    `outer`: the first where they are smaller."""
+    return next((d for d, (o, i) in enumerate(zip(outer, inner)) if i < o), None)
 
 
 def widened(plan, sizes) -> tuple:
