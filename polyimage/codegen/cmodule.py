@@ -81,6 +81,15 @@ static inline int64_t pim_extent(int64_t lo, int64_t hi)
     return hi < lo ? 0 : hi - lo + 1;
 }
 
+/* a scratchpad row of n elements, per_line to a 64-byte line: from four lines up, an odd
+   number of whole lines, so that consecutive rows and planes start on different cache sets */
+static inline int64_t pim_row(int64_t n, int64_t per_line)
+{
+    if (n < 4 * per_line)
+        return n;
+    return (((n + per_line - 1) / per_line) | 1) * per_line;
+}
+
 static inline int pim_chunk(int64_t iterations, int threads)
 {
     int64_t chunk = iterations / ((int64_t)(threads > 0 ? threads : 1) * PIM_CHUNKS_PER_THREAD);

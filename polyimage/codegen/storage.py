@@ -66,10 +66,16 @@ class StageStorage:
         self.lb = [f"{PREFIX}lb_{buffer}_{d}" for d in range(ndim)]
         self.n = [f"{PREFIX}n_{buffer}_{d}" for d in range(ndim)]
         self.fold: dict = {}
+        self.pitch: dict = {}  # dimension -> C name of its padded length (codegen.tiled)
 
     def names(self) -> list:
         """The C names of every bound the offsets use (what an outlined nest takes)."""
-        return self.lb + self.n + list(self.fold.values())
+        return self.lb + self.n + list(self.fold.values()) + list(self.pitch.values())
+
+    def stride(self, d: int) -> str:
+        """The C name of how many elements dimension `d` spans in memory: its fold, its
+        padded length, or its extent."""
+        return self.fold.get(d) or self.pitch.get(d) or self.n[d]
 
     def offset(self, indices, narrow=False, check=None) -> str:
         """Row-major element offset of the given index texts (int64, or int32 if `narrow`);
@@ -89,7 +95,7 @@ class StageStorage:
 
         text = term(0)
         for d in range(1, len(indices)):
-            text = f"({text} * {cast}{self.fold.get(d, self.n[d])} + {term(d)})"
+            text = f"({text} * {cast}{self.stride(d)} + {term(d)})"
         return text
 
     def fits_int32(self) -> str:
@@ -97,7 +103,8 @@ class StageStorage:
         bounds = " && ".join(
             f"{lb} >= INT32_MIN && {lb} + {n} - 1 <= INT32_MAX" for lb, n in zip(self.lb, self.n)
         )
-        return f"({bounds} && {' * '.join(self.n)} <= INT32_MAX)"
+        elements = " * ".join(self.pitch.get(d, n) for d, n in enumerate(self.n))
+        return f"({bounds} && {elements} <= INT32_MAX)"
 
     def upper(self, d: int) -> str:
         return f"({self.lb[d]} + {self.n[d]} - 1)"

@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 
 from ..dsl import expr as E
+from ..dsl.constructs import Reduction
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from ..schedule.tiling import tile_origin, tile_span
 from . import sliding
@@ -92,6 +93,8 @@ class TiledEmitter(LoopEmitter):
         self.folded = self._folded(graph, plan)
         for name, dim in self.folded.items():
             self.scratch[name].fold[dim] = f"{PREFIX}fold{index}_{names[graph.stage(name).func]}"
+        for name, dim in self._padded(graph, plan, self.folded).items():
+            self.scratch[name].pitch[dim] = f"{PREFIX}pitch{index}_{names[graph.stage(name).func]}"
         self.functions: list
         self.array, self.functions = self.v("rg"), []
         super().__init__(graph, _SymbolNames(self, names), helpers, local, branch_free, plain=plain)
@@ -110,6 +113,26 @@ class TiledEmitter(LoopEmitter):
             if plan.slide[1] in names[:-1]:
                 folded[name] = names.index(plan.slide[1])
         return folded
+
+    @staticmethod
+    def _padded(graph, plan, folded: dict) -> dict:
+        """Scratchpads whose rows (the innermost dimension) are padded (pim_row): a long row
+        of a power-of-two length puts the same point of consecutive rows and planes on a few
+        cache sets, which a stage reading many of them at once (49 offsets of a search
+        window) evicts from one another. A Reduction keeps dense storage (it is merged as a
+        flat array), as does a row that is folded."""
+        padded = {}
+        for name in plan.scratch:
+            func = graph.stage(name).func
+            last = func.ndim - 1
+            if last >= 0 and not isinstance(func, Reduction) and folded.get(name) != last:
+                padded[name] = last
+        return padded
+
+    def _row(self, name: str, extent: str) -> str:
+        """The row length that holds `extent` elements of scratchpad `name` (pim_row)."""
+        c_type = self.scratch[name].c_type
+        return f"{PREFIX}row({extent}, (int64_t)(64 / sizeof({c_type})))"
 
     def symbol(self, sym) -> str | None:
         """The C name of a region bound (copied from the region function's array), or None
@@ -182,6 +205,9 @@ class TiledEmitter(LoopEmitter):
                 tile.append(
                     Declare("int64_t", ((store.lb[d], self.names[lo]), (store.n[d], extent)), True)
                 )
+                if d in store.pitch:
+                    pitch = self._row(name, store.n[d])
+                    tile.append(Declare("int64_t", ((store.pitch[d], pitch),), True))
         if plan.levels == 2 and plan.slide is not None:
             tile += sliding.inner_tiles(self, rank)
         else:
@@ -305,10 +331,14 @@ class TiledEmitter(LoopEmitter):
         tile += self.regions()
         for name in self.scratch:
             symbols = self.plan.regions[name].symbols
-            volume = " * ".join(
-                f"{PREFIX}extent({self.names[lo]}, {self.names[hi]})"
+            extents = {
+                d: f"{PREFIX}extent({self.names[lo]}, {self.names[hi]})"
                 for d, (lo, hi) in enumerate(symbols)
                 if d != self.folded.get(name)
+            }
+            pitch = self.scratch[name].pitch
+            volume = " * ".join(
+                self._row(name, extent) if d in pitch else extent for d, extent in extents.items()
             )
             cap, vol = f"{self.v('cap')}_{self._cname(name)}", f"{PREFIX}vol"
             tile.append(
