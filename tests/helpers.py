@@ -402,3 +402,24 @@ def channels_last_arguments(rows, cols, seed=0):
         "R": rows,
         "C": cols,
     }
+
+
+SHIFTS = [(i, j) for i in (-1, 0, 1) for j in (-1, 0, 1)]
+
+
+def weighted_means():
+    """Non-local means in small: nine weight planes, `sums` (channels 0-2 the weighted
+    colours, 3 the weights, which every channel reads), `out` the weighted mean."""
+    R, C, x, y = grid()
+    c, k = Variable(Int, "c"), Variable(Int, "k")
+    img = Image(Float, "img", [3, R + 2, C + 2])
+    rows, cols = Interval(Int, 1, R), Interval(Int, 1, C)
+    weights = Function(([k, x, y], [Interval(Int, 0, 8), rows, cols]), Float, "weights")
+    weights.defn = [1.0 / (1.0 + (img(0, x, y) - img(1, x + k % 3 - 1, y + k // 3 - 1)))]
+    sums = Function(([c, x, y], [Interval(Int, 0, 3), rows, cols]), Float, "sums")
+    colours = [weights(n, x, y) * img(c, x + i, y + j) for n, (i, j) in enumerate(SHIFTS)]
+    plain = [weights(n, x, y) for n in range(len(SHIFTS))]
+    sums.defn = [Case(c == 3, sum(plain[1:], plain[0])), sum(colours[1:], colours[0])]
+    out = Function(([c, x, y], [Interval(Int, 0, 2), rows, cols]), Float, "out")
+    out.defn = [sums(c, x, y) / sums(3, x, y)]
+    return [out]

@@ -6,7 +6,12 @@ import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
-from helpers import channels_last, channels_last_arguments, offset_weighted_sum
+from helpers import (
+    channels_last,
+    channels_last_arguments,
+    offset_weighted_sum,
+    weighted_means,
+)
 
 import polyimage
 from polyimage import (
@@ -329,6 +334,20 @@ def channels_last_tiles() -> MemoryCase:
     )
 
 
+def channels_together() -> MemoryCase:
+    """Tiles that span a few constant channels that share a read compute them in one loop
+    (codegen.jam); tiles that split them, one channel at a time."""
+    rng = np.random.default_rng(4)
+    schedules = (
+        "group 0: weights, sums [4x4x16]\ngroup 1: out [untiled]",
+        "group 0: weights, sums [3x5x9]\ngroup 1: out [untiled]",
+        "group 0: weights, sums, out [4x3x40]",
+        "auto",
+    )
+    arguments = dict(img=rng.random((3, 9, 23), np.float32))
+    return MemoryCase("channels together", weighted_means(), schedules, arguments)
+
+
 CASES = (
     two_level_group,
     reduce_target_through_a_cast,
@@ -338,6 +357,7 @@ CASES = (
     every_border_of_odd_sizes,
     reduction_reading_its_group,
     channels_last_tiles,
+    channels_together,
 )
 
 

@@ -19,6 +19,7 @@ from ..schedule.tiling import UntiledGroup
 from . import checked
 from .cexpr import CExprPrinter
 from .ctree import CHUNKS_PER_THREAD, Assign, Block, Call, Declare, Function, If, Label, Line
+from .jam import IN_ORDER_DEFINE
 from .loops import LoopEmitter
 from .names import PREFIX, NameRegistry
 from .storage import StageStorage, gathered_stages, storage_type
@@ -97,7 +98,7 @@ static inline int pim_chunk(int64_t iterations, int threads)
 }
 """
 )
-_PRELUDE = _INCLUDES + OPENMP_HEADER + _HELPERS
+_PRELUDE = _INCLUDES + OPENMP_HEADER + _HELPERS + IN_ORDER_DEFINE
 
 
 @dataclass(frozen=True)

@@ -195,8 +195,8 @@ class Stage(Node):
 
 @dataclass(frozen=True)
 class Function(Node):
-    """A C function: `[qualifiers] returns name(params) { body }`; `stages` are those its
-    loops compute (an outlined nest), for the printer's loop map."""
+    """A C function: `[qualifiers] [attributes] returns name(params) { body }`; `stages` are
+    those its loops compute (an outlined nest), for the printer's loop map."""
 
     returns: str
     name: str
@@ -204,12 +204,13 @@ class Function(Node):
     body: tuple
     qualifiers: str = "static PIM_NOINLINE"
     stages: tuple = ()
+    attributes: str = ""
 
     def children(self) -> tuple:
         return self.body
 
     def signature(self) -> str:
-        lead = f"{self.qualifiers} " if self.qualifiers else ""
+        lead = "".join(f"{part} " for part in (self.qualifiers, self.attributes) if part)
         return f"{lead}{self.returns} {self.name}({', '.join(self.params)})"
 
 

@@ -36,6 +36,7 @@ from .ctree import (
     Pragma,
     names_used,
 )
+from .jam import IN_ORDER, jam_plan, jammed_nest
 from .loops import LoopEmitter
 from .names import PREFIX
 from .storage import StageStorage
@@ -389,7 +390,8 @@ class TiledEmitter(LoopEmitter):
         args = [(f"{PREFIX}blo{d}", lo) for d, (lo, _) in enumerate(bounds)]
         args += [(f"{PREFIX}bhi{d}", hi) for d, (_, hi) in enumerate(bounds)]
         box = [(f"{PREFIX}blo{d}", f"{PREFIX}bhi{d}") for d in range(len(bounds))]
-        body = [self._specialized(funcs, box)]
+        jam = jam_plan(funcs[0]) if len(funcs) == 1 else None
+        body = [self._specialized(funcs, box, jam)]
         for name in nest.stages:
             if name in self.plan.liveouts and nest.scratch:
                 owned = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[name]]
@@ -416,8 +418,16 @@ class TiledEmitter(LoopEmitter):
             params.append(f"{p.typ.c_name} {self.names[p]}")
             values.append(self.names[p])
         function = f"{self.v('nest')}_{n}"
+        attributes = IN_ORDER if jam is not None else ""
         self.functions.append(
-            Function("void", function, tuple(params), tuple(body), stages=nest.stages)
+            Function(
+                "void",
+                function,
+                tuple(params),
+                tuple(body),
+                stages=nest.stages,
+                attributes=attributes,
+            )
         )
         call = Call(function, tuple(values), bound_uses)
         if self.profile_slot is None:
@@ -433,11 +443,16 @@ class TiledEmitter(LoopEmitter):
             )
         )
 
-    def _specialized(self, funcs, box):
-        """The nest over `box`, and where the head's innermost (contiguous) dimension has a
-        few constant points (channels last), a copy for tiles that span it whole, with its
-        bounds as constants: gcc then knows the trip count (a 16-point channel loop becomes
-        one vector op, not a loop with a prologue and a remainder)."""
+    def _specialized(self, funcs, box, jam):
+        """The nest over `box`, and a copy for tiles that span a dimension of a few constant
+        points: the first one, computed together (`jam`, codegen.jam), or else the head's
+        innermost (contiguous) one (channels last), with its bounds as constants: gcc then
+        knows the trip count (a 16-point channel loop becomes one vector op, not a loop with
+        a prologue and a remainder)."""
+        if jam is not None:
+            condition = f"{box[0][0]} == ({jam.lo}) && {box[0][1]} == ({jam.hi})"
+            jammed = jammed_nest(self, funcs[0], jam, box)
+            return If(condition, Block((jammed,)), Block((self.nest(funcs, box),)))
         whole = whole_innermost(funcs[0])
         if whole is None:
             return self.nest(funcs, box)

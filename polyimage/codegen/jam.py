@@ -1,0 +1,138 @@
+"""Channels computed together: a stage whose first dimension has a few constant points
+(channels first) and whose definition reads some stage at indices that do not depend on that
+dimension (weights the channels share) computes those points in one innermost loop, one
+statement per point with its Case decided. A sum becomes an accumulator per point, updated
+term by term across the points: the same additions in the same order, so results are
+unchanged, while a shared read is loaded once for every channel and the points' chains of
+additions overlap instead of waiting on each other."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..algebra.residues import decide, period
+from ..algebra.substitute import substitute
+from ..dsl import expr as E
+from ..dsl.constructs import Reduction
+from .cexpr import wide_name
+from .clamps import interior
+from .ctree import Seq
+from .names import PREFIX
+
+JAM_MAX_POINTS = 4
+# gcc's out-of-SSA pass rebuilds each accumulator's chain in one piece (and spills the shared
+# reads): the jammed nest's function asks it to keep the statements' order
+IN_ORDER = "PIM_IN_ORDER"
+IN_ORDER_DEFINE = """
+#if defined(__GNUC__) && !defined(__clang__)
+#define PIM_IN_ORDER __attribute__((optimize("no-tree-ter")))
+#else
+#define PIM_IN_ORDER
+#endif
+"""
+_SUMMED = ("float", "double")
+
+
+@dataclass(frozen=True)
+class Jam:
+    """The first dimension's constant bounds and, per point, the value of its Case."""
+
+    lo: int
+    hi: int
+    values: tuple
+
+
+def jam_plan(func) -> Jam | None:
+    """How `func` computes its first dimension's points together, or None where it does not:
+    not a Reduction, at least two dimensions, a first dimension of 2 to JAM_MAX_POINTS
+    constant points on each of which one Case is decided, float or double values of the
+    stage's own type, a read whose indices do not involve that dimension, and values that
+    need no version of the innermost loop (blocks of residues, clamps peeled off: the
+    jammed loop is a plain one)."""
+    if isinstance(func, Reduction) or func.ndim < 2 or func.typ.c_name not in _SUMMED:
+        return None
+    iv = func.intervals[0]
+    if not (isinstance(iv.lb, E.Const) and isinstance(iv.ub, E.Const)):
+        return None
+    lo, hi = iv.lb.value, iv.ub.value
+    if not (isinstance(lo, int) and isinstance(hi, int) and 2 <= hi - lo + 1 <= JAM_MAX_POINTS):
+        return None
+    var = func.variables[0]
+    if not _shares_a_read(func, var):
+        return None
+    values = []
+    for point in range(lo, hi + 1):
+        value = _value_at(func, var, E.Const(point, var.typ))
+        if value is None or value.typ.c_name != func.typ.c_name:
+            return None
+        values.append(value)
+    innermost = func.variables[-1]
+    if period(values, innermost) != 1 or interior(values, innermost) is not None:
+        return None
+    return Jam(lo, hi, tuple(values))
+
+
+def _shares_a_read(func, var) -> bool:
+    return any(
+        not any(node is var for arg in ref.args for node in E.walk(arg))
+        for case in func.cases
+        for ref in E.references(case.value)
+    )
+
+
+def _value_at(func, var, point):
+    """The value of the Case `func` computes where `var` is `point`, if decided there."""
+    for case in func.cases:
+        cond = None if case.cond is None else substitute(case.cond, {}, {id(var): point})
+        verdict = decide(cond)
+        if verdict is None:
+            return None
+        if verdict:
+            return substitute(case.value, {}, {id(var): point})
+    return None
+
+
+def sum_terms(e) -> list:
+    """The terms of `e` in the order a left-deep chain of additions of one C type adds them
+    (`e` alone if it is not such a sum; an addition converting an operand stays one term)."""
+    typ, terms = e.typ.c_name, []
+    while (
+        isinstance(e, E.BinOp) and e.op == "+" and e.a.typ.c_name == typ and e.b.typ.c_name == typ
+    ):
+        terms.append(e.b)
+        e = e.a
+    terms.append(e)
+    return terms[::-1]
+
+
+def jammed_nest(emitter, func, jam: Jam, bounds):
+    """The loops over every dimension but the first (`bounds` for all), the innermost
+    computing each of the first dimension's points: accumulators updated term by term in
+    turn, then stored."""
+    store = emitter.storage[func.name]
+    c_type = func.typ.c_name
+
+    def body():
+        chains = [sum_terms(value) for value in jam.values]
+        accumulators = [f"{PREFIX}acc{k}" for k in range(len(chains))]
+        nodes = []
+        for n in range(max(len(chain) for chain in chains)):
+            for acc, chain in zip(accumulators, chains):
+                if n >= len(chain):
+                    continue
+                with emitter._eager(func.name in emitter.branch_free):
+                    term = emitter.printer(chain[n])
+                if n == 0:
+                    nodes.append(emitter.declare(c_type, [(acc, term)], const=False))
+                else:
+                    nodes.append(emitter.assign(acc, f"({acc} + {term})"))
+        rest = [wide_name(emitter.names[v]) for v in func.variables[1:]]
+        for point, acc in zip(range(jam.lo, jam.hi + 1), accumulators):
+            emitter.touch(store, True)
+            own = store.offset([f"INT64_C({point})", *rest], False, emitter.check_group)
+            nodes.append(emitter.assign(f"{store.buffer}[{own}]", acc))
+        return Seq(tuple(nodes))
+
+    return emitter._loops(
+        func.variables[1:], func.name, parallel=False, body=body, bounds=bounds[1:], simd=True
+    )

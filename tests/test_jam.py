@@ -1,0 +1,95 @@
+"""Channels computed together (codegen.jam): in a tiled group, a stage whose first dimension
+has a few constant points and whose definition reads some stage at indices that do not depend
+on it gets a copy, for tiles that span that dimension, computing every point in one innermost
+loop with one accumulator per point updated term by term. The sums are the same in the same
+order, so results are the interpreter's bit for bit, whichever copy the tiles take."""
+
+import numpy as np
+import pytest
+from helpers import SHIFTS, assert_exact_on_threads, grid, weighted_means
+
+import polyimage
+from polyimage import (
+    Case,
+    Float,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Op,
+    Reduce,
+    Reduction,
+    Schedule,
+    Variable,
+)
+from polyimage.codegen.jam import jam_plan, sum_terms
+
+
+def _arguments(rows, cols, seed):
+    rng = np.random.default_rng(seed)
+    values = rng.random((3, rows + 2, cols + 2), dtype=np.float32) * 4.0 - 2.0
+    specials = np.array([np.inf, -0.0, np.nan, 1e-40, -np.inf], dtype=np.float32)
+    picked = rng.choice(values.size, size=min(len(specials), values.size), replace=False)
+    values.flat[picked] = specials[: len(picked)]
+    return {"img": values}
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "group 0: weights, sums [4x4x16]\ngroup 1: out [untiled]",  # every channel: jammed
+        "group 0: weights, sums [2x4x16]\ngroup 1: out [untiled]",  # split channels: plain
+        "group 0: weights, sums [4x8x32 then 4x2x32]\ngroup 1: out [untiled]",
+        "group 0: weights, sums, out [4x3x40]",
+    ],
+)
+@pytest.mark.parametrize("size", [(1, 1), (6, 37)])
+def test_both_copies_match_the_interpreter(text, size):
+    outputs = weighted_means()
+    pipe = polyimage.compile(outputs, schedule=Schedule.parse(text), inline=False)
+    assert_exact_on_threads(pipe, outputs, _arguments(*size, sum(size)), threads=(1, 2))
+
+
+def test_the_jammed_copy_updates_one_accumulator_per_channel_in_turn():
+    schedule = Schedule.parse("group 0: weights, sums [4x4x16]\ngroup 1: out [untiled]")
+    source = polyimage.compile(weighted_means(), schedule=schedule, inline=False).c_source
+    assert "PIM_IN_ORDER void" in source
+    lines = [line.strip() for line in source.splitlines() if "pim_acc" in line]
+    first = [line.split(" = ")[0].split()[-1] for line in lines[:8]]
+    assert first == [f"pim_acc{k}" for k in range(4)] * 2  # each term added to every channel
+    assert sum(line.startswith("pim_acc3 = (pim_acc3 +") for line in lines) == len(SHIFTS) - 1
+
+
+def test_what_is_not_computed_together():
+    R, C, x, y = grid()
+    c = Variable(Int, "c")
+    img = Image(Float, "img", [3, R, C])
+    rows, cols = Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)
+
+    def stage(channels, value, typ=Float):
+        f = Function(([c, x, y], [Interval(Int, 0, channels - 1), rows, cols]), typ, "f")
+        f.defn = value if isinstance(value, list) else [value]
+        return f
+
+    shared = img(0, x, y)
+    assert jam_plan(stage(3, img(c, x, y) + shared)) is not None
+    assert jam_plan(stage(3, img(c, x, y) * 2.0)) is None  # no read the channels share
+    assert jam_plan(stage(5, img(c % 3, x, y) + shared)) is None  # too many points
+    assert jam_plan(stage(3, [Case(x > 2, shared), img(c, x, y)])) is None  # undecided Case
+    assert jam_plan(stage(3, img(c, x, y) + shared, Int)) is None  # not a float sum
+    assert jam_plan(stage(3, img(c, x, y // 2) + shared)) is None  # residues of y
+    u = Variable(Int, "u")
+    acc = Reduction(([c, x, y], [Interval(Int, 0, 2), rows, cols]), ([u], [rows]), Float, "acc")
+    acc.defn = [Reduce(acc(0, u, 0), img(0, u, 0), Op.Sum)]
+    assert jam_plan(acc) is None
+
+
+def test_a_sum_splits_into_its_terms_in_order():
+    R, C, x, y = grid()
+    img = Image(Float, "img", [R, C])
+    a, b, c = img(x, y), img(x + 1, y), img(x, y + 1)
+    terms = sum_terms((a + b) + c)
+    assert len(terms) == 3 and all(t is e for t, e in zip(terms, (a, b, c)))
+    terms = sum_terms(a + (b + c))  # right-nested: b + c stays one term
+    assert len(terms) == 2 and terms[0] is a
+    assert len(sum_terms(a * b)) == 1
