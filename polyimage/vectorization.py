@@ -43,8 +43,10 @@ def vectorization(compiled) -> tuple:
             f"{compiler!r} is {family}: set CC=gcc for it"
         )
     options = dataclasses.replace(options, cflags=options.cflags + REPORT_FLAGS)
-    with tempfile.TemporaryDirectory() as root:
-        kernel = build(compiled.cmodule, dataclasses.replace(options, cache_dir=root))
+    with tempfile.TemporaryDirectory() as root:  # kept there while read, even without a cache
+        kernel = build(
+            compiled.cmodule, dataclasses.replace(options, cache_dir=root, use_cache=True)
+        )
         log = (kernel.info.path / "build.log").read_text(errors="replace")
     return tuple(_verdicts(compiled, log))
 

@@ -154,3 +154,12 @@ def test_reads_at_rational_scales_vectorize_along_either_dimension():
         assert verdicts and any(v.vectorized for v in verdicts), verdicts
         values = np.random.default_rng(2).random((29, 41), dtype=np.float32)
         np.testing.assert_array_equal(pipe(img=values), polyimage.interpret([out], img=values))
+
+
+def test_the_report_works_without_a_cache(monkeypatch):
+    """POLYIMAGE_NO_CACHE=1 builds each module in a folder removed after loading it: the
+    report's own build keeps its log until it is read."""
+    monkeypatch.setenv("POLYIMAGE_NO_CACHE", "1")
+    pipe = polyimage.compile([_pipeline()], schedule="naive", inline=False)
+    assert not pipe.compiled.options.use_cache
+    assert "smooth (line" in pipe.report(vectorization=True)
