@@ -183,3 +183,17 @@ def test_inner_tiles_slide_only_where_every_member_has_rows_to_reuse():
     for group in schedule.groups:
         if len(group.tile_sizes) == 2:
             assert model.slides_every_member(model.plan(group.stages), *group.tile_sizes)
+
+
+def test_narrower_rows_are_offered_where_a_row_of_the_strips_overflows_l2():
+    """With half the L2, an inner tile of nl_means' per-offset stages 256 columns wide no
+    longer fits it: the model also sizes tiles with rows of 128 and 64 columns, so `d` stays
+    fused with the stages that read it (it was left untiled: 800 MB to memory and back)."""
+    from polyimage.apps import nl_means
+
+    outputs, _ = nl_means.build()
+    options = pinned_options(l2_bytes=512 * 1024)
+    pipe = polyimage.compile(outputs, estimates=nl_means.PAPER_SIZE, options=options, build=False)
+    group = next(g for g in pipe.schedule.groups if "d" in g.stages)
+    assert set(group.stages) == {"d", "blur_rows", "w", "nl_sum"}, str(pipe.schedule)
+    assert group.tile_sizes[-1][-1] < 256

@@ -295,6 +295,15 @@ class CostModel:
         # where even a strip of one row overflows L2 (a member computed at many offsets per
         # point), the narrower tiles slide along the dimensions their members reach across
         narrow = bool(strips) and all(m["scratch_bytes"] > machine.l2_bytes for m in strips)
+        if narrow:  # and narrower rows too, so that an inner tile of them fits L2
+            extra = []
+            for width in (self.innermost // 2, self.innermost // 4):
+                for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
+                    tiles = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, width)
+                    if tiles not in candidates and tiles not in extra:
+                        extra.append(tiles)
+            candidates += extra
+            measures = measures + self.measure(plan, extra)
         halo = probe["aligned_halo"] if narrow else probe["halo"]
         slides = [
             (outer, inner)
