@@ -13,6 +13,15 @@ def as_long(e):
     return e if e.typ is E.Long else E.Cast(E.Long, e)
 
 
+def constant_bounds(interval) -> tuple | None:
+    """(lo, hi) of a domain Interval whose bounds are both integer constants, else None."""
+    lb, ub = interval.lb, interval.ub
+    if isinstance(lb, E.Const) and isinstance(ub, E.Const):
+        if isinstance(lb.value, int) and isinstance(ub.value, int):
+            return lb.value, ub.value
+    return None
+
+
 def index_interval(e, env, interval):
     """(low, high) of integer expression `e` when its variables range over `env`; the whole
     producer interval where it is not affine."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..algebra.intervals import constant_bounds
 from ..algebra.residues import decide, period
 from ..algebra.substitute import substitute
 from ..dsl import expr as E
@@ -51,12 +52,10 @@ def jam_plan(func) -> Jam | None:
     jammed loop is a plain one)."""
     if isinstance(func, Reduction) or func.ndim < 2 or func.typ.c_name not in _SUMMED:
         return None
-    iv = func.intervals[0]
-    if not (isinstance(iv.lb, E.Const) and isinstance(iv.ub, E.Const)):
+    bounds = constant_bounds(func.intervals[0])
+    if bounds is None or not 2 <= bounds[1] - bounds[0] + 1 <= JAM_MAX_POINTS:
         return None
-    lo, hi = iv.lb.value, iv.ub.value
-    if not (isinstance(lo, int) and isinstance(hi, int) and 2 <= hi - lo + 1 <= JAM_MAX_POINTS):
-        return None
+    lo, hi = bounds
     var = func.variables[0]
     if not _shares_a_read(func, var):
         return None
@@ -109,7 +108,6 @@ def jammed_nest(emitter, func, jam: Jam, bounds):
     """The loops over every dimension but the first (`bounds` for all), the innermost
     computing each of the first dimension's points: accumulators updated term by term in
     turn, then stored."""
-    store = emitter.storage[func.name]
     c_type = func.typ.c_name
 
     def body():
@@ -128,9 +126,7 @@ def jammed_nest(emitter, func, jam: Jam, bounds):
                     nodes.append(emitter.assign(acc, f"({acc} + {term})"))
         rest = [wide_name(emitter.names[v]) for v in func.variables[1:]]
         for point, acc in zip(range(jam.lo, jam.hi + 1), accumulators):
-            emitter.touch(store, True)
-            own = store.offset([f"INT64_C({point})", *rest], False, emitter.check_group)
-            nodes.append(emitter.assign(f"{store.buffer}[{own}]", acc))
+            nodes.append(emitter.store(func, acc, [f"INT64_C({point})", *rest]))
         return Seq(tuple(nodes))
 
     return emitter._loops(

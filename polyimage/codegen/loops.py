@@ -154,7 +154,7 @@ class LoopEmitter:
             func.variables,
             func.name,
             parallel=cells is None,
-            body=lambda: self._store(func, self.printer(func.default)),
+            body=lambda: self.store(func, self.printer(func.default)),
             bounds=cells,
             simd=cells is not None,
         )
@@ -426,11 +426,11 @@ class LoopEmitter:
         when none does."""
         with self._eager(func.name in self.branch_free):
             if cases and cases[0][0] is None:
-                return self._store(func, self.printer(cases[0][1]))
+                return self.store(func, self.printer(cases[0][1]))
             value = f"{PREFIX}value"
             chain = self._case_chain(value, cases)
         declared = Declare(func.typ.c_name, ((value, "0"),))
-        stored = self._store(func, value)
+        stored = self.store(func, value)
         return Seq((declared, chain, stored) if chain else (declared, stored))  # none: all 0
 
     def aliases(self, variables) -> list:
@@ -444,12 +444,13 @@ class LoopEmitter:
             for v in variables
         ]
 
-    def _store(self, func, value: str) -> Assign:
+    def store(self, func, value: str, indices=None) -> Assign:
+        """`value` stored at `indices` (C texts; default: the point of the loops) of stage
+        `func`'s storage."""
         store = self.storage[func.name]
         self.touch(store, True)
-        own = store.offset(
-            [wide_name(self.names[v]) for v in func.variables], False, self.check_group
-        )
+        indices = indices or [wide_name(self.names[v]) for v in func.variables]
+        own = store.offset(indices, False, self.check_group)
         return self.assign(f"{store.buffer}[{own}]", value)
 
     def _cases(self, func):
@@ -457,13 +458,13 @@ class LoopEmitter:
         if len(cases) == 1 and cases[0].cond is None:
             with self._eager(func.name in self.branch_free):
                 value = self.printer(cases[0].value)
-            return self._store(func, value)
+            return self.store(func, value)
         if func.name in self.branch_free:
             return self._blend(func)
         value = f"{PREFIX}value"
         chain = self._case_chain(value, [(c.cond, c.value) for c in cases], Assign(value, "0"))
         declared = Declare(func.typ.c_name, ((value, None),))
-        return Seq((declared, chain, self._store(func, value)))
+        return Seq((declared, chain, self.store(func, value)))
 
     def _case_chain(self, target: str, cases, otherwise=None):
         """`if (c0) target = v0; else if (c1) ...` over `cases` ((condition or None, value)),
@@ -491,5 +492,5 @@ class LoopEmitter:
                 if case.cond is None
                 else f"({PREFIX}k{i} ? {PREFIX}v{i} : {choice})"
             )
-        nodes.append(self._store(func, choice))
+        nodes.append(self.store(func, choice))
         return Seq(tuple(nodes))

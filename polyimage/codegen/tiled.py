@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..dsl import expr as E
+from ..algebra.intervals import constant_bounds
 from ..dsl.constructs import Reduction
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from ..schedule.tiling import tile_origin, tile_span
@@ -498,12 +498,7 @@ WHOLE_MAX_POINTS = 64
 def whole_innermost(func) -> tuple | None:
     """(lo, hi) of `func`'s last domain dimension if its bounds are constants and it has at
     most WHOLE_MAX_POINTS points, else None."""
-    if not func.intervals:
-        return None
-    iv = func.intervals[-1]
-    if not (isinstance(iv.lb, E.Const) and isinstance(iv.ub, E.Const)):
-        return None
-    lo, hi = iv.lb.value, iv.ub.value
-    if isinstance(lo, int) and isinstance(hi, int) and 0 < hi - lo + 1 <= WHOLE_MAX_POINTS:
-        return lo, hi
+    bounds = constant_bounds(func.intervals[-1]) if func.intervals else None
+    if bounds is not None and 0 < bounds[1] - bounds[0] + 1 <= WHOLE_MAX_POINTS:
+        return bounds
     return None

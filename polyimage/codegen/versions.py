@@ -138,7 +138,7 @@ def segments(emitter, var, split) -> If:
     for k, case in enumerate(list(cases) + [None]):
         with emitter._eager(func.name in emitter.branch_free):
             value = "0" if case is None else printer(case.value)
-        stored = emitter._store(func, f"({func.typ.c_name})({value})" if case is None else value)
+        stored = emitter.store(func, f"({func.typ.c_name})({value})" if case is None else value)
         loop = For(w, a, b, Block((*emitter.aliases([var]), stored)), simd=True)
         branches.append((f"{case_} == {k}", frozenset(), Block((loop,))))
         if case is not None and case.cond is None:

@@ -283,7 +283,8 @@ class CostModel:
         touched = probe["scratch_bytes"] + probe["live_in"] + probe["live_out"]
         per_point = touched / math.prod(probe_tile)
         candidates = []
-        for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
+        budgets = (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes)
+        for cache in budgets:
             fitted = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, self.innermost)
             strips = strip_sizes(graph, plan, sizes, cache, per_point)
             for tiles in [fitted] + strips:
@@ -298,7 +299,7 @@ class CostModel:
         if narrow:  # and narrower rows too, so that an inner tile of them fits L2
             extra = []
             for width in (self.innermost // 2, self.innermost // 4):
-                for cache in (machine.l1_bytes, machine.l2_bytes // 2, machine.l2_bytes):
+                for cache in budgets:
                     tiles = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, width)
                     if tiles not in candidates and tiles not in extra:
                         extra.append(tiles)
