@@ -1,5 +1,6 @@
 """Cost terms and tile sizes of groups, from exact regions."""
 
+import dataclasses
 import math
 
 import pytest
@@ -197,3 +198,40 @@ def test_narrower_rows_are_offered_where_a_row_of_the_strips_overflows_l2():
     group = next(g for g in pipe.schedule.groups if "d" in g.stages)
     assert set(group.stages) == {"d", "blur_rows", "w", "nl_sum"}, str(pipe.schedule)
     assert group.tile_sizes[-1][-1] < 256
+
+
+def test_a_reduction_into_cells_the_data_chooses_pays_a_gather_per_update():
+    """A histogram's update is a read-modify-write at an address known only at run time: the
+    model prices it as a gather (Machine.gather_ops); a Reduction into cells its own indices
+    choose does not pay it."""
+    from polyimage import Clamp, Op, Reduce, Reduction
+
+    n, i, b = Parameter(Int, "n"), Variable(Int, "i"), Variable(Int, "b")
+    values = Image(Int, "values", [n])
+    over = ([i], [Interval(Int, 0, n - 1)])
+    hist = Reduction(([b], [Interval(Int, 0, 255)]), over, Int, "hist")
+    hist.defn = [Reduce(hist(Clamp(values(i), 0, 255)), 1, Op.Sum)]
+    blocks = Reduction(([b], [Interval(Int, 0, 255)]), over, Int, "blocks")
+    blocks.defn = [Reduce(blocks(i / 4), values(i), Op.Sum)]
+    graph = build_graph([hist, blocks])
+    ops = {
+        g: CostModel(graph, {"n": 1024}, dataclasses.replace(MACHINE, gather_ops=g))
+        for g in (4.0, 20.0)
+    }
+    updates = ops[4.0].updates_per_point("hist")
+    assert ops[20.0].ops("hist") - ops[4.0].ops("hist") == pytest.approx(16.0 * updates)
+    assert ops[20.0].ops("blocks") == ops[4.0].ops("blocks")
+
+
+@pytest.mark.parametrize("l2_kib", [256, 1024, 2048])
+def test_the_bilateral_grid_is_not_recomputed_for_a_blur_across_its_cells(l2_kib):
+    """A tile of the grid Reduction in a group with blurx would also fill the cells blurx
+    reads beyond it, rescanning their pixels with a scatter each: the grid stays out of
+    blurx's group at every L2 size (all four were fused under a 2 MiB L2)."""
+    outputs, _ = bilateral_grid.build()
+    options = pinned_options(l2_bytes=l2_kib * 1024)
+    pipe = polyimage.compile(
+        outputs, estimates=bilateral_grid.PAPER_SIZE, options=options, build=False
+    )
+    group = next(g for g in pipe.schedule.groups if "grid" in g.stages)
+    assert "blurx" not in group.stages, str(pipe.schedule)

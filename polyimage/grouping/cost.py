@@ -164,7 +164,8 @@ class CostModel:
     def ops(self, name) -> float:
         """Operations per point: the arithmetic nodes of the definition outside arithmetic on
         indices and parameters alone (priced_nodes; at least one), a read
-        at data-dependent indices (a gather) as Machine.gather_ops of them, our exp as its
+        at data-dependent indices (a gather), and a Reduction's update of a cell chosen by the
+        data (a scatter: a histogram's), as Machine.gather_ops of them, our exp as its
         operations (dsl.exp_poly), times SCALAR_LOOP
         for a stage whose loop cannot vectorize (it calls the C library's log, sin, cos or
         pow, which the vectorizer leaves as scalar calls), times a Reduction's updates per
@@ -183,7 +184,7 @@ class CostModel:
                 1
                 for n in nodes
                 if isinstance(n, E.Reference) and not all(is_affine(a) for a in n.args)
-            )
+            ) + scatters(func)
             scalar = any(isinstance(n, E.Call) and libm.is_library_call(n.fn) for n in nodes)
             gather_ops = self.machine.gather_ops if self.machine is not None else 0
             self._ops[name] = (
@@ -508,6 +509,16 @@ def _reach(regions, members, k, tiles, dimension) -> list:
                 reach += max(int(regions[n][1][k, j] - regions[n][0][k, j] + 1) - t, 0)
         halo.append(reach / max(len(members), 1))
     return halo
+
+
+def scatters(func) -> int:
+    """1 where a Reduction updates cells at data-dependent indices (its Reduce target is not
+    affine: a histogram, a bilateral grid), else 0: each update is a read-modify-write at an
+    address known only at run time, which no vector instruction does."""
+    if not isinstance(func, Reduction):
+        return 0
+    targets = [c.value.target for c in func.cases]
+    return int(any(not all(is_affine(a) for a in t.args) for t in targets))
 
 
 def priced_nodes(e):
