@@ -172,7 +172,7 @@ class Options:
         extra = tuple(shlex.split(env.get("POLYIMAGE_CFLAGS", "")))
         march = check_march("POLYIMAGE_MARCH", env.get("POLYIMAGE_MARCH") or DEFAULT_MARCH)
         machine = {
-            name: positive(variable, env[variable])
+            name: machine_value(variable, env[variable])
             for name, variable in MACHINE_VARIABLES.items()
             if env.get(variable)
         }
@@ -248,6 +248,14 @@ def size_in_bytes(name: str, text: str) -> int:
         )
     number, unit = match.groups()
     return int(float(number) * SIZE_UNITS[(unit or "").upper()])
+
+
+def machine_value(name: str, text: str) -> int:
+    """A cache size (`524288`, `512K`, `32M`: what `--machine` takes) or, for the core count, a
+    plain number, as a positive int, or ValueError naming `name`."""
+    if name == MACHINE_VARIABLES["cores"]:
+        return positive(name, text)
+    return positive(name, size_in_bytes(name, text))
 
 
 def positive(name, value) -> int:

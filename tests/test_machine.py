@@ -47,6 +47,21 @@ def test_environment_overrides_through_options(tmp_path):
     assert Machine.detect(tmp_path, **{**options.machine, "cores": 4}).cores == 4
 
 
+def test_cache_sizes_in_the_environment_take_units_as_machine_does():
+    env = {"POLYIMAGE_L1_BYTES": "48K", "POLYIMAGE_L2_BYTES": "512KiB", "POLYIMAGE_LLC_BYTES": "8M"}
+    assert Options.from_env(env).machine == {
+        "l1_bytes": 48 * 1024,
+        "l2_bytes": 512 * 1024,
+        "llc_bytes": 8 * 1024**2,
+    }
+    with pytest.raises(ValueError, match="POLYIMAGE_L2_BYTES must be a size in bytes"):
+        Options.from_env({"POLYIMAGE_L2_BYTES": "lots"})
+    with pytest.raises(ValueError, match="POLYIMAGE_LLC_BYTES must be a positive integer"):
+        Options.from_env({"POLYIMAGE_LLC_BYTES": "0"})
+    with pytest.raises(ValueError, match="POLYIMAGE_CORES must be a positive integer"):
+        Options.from_env({"POLYIMAGE_CORES": "2K"})
+
+
 def test_bad_values_are_errors(tmp_path):
     with pytest.raises(ValueError, match="POLYIMAGE_CORES must be a positive integer"):
         Options.from_env({"POLYIMAGE_CORES": "zero"})
