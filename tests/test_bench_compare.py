@@ -46,19 +46,26 @@ def test_measure_counts_page_faults_of_fresh_memory():
     assert fresh["faults"] > reused["faults"]
 
 
-def test_variants_are_timed_in_rotating_rounds():
-    """Each round calls every variant once, each variant first in turn: a slow moment of the
-    machine falls on all of them, not on the one being timed then. An untimed round comes
-    first."""
+def test_variants_are_timed_in_shuffled_rounds():
+    """Each round calls every variant once, in an order shuffled every round (the same in every
+    run): a slow moment of the machine falls on all of them, and no variant always runs after
+    the same one (whose leftovers in the caches would help or hurt it every time). An untimed
+    round comes first."""
     order = []
-    calls = {label: (lambda label=label: order.append(label)) for label in "abc"}
-    timings = measure_interleaved(calls, runs=3)
-    assert order[:3] == ["a", "b", "c"]  # warm-up
-    assert order[3:6] == ["c", "a", "b"]  # an untimed round, to settle
-    assert order[6:] == ["a", "b", "c", "b", "c", "a", "c", "a", "b"]
-    assert set(timings) == set("abc")
+    calls = {label: (lambda label=label: order.append(label)) for label in "abcd"}
+    timings = measure_interleaved(calls, runs=8)
+    assert order[:4] == ["a", "b", "c", "d"]  # warm-up
+    rounds = [order[k : k + 4] for k in range(4, len(order), 4)]
+    assert len(rounds) == 9  # an untimed round, to settle, then one per run
+    assert all(sorted(r) == ["a", "b", "c", "d"] for r in rounds)
+    before = {label: {r[r.index(label) - 1] for r in rounds if r[0] != label} for label in "abcd"}
+    assert all(len(b) > 1 for b in before.values()), before
+    again = []
+    measure_interleaved({label: (lambda label=label: again.append(label)) for label in "abcd"}, 8)
+    assert again == order
+    assert set(timings) == set("abcd")
     assert all(
-        len(t["runs"]) == 3 and t["min"] <= t["median"] <= t["max"] for t in timings.values()
+        len(t["runs"]) == 8 and t["min"] <= t["median"] <= t["max"] for t in timings.values()
     )
 
 
