@@ -11,7 +11,7 @@ import pytest
 from helpers import child_env
 
 import polyimage
-from polyimage import calls
+from polyimage import Float, Function, Image, Int, Parameter, calls
 from polyimage.apps import load_app
 from polyimage.calls import CallsInFlight, available_cores, passive_waiting_by_default
 
@@ -36,6 +36,34 @@ def test_every_parallel_loop_hands_out_its_work_dynamically(name):
         pragmas = _parallel_pragmas(pipe)
         assert pragmas, "no parallel loop"
         assert all("schedule(dynamic" in p for p in pragmas), pragmas
+
+
+def _tile_pragma(pipe) -> str:
+    return next(p for p in _parallel_pragmas(pipe) if p.startswith("#pragma omp for collapse"))
+
+
+@pytest.mark.parametrize("rows", [1, 2, 5])
+def test_small_tiles_go_to_a_thread_several_at_a_time(rows):
+    """Tiles of little work (one row of an image) are handed out in chunks of consecutive
+    tiles, as many as make TILE_CHUNK_POINTS points but no more than pim_chunk allows; tiles
+    of much work go one at a time. Any thread count gives the same result."""
+    from polyimage.codegen.ctree import TILE_CHUNK_POINTS
+
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    img = Image(Float, "img", [R, C])
+    out = Function.like(img, Float, "out")
+    x, y = out.variables
+    out.defn = [img(x, y) * 2.0 + 1.0]
+    small = f"group 0: out [{rows}x512]"
+    pipe = polyimage.compile([out], schedule=small)
+    per_chunk = -(-TILE_CHUNK_POINTS // (rows * 512))
+    assert f"? pim_chunk(" in _tile_pragma(pipe) and f": {per_chunk}))" in _tile_pragma(pipe)
+    large = polyimage.compile([out], schedule="group 0: out [256x512]", build=False)
+    assert _tile_pragma(large).endswith("schedule(dynamic, 1)")
+    data = np.random.default_rng(rows).random((203, 1100), dtype=np.float32)
+    results = [pipe(img=data, threads=t) for t in (1, 2, 3, 5)]
+    for result in results:
+        np.testing.assert_array_equal(result, data * np.float32(2) + np.float32(1))
 
 
 def test_results_do_not_depend_on_the_threads_that_took_the_chunks():

@@ -22,7 +22,6 @@ from . import sliding
 from .cexpr import wide_name
 from .checked import tile_note
 from .ctree import (
-    ONE_AT_A_TIME,
     Assign,
     Block,
     Call,
@@ -35,6 +34,7 @@ from .ctree import (
     Parallel,
     Pragma,
     names_used,
+    tile_schedule,
 )
 from .jam import IN_ORDER, jam_plan, jammed_nest
 from .loops import LoopEmitter
@@ -213,7 +213,7 @@ class TiledEmitter(LoopEmitter):
             tile += sliding.inner_tiles(self, rank)
         else:
             tile += self.nests(tracked=False)
-        loops = self._tile_loops(rank, If(ok, Block(tuple(tile))), collapse=rank)
+        loops = self._tile_loops(rank, If(ok, Block(tuple(tile))), collapse=rank, tiles=tiles)
         team.append(loops)
         parallel = Parallel(Block(tuple(team)), f"{PREFIX}nthreads", self._worth_threads(tiles))
         bail = If(failed, Line(f"goto {PREFIX}fail;"))
@@ -240,13 +240,16 @@ class TiledEmitter(LoopEmitter):
         sizes = self.plan.tile_sizes[0]
         return lows, [f"{lo} + {sizes[d] - 1}" for d, lo in enumerate(lows)]
 
-    def _tile_loops(self, rank: int, body, collapse=0):
-        """The loops over the outer tiles around `body`; with `collapse`, shared by the team."""
+    def _tile_loops(self, rank: int, body, collapse=0, tiles="1"):
+        """The loops over the outer tiles around `body`; with `collapse`, shared by the team
+        (`tiles`: their number, a C expression)."""
         node = body
+        work = math.prod(self.plan.tile_sizes[0]) * len(self.plan.members)
+        schedule = tile_schedule(tiles, f"{PREFIX}nthreads", work)
         for d in reversed(range(rank)):
             o = f"{self.v('o')}_{d}"
             clauses = (
-                dict(parallel="for", collapse=collapse, schedule=ONE_AT_A_TIME)
+                dict(parallel="for", collapse=collapse, schedule=schedule)
                 if collapse and d == 0
                 else {}
             )
