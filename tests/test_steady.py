@@ -57,7 +57,7 @@ def test_small_tiles_go_to_a_thread_several_at_a_time(rows):
     small = f"group 0: out [{rows}x512]"
     pipe = polyimage.compile([out], schedule=small)
     per_chunk = -(-TILE_CHUNK_POINTS // (rows * 512))
-    assert f"? pim_chunk(" in _tile_pragma(pipe) and f": {per_chunk}))" in _tile_pragma(pipe)
+    assert "? pim_chunk(" in _tile_pragma(pipe) and f": {per_chunk}))" in _tile_pragma(pipe)
     large = polyimage.compile([out], schedule="group 0: out [256x512]", build=False)
     assert _tile_pragma(large).endswith("schedule(dynamic, 1)")
     data = np.random.default_rng(rows).random((203, 1100), dtype=np.float32)
