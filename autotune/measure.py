@@ -1,12 +1,15 @@
 """Timing candidates against each other: a warm-up call of each, then rounds that call every
-candidate still running once, in an order rotated each round, so that machine noise hits all
-alike; a candidate clearly slower than the best is stopped early."""
+candidate still running once, in an order shuffled each round (polyimage.commands.timing.
+round_orders), so that machine noise hits all alike and none always runs after the same one;
+a candidate clearly slower than the best is stopped early."""
 
 from __future__ import annotations
 
 import statistics
 import time
 from dataclasses import dataclass
+
+from polyimage.commands.timing import round_orders
 
 # after this many rounds, a candidate whose median is GIVE_UP times the best one's stops
 MIN_RUNS = 3
@@ -39,11 +42,11 @@ def time_interleaved(calls: dict, runs: int, on_done=None, best_known=None) -> d
         if on_done is not None:
             on_done(label, results[label])
 
+    next_order = round_orders()
     for round_number in range(max(runs, 1)):
         if not running:
             break
-        shift = round_number % len(running)
-        for label in running[shift:] + running[:shift]:
+        for label in next_order(running):
             start = time.perf_counter()
             calls[label]()
             samples[label].append(time.perf_counter() - start)

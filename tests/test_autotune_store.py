@@ -6,6 +6,7 @@ import pytest
 
 from polyimage.autotune.measure import GIVE_UP, MIN_RUNS, time_interleaved
 from polyimage.autotune.store import Measurement, MeasurementStore, TuneError, read_measurements
+from polyimage.commands.timing import round_orders
 
 
 def _measurement(schedule="group 0: f [untiled]", seconds=0.5, threads=2):
@@ -57,7 +58,7 @@ def test_a_corrupt_store_is_an_error_naming_the_line_and_left_alone(tmp_path, li
     assert path.read_bytes() == before
 
 
-def test_timing_interleaves_rotates_and_stops_a_clearly_slower_candidate():
+def test_timing_interleaves_shuffles_and_stops_a_clearly_slower_candidate():
     order = []
 
     def call(label, seconds):
@@ -75,7 +76,12 @@ def test_timing_interleaves_rotates_and_stops_a_clearly_slower_candidate():
         on_done=lambda label, t: done.append(label),
     )
     assert order[:3] == ["a", "b", "slow"]  # warm-up
-    assert order[3:6] == ["a", "b", "slow"] and order[6:9] == ["b", "slow", "a"]
+    rounds = [order[k : k + 3] for k in range(3, 3 + 3 * MIN_RUNS, 3)]
+    assert all(sorted(r) == ["a", "b", "slow"] for r in rounds)  # each once a round
+    after_slow = order[3 + 3 * MIN_RUNS :]
+    assert sorted(after_slow) == sorted(["a", "b"] * (runs - MIN_RUNS))
+    next_order = round_orders()  # the bench's shuffled rounds, not a rotation
+    assert rounds == [next_order(["a", "b", "slow"]) for _ in range(MIN_RUNS)]
     slow = timings["slow"]
     assert slow.stopped and slow.runs == MIN_RUNS and slow.seconds >= 0.05
     assert slow.seconds > GIVE_UP * timings["a"].seconds

@@ -10,7 +10,6 @@ import importlib
 import json
 import os
 import platform
-import random
 import resource
 import tempfile
 import time
@@ -33,6 +32,7 @@ from . import contention
 from .cli_arguments import check_folder
 from .plot import check_plot, draw
 from .targets import describe, header, parse_machine, target_options
+from .timing import round_orders
 
 # optional baselines: (name, module to import, the timings it adds)
 OPTIONAL_BASELINES = (
@@ -63,9 +63,6 @@ def missing_baselines(importable=_importable) -> list:
     ]
 
 
-ROUND_SEED = 2020  # the order of the variants in each round of measure_interleaved
-
-
 def measure(fn, runs: int) -> dict:
     """Median, min and max wall time in seconds of `runs` calls after one warm-up call, and the
     minor page faults per call (memory the call maps afresh)."""
@@ -75,11 +72,9 @@ def measure(fn, runs: int) -> dict:
 def measure_interleaved(calls: dict, runs: int, report=None) -> dict:
     """measure() of every function in `calls` ({label: fn}), each warmed up once and then in
     one untimed round, then timed in rounds of one call each, in an order shuffled every round
-    (seeded: the same in every run), so that a noisy moment of a shared machine falls on every
-    variant alike rather than on one, and no variant always runs after the same one (a
-    rotation kept each variant's predecessor: depthwise_conv's auto, always after naive and
-    its 6 MB of intermediates, read 1.28 ms against 1.05 for the same schedule elsewhere in
-    the round; 1.09 and 1.12 shuffled). The untimed round lets the machine settle after the
+    (timing.round_orders), so that a noisy moment of a shared machine falls on every variant
+    alike rather than on one, and no variant always runs after the same one. The untimed
+    round lets the machine settle after the
     variants' first calls (on pyramid_blend the first timed round ran every polyimage variant
     1.5-2.7x slower without it). `report(text)` hears of each round."""
     for fn in calls.values():
@@ -87,11 +82,11 @@ def measure_interleaved(calls: dict, runs: int, report=None) -> dict:
     labels = list(calls)
     times: dict[str, list] = {label: [] for label in labels}
     faults = dict.fromkeys(labels, 0)
-    order = random.Random(ROUND_SEED)
+    next_order = round_orders()
     for round_number in range(-1, max(runs, 1)):
         if report is not None and round_number >= 0:
             report(f"round {round_number + 1} of {max(runs, 1)}")
-        for label in order.sample(labels, len(labels)):
+        for label in next_order(labels):
             before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
             start = time.perf_counter()
             calls[label]()
