@@ -213,7 +213,7 @@ class TiledEmitter(LoopEmitter):
             tile += sliding.inner_tiles(self, rank)
         else:
             tile += self.nests(tracked=False)
-        loops = self._tile_loops(rank, If(ok, Block(tuple(tile))), collapse=rank, tiles=tiles)
+        loops = self._tile_loops(rank, If(ok, Block(tuple(tile))), shared_tiles=tiles)
         team.append(loops)
         parallel = Parallel(Block(tuple(team)), f"{PREFIX}nthreads", self._worth_threads(tiles))
         bail = If(failed, Line(f"goto {PREFIX}fail;"))
@@ -240,20 +240,24 @@ class TiledEmitter(LoopEmitter):
         sizes = self.plan.tile_sizes[0]
         return lows, [f"{lo} + {sizes[d] - 1}" for d, lo in enumerate(lows)]
 
-    def _tile_loops(self, rank: int, body, collapse=0, tiles="1"):
-        """The loops over the outer tiles around `body`; with `collapse`, shared by the team
-        (`tiles`: their number, a C expression)."""
+    def _tile_loops(self, rank: int, body, shared_tiles=None):
+        """The loops over the outer tiles around `body`; with `shared_tiles` (their number, a C
+        expression), collapsed and shared by the team, handed out by tile_schedule."""
+        clauses: dict = {}
+        if shared_tiles is not None:
+            work = math.prod(self.plan.tile_sizes[0]) * len(self.plan.members)
+            schedule = tile_schedule(shared_tiles, f"{PREFIX}nthreads", work)
+            clauses = dict(parallel="for", collapse=rank, schedule=schedule)
         node = body
-        work = math.prod(self.plan.tile_sizes[0]) * len(self.plan.members)
-        schedule = tile_schedule(tiles, f"{PREFIX}nthreads", work)
         for d in reversed(range(rank)):
             o = f"{self.v('o')}_{d}"
-            clauses = (
-                dict(parallel="for", collapse=collapse, schedule=schedule)
-                if collapse and d == 0
-                else {}
+            node = For(
+                o,
+                f"{self.v('olo')}_{d}",
+                f"{self.v('ohi')}_{d}",
+                node,
+                **(clauses if d == 0 else {}),
             )
-            node = For(o, f"{self.v('olo')}_{d}", f"{self.v('ohi')}_{d}", node, **clauses)
         return node
 
     def tile_interval(self, lows, highs, level=None) -> list:

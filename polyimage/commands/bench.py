@@ -74,9 +74,9 @@ def measure_interleaved(calls: dict, runs: int, report=None) -> dict:
     one untimed round, then timed in rounds of one call each, in an order shuffled every round
     (timing.round_orders), so that a noisy moment of a shared machine falls on every variant
     alike rather than on one, and no variant always runs after the same one. The untimed
-    round lets the machine settle after the
-    variants' first calls (on pyramid_blend the first timed round ran every polyimage variant
-    1.5-2.7x slower without it). `report(text)` hears of each round."""
+    round lets the machine settle after the variants' first calls (on pyramid_blend the first
+    timed round ran every polyimage variant 1.5-2.7x slower without it). `report(text)` hears
+    of each round."""
     for fn in calls.values():
         fn()
     labels = list(calls)
