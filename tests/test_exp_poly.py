@@ -66,7 +66,7 @@ def test_the_c_is_the_numpy_form():
         source = exp_poly.c_source("e", c_type)
         for value in form.coefficients + (form.ln2_hi, form.ln2_lo, form.shifter):
             assert float.hex(float(form.dtype(value))) in source
-        assert f"{form.shifter_bits}u" in source
+        assert f"{form.exponent_bits}u" in source
 
 
 @pytest.mark.parametrize("typ", [Float, Double])
