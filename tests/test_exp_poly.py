@@ -75,3 +75,27 @@ def test_a_loop_with_exp_vectorizes(typ):
     loop = next(v for v in vectorization(pipe) if v.stages == ("out",))
     assert loop.vectorized, loop.detail
     assert " exp(" not in pipe.c_source and "pim_exp_" in pipe.c_source
+
+
+def _every_float(lo, hi):
+    """Every float32 in [lo, hi] (lo, hi of one sign)."""
+    a, b = (np.array(v, np.float32).view(np.uint32).astype(np.int64) for v in (lo, hi))
+    return np.arange(min(a, b), max(a, b) + 1, dtype=np.int64).astype(np.uint32).view(np.float32)
+
+
+@pytest.mark.parametrize("lo, hi", [(0.25, 4.0), (-4.0, -0.25), (-104.0, -86.0), (80.0, 89.0)])
+def test_float_exp_within_one_ulp_at_every_float_of_a_band(lo, hi):
+    """The float polynomial is fitted, not Taylor's: every float of bands around the
+    reduction's breakpoints, the largest results and the subnormal ones."""
+    x = _every_float(lo, hi)
+    ours = exp_poly.apply(x, np.float32).astype(np.float64)
+    with np.errstate(over="ignore"):
+        exact = np.exp(x.astype(np.float64)).astype(np.float32)
+    tiny = np.finfo(np.float32).tiny
+    normal = np.isfinite(exact) & (exact >= tiny)
+    ulps = np.abs(ours[normal] - exact[normal]) / np.spacing(exact[normal]).astype(np.float64)
+    assert ulps.max() <= 1.0
+    below = exact < tiny
+    steps = np.abs(ours[below] - exact[below]) / np.finfo(np.float32).smallest_subnormal
+    assert steps.max(initial=0.0) <= 1.0
+    assert (ours[np.isinf(exact)] == np.inf).all()
