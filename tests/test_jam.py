@@ -74,7 +74,8 @@ def test_what_is_not_computed_together():
     shared = img(0, x, y)
     assert jam_plan(stage(3, img(c, x, y) + shared)) is not None
     assert jam_plan(stage(3, img(c, x, y) * 2.0)) is None  # no read the channels share
-    assert jam_plan(stage(5, img(c % 3, x, y) + shared)) is None  # too many points
+    assert jam_plan(stage(8, img(c % 3, x, y) + shared)) is not None  # search offsets
+    assert jam_plan(stage(9, img(c % 3, x, y) + shared)) is None  # too many points
     assert jam_plan(stage(3, [Case(x > 2, shared), img(c, x, y)])) is None  # undecided Case
     assert jam_plan(stage(3, img(c, x, y) + shared, Int)) is None  # not a float sum
     assert jam_plan(stage(3, img(c, x, y // 2) + shared)) is None  # residues of y
@@ -93,3 +94,28 @@ def test_a_sum_splits_into_its_terms_in_order():
     terms = sum_terms(a + (b + c))  # right-nested: b + c stays one term
     assert len(terms) == 2 and terms[0] is a
     assert len(sum_terms(a * b)) == 1
+
+
+def test_search_offsets_computed_together_match_the_interpreter():
+    """Seven offsets of a row (non-local means' distances): each compared with the one pixel
+    they share, seven accumulators in one loop."""
+    R, C, x, y = grid()
+    dx = Variable(Int, "dx")
+    img = Image(Float, "img", [R + 6, C])
+    dist = Function(
+        ([dx, x, y], [Interval(Int, -3, 3), Interval(Int, 3, R + 2), Interval(Int, 0, C - 1)]),
+        Float,
+        "dist",
+    )
+    diff = img(x, y) - img(x + dx, y)
+    dist.defn = [diff * diff + img(x, y)]
+    total = Function(([x, y], [Interval(Int, 3, R + 2), Interval(Int, 0, C - 1)]), Float, "total")
+    total.defn = [sum((dist(k, x, y) for k in range(-2, 4)), dist(-3, x, y))]
+    schedule = Schedule.parse("group 0: dist, total [4x16]")
+    pipe = polyimage.compile([total], schedule=schedule, inline=False)
+    assert "pim_acc6" in pipe.c_source and "pim_acc7" not in pipe.c_source
+    rng = np.random.default_rng(7)
+    for rows, cols in ((1, 1), (9, 37)):
+        values = rng.random((rows + 6, cols), dtype=np.float32)
+        values.flat[0] = np.nan
+        assert_exact_on_threads(pipe, [total], {"img": values}, threads=(1, 2))

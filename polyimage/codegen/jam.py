@@ -1,6 +1,7 @@
 """Channels computed together: a stage whose first dimension has a few constant points
-(channels first) and whose definition reads some stage at indices that do not depend on that
-dimension (weights the channels share) computes those points in one innermost loop, one
+(channels first, or the offsets of a search window) and whose definition reads some stage at
+indices that do not depend on that dimension (weights the channels share, the pixel every
+offset is compared with) computes those points in one innermost loop, one
 statement per point with its Case decided. A sum becomes an accumulator per point, updated
 term by term across the points: the same additions in the same order, so results are
 unchanged, while a shared read is loaded once for every channel and the points' chains of
@@ -20,7 +21,9 @@ from .clamps import interior
 from .ctree import Seq
 from .names import PREFIX
 
-JAM_MAX_POINTS = 4
+# 8 accumulators and a few shared reads fit AVX2's 16 vector registers; non-local means' 7
+# offsets per row then load the centre pixel once for all 7 (its distances ran 6% faster)
+JAM_MAX_POINTS = 8
 # gcc's out-of-SSA pass rebuilds each accumulator's chain in one piece (and spills the shared
 # reads): the jammed nest's function asks it to keep the statements' order
 IN_ORDER = "PIM_IN_ORDER"
