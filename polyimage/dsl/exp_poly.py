@@ -23,6 +23,11 @@ from dataclasses import dataclass
 import numpy as np
 
 
+def taylor(degree: int) -> tuple:
+    """exp's Taylor series to `degree`: 1/n! from n = degree down to 0."""
+    return tuple(1.0 / math.factorial(n) for n in range(degree, -1, -1))
+
+
 @dataclass(frozen=True)
 class Form:
     """The constants of one precision."""
@@ -35,16 +40,16 @@ class Form:
     shifter: float  # 1.5 * 2^mantissa bits: adding it rounds to an integer in the low bits
     mantissa: int
     bias: int
-    degree: int
-    fitted: tuple = ()  # the polynomial's coefficients from the highest power down, else Taylor's
+    polynomial: tuple  # exp(r)'s coefficients from the highest power of r down to r^0
 
     @property
     def coefficients(self) -> tuple:
-        """The polynomial's coefficients from r^degree down to r^0, rounded to the precision:
-        `fitted`, else 1/n!."""
-        if self.fitted:
-            return tuple(float(self.dtype(c)) for c in self.fitted)
-        return tuple(float(self.dtype(1.0 / math.factorial(n))) for n in range(self.degree, -1, -1))
+        """`polynomial`, rounded to the precision."""
+        return tuple(float(self.dtype(c)) for c in self.polynomial)
+
+    @property
+    def degree(self) -> int:
+        return len(self.polynomial) - 1
 
     @property
     def bits(self) -> type:
@@ -79,7 +84,7 @@ DOUBLE = Form(
     6755399441055744.0,
     52,
     1023,
-    13,
+    taylor(13),
 )
 FLOAT = Form(
     np.float32,
@@ -90,7 +95,6 @@ FLOAT = Form(
     12582912.0,
     23,
     127,
-    6,
     (
         float.fromhex("0x1.687c22p-10"),
         float.fromhex("0x1.123b8ep-7"),
