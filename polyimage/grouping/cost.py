@@ -33,7 +33,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..algebra.affine import is_affine
+from ..algebra.affine import data_dependent, is_affine
 from ..algebra.evaluate import Evaluator, column, extent, scalar
 from ..dsl import expr as E
 from ..dsl import libm
@@ -181,9 +181,7 @@ class CostModel:
                 if isinstance(n, E.Call) and n.fn in libm.OWN
             )
             gathers = sum(
-                1
-                for n in nodes
-                if isinstance(n, E.Reference) and not all(is_affine(a) for a in n.args)
+                1 for n in nodes if isinstance(n, E.Reference) and data_dependent(n)
             ) + scatters(func)
             scalar = any(isinstance(n, E.Call) and libm.is_library_call(n.fn) for n in nodes)
             gather_ops = self.machine.gather_ops if self.machine is not None else 0
@@ -517,8 +515,7 @@ def scatters(func) -> int:
     address known only at run time, which no vector instruction does."""
     if not isinstance(func, Reduction):
         return 0
-    targets = [c.value.target for c in func.cases]
-    return int(any(not all(is_affine(a) for a in t.args) for t in targets))
+    return int(any(data_dependent(c.value.target) for c in func.cases))
 
 
 def priced_nodes(e):
