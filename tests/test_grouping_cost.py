@@ -3,17 +3,34 @@
 import dataclasses
 import math
 
+import numpy as np
 import pytest
 from helpers import MACHINE, pinned_options
+from oracle import assert_same
 
 import polyimage
-from polyimage import Exp, Float, Function, Image, Int, Interval, Log, Parameter, Variable
+from polyimage import (
+    Exp,
+    Float,
+    Function,
+    Image,
+    Int,
+    Interval,
+    Log,
+    Max,
+    Op,
+    Parameter,
+    Reduce,
+    Reduction,
+    Variable,
+)
 from polyimage.algebra.evaluate import evaluate_scalar
 from polyimage.apps import bilateral_grid, harris, histogram_equalize, local_laplacian, unsharp_mask
 from polyimage.dsl import exp_poly
 from polyimage.graph.dag import build_graph
 from polyimage.grouping.cost import SCALAR_LOOP, CostModel, Weights, group_cost, strip_sizes
 from polyimage.pipeline import resolve_estimates
+from polyimage.testing import random_pipeline
 
 # only the work counts: recomputed halo points make a fused group cost more
 OVERLAP_ONLY = Weights(live_data=0.0, cleanup=0.0, overlap=1.0, spread=0.0, row_start=0.0)
@@ -235,3 +252,46 @@ def test_the_bilateral_grid_is_not_recomputed_for_a_blur_across_its_cells(l2_kib
     )
     group = next(g for g in pipe.schedule.groups if "grid" in g.stages)
     assert "blurx" not in group.stages, str(pipe.schedule)
+
+
+def row_sum_of_a_computed_stage():
+    """A one-dimensional Reduction over the rows of a two-dimensional stage: every tile of
+    the group reads whole rows of it, so even the whole-domain strip may overflow L2."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y, i, j = (Variable(Int, n) for n in "xyij")
+    img = Image(Float, "img", [R, C])
+    box = [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]
+    blur = Function(([x, y], box), Float, "blur")
+    blur.defn = [img(x, y) * 2.0]
+    rows = Reduction(([x], [Interval(Int, 0, R - 1)]), ([i, j], box), Float, "rows")
+    rows.defn = [Reduce(rows(i), blur(i, Max(j - 1, 0)), Op.Sum)]
+    return [rows]
+
+
+@pytest.mark.parametrize("size", [1, 3, 1024, 1 << 14, 1 << 20])
+def test_a_one_dimensional_group_gets_a_schedule_at_any_estimate(size):
+    """Where every strip of a one-dimensional group overflows L2 there are no narrower rows
+    to try; the model prices the tiles it has rather than measuring an empty list."""
+    outputs = row_sum_of_a_computed_stage()
+    estimates = {"R": size, "C": size}
+    pipe = polyimage.compile(outputs, estimates=estimates, schedule="auto", build=False)
+    pipe.schedule.validate(pipe.stage_graph)
+
+
+def test_the_row_sum_under_auto_matches_the_interpreter():
+    outputs = row_sum_of_a_computed_stage()
+    pipe = polyimage.compile(outputs, estimates={"R": 4096, "C": 4096}, schedule="auto")
+    img = np.random.default_rng(1).random((37, 29), dtype=np.float32)
+    assert_same(pipe(img=img), polyimage.interpret(outputs, img=img), "row sum under auto")
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_random_pipelines_get_a_schedule_at_extreme_estimates(seed):
+    """Any estimates give a schedule: random pipelines planned for one-pixel images and for
+    images far larger than any cache."""
+    outputs = random_pipeline(seed).outputs
+    for size in (1, 2, 1 << 16):
+        pipe = polyimage.compile(
+            outputs, estimates={"R": size, "C": size}, schedule="auto", build=False
+        )
+        pipe.schedule.validate(pipe.stage_graph)

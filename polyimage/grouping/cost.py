@@ -302,8 +302,9 @@ class CostModel:
                     tiles = tile_sizes(graph, plan, probe, sizes, cache, machine.cores, width)
                     if tiles not in candidates and tiles not in extra:
                         extra.append(tiles)
-            candidates += extra
-            measures = measures + self.measure(plan, extra)
+            if extra:  # a one-dimensional group has no narrower rows to offer
+                candidates += extra
+                measures = measures + self.measure(plan, extra)
         halo = probe["aligned_halo"] if narrow else probe["halo"]
         slides = [
             (outer, inner)
@@ -370,6 +371,8 @@ class CostModel:
         each dimension, as a tile of the generated code does, so it
         owns a part of each live-out (a half-resolution live-out's rows are owned by every
         other tile of one row: the others compute none of it)."""
+        if not candidates:
+            return []
         key = (tuple(plan.members), tuple(tuple(int(t) for t in c) for c in candidates))
         if key not in self._volumes:
             self._volumes[key] = self._measure(plan, candidates)
