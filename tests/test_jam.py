@@ -119,3 +119,26 @@ def test_search_offsets_computed_together_match_the_interpreter():
         values = rng.random((rows + 6, cols), dtype=np.float32)
         values.flat[0] = np.nan
         assert_exact_on_threads(pipe, [total], {"img": values}, threads=(1, 2))
+
+
+@pytest.mark.parametrize("short", [0, 1, 2])
+def test_channels_whose_sums_differ_in_length_match_the_interpreter(short):
+    """Channel `short` sums two terms, the others three, all sharing a read: a shorter chain
+    stops taking terms while the others go on, and every accumulator is stored."""
+    R, C, x, y = grid()
+    c = Variable(Int, "c")
+    img = Image(Float, "img", [3, R + 2, C + 2])
+    rows, cols = Interval(Int, 1, R), Interval(Int, 1, C)
+    shared = img(0, x, y)
+    mine = img(c, x + 1, y - 1) * 0.5
+    stage = Function(([c, x, y], [Interval(Int, 0, 2), rows, cols]), Float, "stage")
+    stage.defn = [Case(c == short, shared + mine), shared + mine + img(c, x - 1, y + 1)]
+    chains = [len(sum_terms(value)) for value in jam_plan(stage).values]
+    assert chains == [2 if k == short else 3 for k in range(3)]
+    out = Function(([c, x, y], [Interval(Int, 0, 2), rows, cols]), Float, "out")
+    out.defn = [stage(c, x, y) * 2.0]
+    schedule = Schedule.parse("group 0: stage, out [3x4x16]")
+    pipe = polyimage.compile([out], schedule=schedule, inline=False)
+    assert "PIM_IN_ORDER void" in pipe.c_source
+    for size in ((1, 1), (5, 37)):
+        assert_exact_on_threads(pipe, [out], _arguments(*size, short), threads=(1, 2))

@@ -31,6 +31,7 @@ from polyimage.schedule.reduction_order import (
     cell_fixed,
     is_legal_order,
     loop_order,
+    owned_forms,
     reordered,
 )
 from polyimage.schedule.tiling import TiledGroup, plan_group
@@ -203,4 +204,54 @@ def test_random_reordered_reductions_match_the_interpreter(seed):
     for schedule in ("naive", "auto"):
         pipe = polyimage.compile([red], estimates=dict(R=27, C=31), schedule=schedule)
         assert "loops reordered" in pipe.report()
+        assert_exact_on_threads(pipe, [red], arguments, threads=(1, 2))
+
+
+def _shifted_cases_reduction(typ):
+    """red(a, b) over (a, k, b): one Case updates red(a, b), the other red(a, b + 1), so b
+    fixes no target cell (a cell takes updates from two values of b) and its loop may not
+    move innermost; the values span magnitudes, so a Float sum in another order differs."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    a, b, k, i, j = (Variable(Int, s) for s in ("a", "b", "k", "i", "j"))
+    img = Image(typ, "img", [R, C + 3])
+    cells = [Interval(Int, 0, R - 1), Interval(Int, 0, C)]
+    over = [Interval(Int, 0, R - 1), Interval(Int, 0, 2), Interval(Int, 0, C - 1)]
+    red = Reduction(([i, j], cells), ([a, k, b], over), typ, "red")
+    value = img(a, b + k)
+    red.defn = [
+        Case((b + k) % 2 == 0, Reduce(red(a, b), value, Op.Sum)),
+        Reduce(red(a, b + 1), value * 3, Op.Sum),
+    ]
+    red.default = 0 if typ is Int else 0.0
+    return red
+
+
+def test_cases_at_different_offsets_fix_no_variable():
+    red = _shifted_cases_reduction(Float)
+    b = [v.name for v in red.reduction_variables].index("b")
+    a = [v.name for v in red.reduction_variables].index("a")
+    assert owned_forms(red, red.reduction_variables[b]) == [None, None]
+    assert cell_fixed(red) == {a}
+    assert not reordered(red)
+    assert not is_legal_order(red, (0, 2, 1))
+
+
+@pytest.mark.parametrize("typ", [Float, Int])
+def test_cases_at_different_offsets_match_the_interpreter(typ):
+    """Serial Float sums keep the written order bit for bit; tiled Int ones lose no update at
+    a tile's edge (a cell's updates come from two tiles' values of b)."""
+    red = _shifted_cases_reduction(typ)
+    rng = np.random.default_rng(4)
+    shape = (7, 26)
+    if typ is Float:
+        img = (rng.standard_normal(shape) * 10.0 ** rng.integers(-6, 7, shape)).astype(np.float32)
+    else:
+        img = rng.integers(-1000, 1000, shape).astype(np.int32)
+    arguments = dict(R=7, C=23, img=img)
+    naive = polyimage.compile([red], schedule="naive")
+    assert "loops reordered" not in naive.report()
+    assert_exact_on_threads(naive, [red], arguments, threads=(1, 2))
+    for tiles in ((3, 5), (2, 4), (7, 1)):
+        sched = polyimage.Schedule((polyimage.GroupSchedule(("red",), (tiles,)),))
+        pipe = polyimage.compile([red], schedule=sched)
         assert_exact_on_threads(pipe, [red], arguments, threads=(1, 2))
