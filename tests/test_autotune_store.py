@@ -1,9 +1,11 @@
 """The measurement store and the interleaved timing of `polyimage tune`."""
 
 import time
+from types import SimpleNamespace
 
 import pytest
 
+from polyimage.autotune import measure
 from polyimage.autotune.measure import GIVE_UP, MIN_RUNS, time_interleaved
 from polyimage.autotune.store import Measurement, MeasurementStore, TuneError, read_measurements
 from polyimage.commands.timing import round_orders
@@ -58,13 +60,16 @@ def test_a_corrupt_store_is_an_error_naming_the_line_and_left_alone(tmp_path, li
     assert path.read_bytes() == before
 
 
-def test_timing_interleaves_shuffles_and_stops_a_clearly_slower_candidate():
-    order = []
+def test_timing_interleaves_shuffles_and_stops_a_clearly_slower_candidate(monkeypatch):
+    """The candidates advance a clock of their own (a busy machine stretches real sleeps
+    unevenly, and a 5 ms sleep may take as long as a 50 ms one)."""
+    order, now = [], [0.0]
+    monkeypatch.setattr(measure, "time", SimpleNamespace(perf_counter=lambda: now[0]))
 
     def call(label, seconds):
         def fn():
             order.append(label)
-            time.sleep(seconds)
+            now[0] += seconds
 
         return fn
 
