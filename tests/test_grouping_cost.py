@@ -39,7 +39,7 @@ OVERLAP_ONLY = Weights(live_data=0.0, cleanup=0.0, overlap=1.0, spread=0.0, row_
 def stage_graph(app):
     """The stage graph of `app` and its parameter values at the paper's image size."""
     outputs, _ = app.build()
-    graph = polyimage.compile(outputs).stage_graph
+    graph = polyimage.compile(outputs, build=False).stage_graph
     return graph, resolve_estimates(graph, app.PAPER_SIZE)[0]
 
 
@@ -157,7 +157,10 @@ def test_a_stage_alone_runs_untiled_when_no_tiling_is_cheaper():
     sliced = model(("filtered",))
     assert sliced.levels == () and sliced.terms.untiled == "no tiling is cheaper"
     pipe = polyimage.compile(
-        bilateral_grid.build()[0], estimates=bilateral_grid.PAPER_SIZE, options=pinned_options()
+        bilateral_grid.build()[0],
+        estimates=bilateral_grid.PAPER_SIZE,
+        options=pinned_options(),
+        build=False,
     )
     assert "filtered [untiled]" in str(pipe.schedule)
 
@@ -197,7 +200,9 @@ def test_inner_tiles_slide_only_where_every_member_has_rows_to_reuse():
     assert not model.slides_every_member(plan, (1, 64, 768), (1, 1, 768))
     # what auto picks respects the rule
     outputs = local_laplacian.build()[0]
-    schedule = polyimage.compile(outputs, estimates=local_laplacian.PAPER_SIZE).schedule
+    schedule = polyimage.compile(
+        outputs, estimates=local_laplacian.PAPER_SIZE, build=False
+    ).schedule
     for group in schedule.groups:
         if len(group.tile_sizes) == 2:
             assert model.slides_every_member(model.plan(group.stages), *group.tile_sizes)
