@@ -41,7 +41,7 @@ def test_auto_matches_the_reference(name):
 def test_auto_fuses_the_stencil_apps_whole(name):
     app = load_app(name)
     outputs, _ = app.build()
-    graph = polyimage.compile(outputs).stage_graph
+    graph = polyimage.compile(outputs, build=False).stage_graph
     result = auto_schedule(graph, app.PAPER_SIZE, MACHINE)
     assert len(result.schedule.groups) == 1
     innermost = result.schedule.groups[0].tile_sizes[0][-1]
@@ -56,7 +56,7 @@ def test_auto_fuses_the_stencil_apps_whole(name):
 def test_auto_is_deterministic():
     app = load_app("interpolate")
     outputs, _ = app.build()
-    graph = polyimage.compile(outputs).stage_graph
+    graph = polyimage.compile(outputs, build=False).stage_graph
     first = auto_schedule(graph, app.PAPER_SIZE, MACHINE).schedule
     assert all(auto_schedule(graph, app.PAPER_SIZE, MACHINE).schedule == first for _ in range(2))
     pipe = polyimage.compile(outputs, schedule=first)
@@ -80,7 +80,7 @@ def test_baselines_group_the_large_apps_validly(name):
 
     app = load_app(name)
     outputs, _ = app.build()
-    graph = polyimage.compile(outputs).stage_graph
+    graph = polyimage.compile(outputs, build=False).stage_graph
     for schedule in (
         greedy_schedule(graph, app.PAPER_SIZE),
         greedy_cost_schedule(graph, app.PAPER_SIZE, MACHINE),
@@ -94,7 +94,7 @@ def test_the_cost_offers_sliding_two_levels():
     so far less is recomputed than by the inner tiles alone."""
     app = load_app("harris")
     outputs, _ = app.build()
-    graph = polyimage.compile(outputs, schedule="naive").stage_graph
+    graph = polyimage.compile(outputs, schedule="naive", build=False).stage_graph
     params = resolve_estimates(graph, app.PAPER_SIZE)[0]
     names = tuple(s.name for s in graph.computed)
     sliding = CostModel(graph, params, MACHINE)(names)
@@ -146,7 +146,7 @@ def test_auto_costs_no_more_than_greedy_cost_by_its_own_model(name):
     (interpolate and camera_pipe at paper size), auto takes it (or one lower still)."""
     app = load_app(name)
     outputs, _ = app.build()
-    graph = polyimage.compile(outputs, schedule="naive").stage_graph
+    graph = polyimage.compile(outputs, schedule="naive", build=False).stage_graph
     params, _ = resolve_estimates(graph, {**app.DEFAULTS, **app.PAPER_SIZE})
     model = CostModel(graph, params, MACHINE)
     auto = auto_schedule(graph, params, MACHINE, model=model)
@@ -166,7 +166,7 @@ def test_auto_merges_on_from_the_groups_of_the_dp():
     groups)."""
     machine = Machine(32 * 1024, 512 * 1024, 2, 8 * 1024**2, 32, op_bytes=0.476, gather_ops=10.2)
     outputs, _ = load_app("camera_pipe").build()
-    graph = polyimage.compile(outputs, schedule="naive").stage_graph
+    graph = polyimage.compile(outputs, schedule="naive", build=False).stage_graph
     params, _ = resolve_estimates(graph, load_app("camera_pipe").PAPER_SIZE)
     model = CostModel(graph, params, machine)
     auto = auto_schedule(graph, params, machine, model=model)

@@ -64,7 +64,9 @@ def _matches(rp, schedule):
 @pytest.mark.parametrize("seed", range(8))
 def test_random_pipelines_run_checked(seed):
     rp = random_pipeline(seed)
-    graph = polyimage.compile(rp.outputs, schedule="naive", inline=rp.inline).stage_graph
+    graph = polyimage.compile(
+        rp.outputs, schedule="naive", inline=rp.inline, build=False
+    ).stage_graph
     for k in range(2):
         _matches(rp, random_schedule(graph, random.Random(seed * 1000 + k)))
 
@@ -72,7 +74,9 @@ def test_random_pipelines_run_checked(seed):
 @pytest.mark.parametrize("seed", range(4))
 def test_random_mixed_groups_run_checked(seed):
     rp = random_mixed_pipeline(seed)
-    graph = polyimage.compile(rp.outputs, schedule="naive", inline=rp.inline).stage_graph
+    graph = polyimage.compile(
+        rp.outputs, schedule="naive", inline=rp.inline, build=False
+    ).stage_graph
     stages = " ".join(s.name for s in graph.computed)
     rng = np.random.default_rng(seed)
     rank = max(s.func.ndim for s in graph.computed)

@@ -140,7 +140,9 @@ def test_inner_regions_of_random_mixed_groups_lie_inside_the_outer_ones():
     groups = 0
     for seed in range(30):
         rp = random_mixed_pipeline(seed)
-        graph = polyimage.compile(rp.outputs, schedule="naive", inline=rp.inline).stage_graph
+        graph = polyimage.compile(
+            rp.outputs, schedule="naive", inline=rp.inline, build=False
+        ).stage_graph
         stages = [s.name for s in graph.computed]
         rng = random.Random(seed)
         for _ in range(6):
@@ -156,7 +158,9 @@ def test_inner_regions_of_random_two_level_schedules_lie_inside_the_outer_ones()
     groups = 0
     for seed in range(25):
         rp = random_pipeline(seed)
-        graph = polyimage.compile(rp.outputs, schedule="naive", inline=rp.inline).stage_graph
+        graph = polyimage.compile(
+            rp.outputs, schedule="naive", inline=rp.inline, build=False
+        ).stage_graph
         for k in range(3):
             schedule = random_schedule(graph, random.Random(seed * 1000 + k))
             for group in schedule.groups:
