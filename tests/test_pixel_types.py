@@ -148,6 +148,20 @@ def test_on_floats_saturating_operations_are_plain_and_the_others_refused():
         saturating_add(f(i) > 0, 1)
 
 
+def test_integers_without_a_common_integer_type_are_refused_as_such():
+    """ULong and Long make a Double under `+`: the integer-only operations say so, not that
+    they got Double operands."""
+    (u,), i, _ = _line(ULong, "u")
+    (s,), _, _ = _line(Long, "s")
+    for op in (halving_add, rounding_halving_add, widening_mul):
+        for a, b in ((u(i), s(i)), (s(i), u(i))):
+            with pytest.raises(TypeError) as refused:
+                op(a, b)
+            message = str(refused.value)
+            assert f"{a.func.typ} and {b.func.typ} have no common integer type" in message
+            assert "got Double" not in message and "Cast one of them" in message
+
+
 def test_saturating_cast_clamps_in_the_source_type_only_where_needed():
     (a,), i, _ = _line(Int, "a")
     (u,), _, _ = _line(UChar, "u")

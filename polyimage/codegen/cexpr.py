@@ -100,7 +100,8 @@ class CExprPrinter:
         self.eager = False
         self.chosen: dict = {}
         self.narrow = False
-        self.signless: set = set()  # float-to-integer casts converted back to float (castz)
+        # float-to-integer casts converted back to float (castz), by id (held: ids stay unique)
+        self.signless: dict = {}
         self.hoist: Hoisted | None = None  # while printing an innermost loop's body
 
     def __call__(self, e: E.Expr) -> str:
@@ -195,14 +196,19 @@ class CExprPrinter:
 
     def _Cast(self, e):
         src, dst = e.a.typ, e.typ
+        if dst.is_float and src.is_int:
+            self.signless.update((id(c), c) for c in _truncations(e.a))
         if Half in (src, dst):
             return self._half_cast(e)
         if src.is_float and dst.is_int:
-            kind = "castz_" if id(e) in self.signless else "cast_"
-            return f"{self.helper(kind + _SUFFIX[src.c_name], dst)}({self(e.a)})"
-        if dst.is_float and src.is_int:
-            self.signless.update(id(c) for c in _truncations(e.a))
+            return f"{self.truncation(e, src)}({self(e.a)})"
         return f"(({dst.c_name}){self(e.a)})"
+
+    def truncation(self, e, src: ScalarType) -> str:
+        """The helper of float-to-integer Cast `e` from `src` (float or double): castz where
+        an integer-to-float conversion may see its value (see _truncations)."""
+        kind = "castz_" if id(e) in self.signless else "cast_"
+        return self.helper(kind + _SUFFIX[src.c_name], e.typ)
 
     def _half_cast(self, e):
         """A conversion to or from Half (its bits) by helpers, exact from Half (to double
@@ -213,7 +219,7 @@ class CExprPrinter:
             return a
         if src is Half:
             value = f"{self.helper('fromhalf', dst if dst.is_float else Float)}({a})"
-            return f"{self.helper('cast_f32', dst)}({value})" if dst.is_int else value
+            return f"{self.truncation(e, Float)}({value})" if dst.is_int else value
         wide = src.c_name == "double"
         source = src if wide else Float
         return f"{self.helper('tohalf', source)}({a if src.is_float else f'(float)({a})'})"
@@ -451,15 +457,20 @@ def _float_divmod_source(op: str, c: str) -> str:
 
 
 def _truncations(e):
-    """The float-to-integer casts whose value `e` (an integer) is, through integer casts and
-    the arms of Selects: what a conversion of `e` to float may be folded with."""
-    if isinstance(e, E.Cast) and e.typ.is_int:
-        if e.a.typ.is_float:
-            return [e]
-        return _truncations(e.a) if e.a.typ.is_int else []
-    if isinstance(e, E.Select):
-        return _truncations(e.a) + _truncations(e.b)
-    return []
+    """The float-to-integer casts whose value integer `e` may be computed from, through any
+    integer operations (a read from memory or a float value ends the path): what a conversion
+    of `e` to float may be folded with, once gcc has inlined the helpers and simplified what
+    lies between (`x + 0`, a saturation that cannot happen, a Select of equal arms)."""
+    found, stack = [], [e]
+    while stack:
+        node = stack.pop()
+        if not node.typ.is_int or isinstance(node, E.Reference):
+            continue
+        if isinstance(node, E.Cast) and node.a.typ.is_float:
+            found.append(node)
+        else:
+            stack.extend(node.children())
+    return found
 
 
 def _cast_source(src_suffix: str, c: str, signless=False) -> str:

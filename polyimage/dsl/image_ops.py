@@ -41,19 +41,27 @@ __all__ = [
 ]
 
 
-def _operands(fn: str, a, b) -> tuple:
-    """The operands of `fn` converted to their common type, and that type."""
+def _operands(fn: str, a, b, floats: str | None = None) -> tuple:
+    """The operands of `fn` converted to their common type, and that type. `floats`: for an
+    operation on integers only, what to write for floats instead."""
     a, b = to_expr(a), to_expr(b)
     check_number(a, "first argument", fn)
     check_number(b, "second argument", fn)
     typ = operand_type(a, b)
+    if floats is not None and not typ.is_int:
+        _integers_only(fn, strong(a).typ, strong(b).typ, typ, floats)
     context = LazyText(lambda: f"{fn}({a}, {b})")
     return convert_operand(a, typ, context), convert_operand(b, typ, context), typ
 
 
-def _integers_only(fn: str, typ: ScalarType, instead: str):
-    if not typ.is_int:
-        raise TypeError(f"{fn} takes integers, got {typ} operands; {instead}")
+def _integers_only(fn: str, a: ScalarType, b: ScalarType, typ: ScalarType, floats: str):
+    """Refuse operands of types `a` and `b` whose common type `typ` is not an integer."""
+    if a.is_int and b.is_int:
+        raise TypeError(
+            f"{fn} takes integers of one type: {a} and {b} have no common integer type "
+            f"(`+` makes them a {typ}); Cast one of them to the other's type"
+        )
+    raise TypeError(f"{fn} takes integers, got {typ} operands; {floats}")
 
 
 def saturating_add(a, b):
@@ -79,23 +87,20 @@ def absd(a, b):
 
 def halving_add(a, b):
     """(a + b) >> 1, rounding down, without overflow (integers only)."""
-    a, b, typ = _operands("halving_add", a, b)
-    _integers_only("halving_add", typ, "write (a + b) * 0.5 for floats")
+    a, b, typ = _operands("halving_add", a, b, "write (a + b) * 0.5 for floats")
     return Call("halving_add", (a, b), typ)
 
 
 def rounding_halving_add(a, b):
     """(a + b + 1) >> 1, the average rounded up, without overflow (integers only)."""
-    a, b, typ = _operands("rounding_halving_add", a, b)
-    _integers_only("rounding_halving_add", typ, "write (a + b) * 0.5 for floats")
+    a, b, typ = _operands("rounding_halving_add", a, b, "write (a + b) * 0.5 for floats")
     return Call("rounding_halving_add", (a, b), typ)
 
 
 def widening_mul(a, b):
     """a * b in the integer type of twice the width (signed if the operands' type is), which
     holds every product: UChar * UChar is a UShort, Int * Int a Long."""
-    a, b, typ = _operands("widening_mul", a, b)
-    _integers_only("widening_mul", typ, "Cast(Double, a) * b is exact for Floats")
+    a, b, typ = _operands("widening_mul", a, b, "Cast(Double, a) * b is exact for Floats")
     if typ.bits == 64:
         raise TypeError(f"widening_mul of {typ} operands: there is no integer type of 128 bits")
     wide = type_of_dtype(f"{typ.dtype.kind}{typ.dtype.itemsize * 2}")
@@ -104,8 +109,9 @@ def widening_mul(a, b):
 
 def saturating_cast(typ, e):
     """`e` converted to `typ`, first clamped to the range of `typ`: integers to its limits,
-    floats to its finite range (NaN stays NaN, and becomes 0 in an integer type, as Cast
-    does). From a float to an integer type this is Cast, which saturates already."""
+    floats to its finite range (an infinity to its largest finite number, even where `typ` is
+    as wide or wider; NaN stays NaN, and becomes 0 in an integer type, as Cast does). From a
+    float to an integer type this is Cast, which saturates already."""
     typ = as_type(typ)
     if typ is Bool:
         raise TypeError("saturating_cast converts to a number type, not a Condition")
@@ -118,10 +124,10 @@ def saturating_cast(typ, e):
     if source.is_int:
         low = int(low) if low > source.min_value() else None
         high = int(high) if high < source.max_value() else None
-    else:
+    else:  # always clamped (infinities too), in the wider of the two types
         e = computed(e)
-        low = low if low > np.finfo(source.dtype).min else None
-        high = high if high < np.finfo(source.dtype).max else None
+        if typ.bits > source.bits:
+            e, source = Cast(typ, e), typ
     if low is not None:
         e = BinOp.make("max", e, Const(low, source))
     if high is not None:
