@@ -10,6 +10,7 @@ the source as written, with no clamp or select."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -18,6 +19,7 @@ from .arithmetic import (
     Call,
     Cast,
     Condition,
+    Const,
     Expr,
     ExprLike,
     Logic,
@@ -28,6 +30,8 @@ from .arithmetic import (
 )
 from .constructs import Function
 from .expr import Clamp, Reference, Select
+from .printer import FOLDS
+from .refusals import refuse_index
 from .types import Long, ScalarType
 
 __all__ = [
@@ -126,6 +130,9 @@ class Border:
                 f"{len(indices)} index(es)"
             )
         points = [to_expr(i) for i in indices]
+        for i in map(strong, points):
+            if not i.typ.is_int:
+                refuse_index(i, self.name, f"{self.name}({', '.join(map(str, points))})")
         bounds = {d: (iv.lb, iv.ub) for d, iv in enumerate(self.source.intervals)}
         if self.mode == "constant_exterior":
             return self._constant_read(points, bounds)
@@ -148,7 +155,7 @@ class Border:
         return result
 
 
-FOLD_MODES = {"mirror": "mirror_index", "mirror_interior": "reflect_index", "wrap": "wrap_index"}
+FOLD_MODES = {mode: fn for fn, mode in FOLDS.items()}
 
 
 def fold_index(mode: str, index: ExprLike, lo: ExprLike, hi: ExprLike) -> Expr:
@@ -164,11 +171,33 @@ def _long(e: ExprLike) -> Expr:
 
 
 def _constant(source: Function, value: ExprLike) -> Expr:
-    """`value` as the source's type (a Python number checked against it, an expression cast)."""
+    """`value` as the source's type: a number (Python's or NumPy's) must fit it, an expression
+    is cast."""
     e = to_expr(value)
+    if isinstance(e, Const):
+        _check_fits(e.value, source.typ, f"constant_exterior({source.name}, {e})")
     if is_weak(e):
         return convert_weak(e, source.typ, f"constant_exterior({source.name}, {e})")
     return e if e.typ is source.typ else Cast(source.typ, e)
+
+
+def _check_fits(value: float, typ: ScalarType, shown: str) -> None:
+    """Refuse a number that `typ` cannot hold: an integer out of its range, or a finite number
+    that would round to infinity (inf and nan given as such are kept)."""
+    if typ.is_int:
+        if typ.min_value() <= value <= typ.max_value():
+            return
+        span = f"whose values are {typ.min_value()} to {typ.max_value()}"
+    else:
+        with np.errstate(over="ignore"):
+            try:
+                if not math.isfinite(value) or math.isfinite(typ.dtype.type(value)):
+                    return
+            except OverflowError:  # an int beyond any float
+                pass
+        top = f"{float(np.finfo(typ.dtype).max):.8g}"
+        span = f"whose finite values are -{top} to {top} (inf and nan may be given as such)"
+    raise TypeError(f"`{shown}`: {value!r} does not fit {typ}, {span}")
 
 
 def repeat_edge(source: Function, dims: Sequence[int] | None = None) -> Border:

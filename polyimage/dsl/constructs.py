@@ -71,6 +71,23 @@ class Interval:
         return f"Interval({self.typ}, {self.lb}, {self.ub})"
 
 
+# the variables x0, x1, ... of the stages Function.like makes over an Image's domain: one
+# Variable per name, so that two such stages (and a stage reading both) share them
+LIKE_VARIABLES: dict[str, E.Variable] = {}
+
+
+def _like_variable(k: int) -> E.Variable:
+    """The shared Variable x`k` of Function.like."""
+    return LIKE_VARIABLES.setdefault(f"x{k}", E.Variable(Int, f"x{k}"))
+
+
+def _piece_list(pieces: Piece | Iterable[Piece]) -> list[Piece]:
+    """What `f.defn = ...` was given, as a list (one piece alone in a list of its own)."""
+    if isinstance(pieces, (E.Expr, Case, Reduce, numbers.Number)):
+        return [pieces]
+    return list(pieces)  # type: ignore[arg-type]  # mypy: int, float are numbers.Number
+
+
 # a stage's domain: its variables and their intervals, `([x, y], [rows, cols])`
 Domain = Tuple[Sequence[E.Variable], Sequence[Interval]]
 
@@ -160,10 +177,31 @@ class Function:
                 )
         names = [v.name for v in variables]
         if len(set(names)) != len(names):
-            raise ValueError(
-                f"{self.name}: the same variable is used for two dimensions ({', '.join(names)})"
-            )
+            self._refuse_shared_name(variables, what)
         return variables, intervals
+
+    def _refuse_shared_name(self, variables: tuple[E.Variable, ...], what: str) -> None:
+        """Refuse two dimensions with one variable name, saying whether it is one Variable or
+        two, and where names like x0 come from (Function.like)."""
+        names = [v.name for v in variables]
+        name = next(n for n in names if names.count(n) > 1)
+        first, second = [v for v in variables if v.name == name][:2]
+        which = (
+            f"the variable {name} is used for two {what}dimensions"
+            if first is second
+            else f"two different Variables named {name} are used for two {what}dimensions"
+        )
+        hint = ""
+        if any(v is LIKE_VARIABLES.get(name) for v in (first, second)):
+            hint = (
+                f"; {name} comes from Function.like, which names the variables of an Image's "
+                "domain x0, x1, ... by position in every stage it makes: pass your own "
+                "variables with Function.like(..., variables=[...])"
+            )
+        raise ValueError(
+            f"{self.name}: {which} ({', '.join(names)}); each dimension needs a variable of its "
+            f"own{hint}"
+        )
 
     @classmethod
     def like(
@@ -175,15 +213,16 @@ class Function:
     ) -> Function:
         """A Function over the domain of `source` (an Image, whose domain is 0..extent - 1
         along each dimension, or another stage), with `variables`; by default the source's
-        own when it is a stage, else new ones named x0, x1, ... (read them back as
-        `f.variables`): `out = Function.like(img, Float, "out"); x, y = out.variables`."""
+        own when it is a stage, else x0, x1, ..., the same Variables in every stage made so
+        (read them back as `f.variables`): `out = Function.like(img, Float, "out"); x, y =
+        out.variables`."""
         if not isinstance(source, Function):
             raise TypeError(
                 f"Function.like needs an Image or a stage to take the domain of, got {source!r}"
             )
         if variables is None:
             if isinstance(source, Image):
-                variables = [E.Variable(Int, f"x{k}") for k in range(source.ndim)]
+                variables = [_like_variable(k) for k in range(source.ndim)]
             else:
                 variables = source.variables
         return Function((list(variables), list(source.intervals)), typ, name)
@@ -216,9 +255,7 @@ class Function:
 
     def _checked_definition(self, pieces: Piece | Iterable[Piece]) -> tuple[Case, ...]:
         """The Cases of `pieces`, checked; a plain value may only stand last."""
-        if isinstance(pieces, (E.Expr, Case, Reduce, numbers.Number)):
-            pieces = [pieces]
-        pieces = list(pieces)  # type: ignore[arg-type]  # mypy: int, float are numbers.Number
+        pieces = _piece_list(pieces)
         if not pieces:
             raise ValueError(f"{self.name}: the definition is empty")
         cases = []
@@ -299,6 +336,11 @@ class Reduction(Function):
     """A stage built by combining values into its points: `Reduction((vars, intervals),
     (rvars, rintervals), typ, name)` with `r.defn = [Reduce(r(...), value, Op.Sum)]`.
 
+    As in Halide, a variable of the stage's own that a Reduce target has as its own index
+    (`Reduce(mm(i, j), A(i, k) * B(k, j), Op.Sum)` over `([k], [inner])`) need not be listed:
+    such variables join the reduction domain, before the listed ones, over the stage's
+    intervals, so the sum over k is made at every (i, j).
+
     Unlike a Function's first-match Cases, every Case of a Reduction whose condition holds at
     a reduction point applies its own Reduce (each with its own Op), in the order given, as in
     PolyMage: `[Case(c0, Reduce(h(x), v, Op.Min)), Case(c1, Reduce(h(x), v, Op.Max))]`."""
@@ -315,6 +357,7 @@ class Reduction(Function):
         self.reduction_variables, self.reduction_intervals = self._check_dims(
             red_dom[0], red_dom[1], "reduction "
         )
+        self._listed = (self.reduction_variables, self.reduction_intervals)
         self.default = 0
 
     @property
@@ -330,7 +373,32 @@ class Reduction(Function):
 
     @Function.defn.setter  # type: ignore[attr-defined]  # mypy: a base's property setter
     def defn(self, pieces: Piece | Iterable[Piece]) -> None:
-        self._defn = self._checked_definition(pieces)
+        pieces = _piece_list(pieces)
+        before = self.reduction_variables, self.reduction_intervals
+        implicit = self._implicit_dimensions(pieces)
+        self.reduction_variables, self.reduction_intervals = self._check_dims(
+            [*(self.variables[d] for d in implicit), *self._listed[0]],
+            [*(self.intervals[d] for d in implicit), *self._listed[1]],
+            "reduction ",
+        )
+        try:
+            self._defn = self._checked_definition(pieces)
+        except BaseException:
+            self.reduction_variables, self.reduction_intervals = before
+            raise
+
+    def _implicit_dimensions(self, pieces: list) -> list[int]:
+        """The dimensions d whose variable some Reduce target of `pieces` has as its index d
+        and the reduction domain does not list (they join it, as Halide's pure variables)."""
+        listed = {id(v) for v in self._listed[0]}
+        dims = set()
+        for piece in pieces:
+            red = piece.value if isinstance(piece, Case) else piece
+            if isinstance(red, Reduce) and red.target.func is self:
+                for d, (arg, v) in enumerate(zip(red.target.args, self.variables)):
+                    if arg is v and id(v) not in listed:
+                        dims.add(d)
+        return sorted(dims)
 
     @property
     def ops(self) -> tuple:
@@ -346,6 +414,8 @@ class Reduction(Function):
                 f"{self.name}: Reduce must update {self.name}, not {red.target.func.name}"
             )
         cond = self._on_target(case.cond, red.target.args)
+        for used in (red.value, *red.target.args):
+            self._refuse_unlisted(used)
         for part in (cond, red.value, *red.target.args):
             self._check_symbols(part, self.reduction_variables)
         value = E.strong(red.value)
@@ -386,6 +456,24 @@ class Reduction(Function):
             return E.Not(self._on_target(cond.a, target_args))
         self._refuse_own_variables(cond, own)
         return cond
+
+    def _refuse_unlisted(self, e: E.Expr) -> None:
+        """Refuse a variable of the stage's own domain in `e` that is not in the reduction
+        domain, saying how to make it one."""
+        reduction = {id(v) for v in self.reduction_variables}
+        for node in E.walk(e):
+            if isinstance(node, E.Variable) and id(node) not in reduction:
+                d = next((d for d, v in enumerate(self.variables) if v is node), None)
+                if d is None:
+                    continue
+                raise ValueError(
+                    f"{self.name}: `{e}` uses {node.name}, a variable of {self.name}'s own "
+                    f"domain that the reduction domain "
+                    f"({', '.join(v.name for v in self._listed[0])}) does not list and the "
+                    f"Reduce target does not have as its index {d}: give the target "
+                    f"{node.name} as its index {d} to reduce at every {node.name} (as Halide "
+                    f"does), or list {node.name} in the reduction domain"
+                )
 
     def _refuse_own_variables(self, e: E.Expr, own: dict[int, int]) -> None:
         for node in E.walk(e):

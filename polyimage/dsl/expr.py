@@ -32,6 +32,7 @@ from .arithmetic import (  # noqa: F401  (the nodes and their typing are read fr
     weak_kind_type,
 )
 from .printer import INTEGER_OPS, LazyText, format_expr  # noqa: F401
+from .refusals import refuse_index
 from .types import (  # noqa: F401  (E.Long and the other types are read from here too)
     Bool,
     Double,
@@ -156,10 +157,7 @@ class Reference(Expr):
             )
         for a in args:
             if not a.typ.is_int:
-                raise TypeError(
-                    f"index `{a}` of {func.name} has type {a.typ}; indices must be "
-                    "integers (use Cast(Int, ...))"
-                )
+                refuse_index(a, func.name, f"{func.name}({', '.join(map(str, args))})")
         self.args = args
         self.typ = func.typ
 

@@ -106,3 +106,12 @@ def numpy_operand(value, name: str):
             )
         value = value[()]
     return value
+
+
+def refuse_index(index, reader: str, read) -> NoReturn:
+    """Refuse the index `index` of a read of `reader` (a stage, an Image or a border) that is not
+    an integer; `read` is the whole read as written, which the message quotes."""
+    raise TypeError(
+        f"index `{index}` of {reader} has type {index.typ} in `{read}`; indices must be "
+        "integers (use Cast(Int, ...))"
+    )

@@ -13,7 +13,9 @@ import islpy as isl
 import numpy as np
 
 from ..algebra.evaluate import Evaluator
-from ..dsl.constructs import Image
+from ..dsl import expr as E
+from ..dsl.constructs import Image, Reduce
+from ..dsl.printer import BorderRead, border_read
 from ..errors import BoundsError, UncoveredReadWarning
 from .analysis import Access, PolyAnalysis, analyze
 
@@ -72,11 +74,12 @@ def _check_access(analysis, access: Access, estimates=None, hint=True):
         var_values, param_values = space.describe_point(_sample(space, bad_set, estimates or {}))
         value, lo_value, hi_value = _values((arg, iv.lb, iv.ub), space, var_values, param_values)
         verb = "writes" if access.writes else "reads"
+        read = _written(analysis, access)
         raise BoundsError(
-            f"{access.consumer} ({access.label}): {access.ref} {verb} {producer.name} outside "
-            f"its domain: at {_describe(var_values, param_values)}, index {d} `{arg}` = {value}"
-            f" is outside [{iv.lb}, {iv.ub}] = [{lo_value}, {hi_value}]"
-            + (_scan_hint(access, d) or (_fixes(access, d) if hint else ""))
+            f"{access.consumer} ({access.label}): {read or access.ref} {verb} {producer.name} "
+            f"outside its domain: at {_describe(var_values, param_values)}, index {d} `{arg}` = "
+            f"{value} is outside [{iv.lb}, {iv.ub}] = [{lo_value}, {hi_value}]"
+            + (_scan_hint(access, d) or (_fixes(access, d, read) if hint else ""))
         )
 
 
@@ -90,8 +93,36 @@ def _sample(space, bad_set, estimates):
     return (bad_set if fixed.is_empty() else fixed).sample_point()
 
 
-def _fixes(access: Access, d: int) -> str:
-    """How to make such an access valid: what the message suggests."""
+def _written(analysis: PolyAnalysis, access: Access) -> BorderRead | None:
+    """The border read (dsl.borders) that `access` is, as written: its reference itself, or
+    constant_exterior's Select around it in the consumer's definition."""
+    if access.writes:
+        return None
+    func = analysis.graph.stage(access.consumer).func
+    parts = [func.default] if hasattr(func, "default") else []
+    for case in func.cases:
+        value = case.value
+        targets = value.target.args if isinstance(value, Reduce) else ()
+        parts += [case.cond, value.value if isinstance(value, Reduce) else value, *targets]
+    for part in parts:
+        for node in E.walk(part) if part is not None else ():
+            if isinstance(node, E.Select) and _innermost(node) is access.ref:
+                read = border_read(node)
+                if read:
+                    return read
+    return border_read(access.ref)
+
+
+def _innermost(select):
+    """The first branch of the first branch ... of nested Selects."""
+    while isinstance(select, E.Select):
+        select = select.a
+    return select
+
+
+def _fixes(access: Access, d: int, read: BorderRead | None = None) -> str:
+    """How to make such an access valid: what the message suggests; for a read through a border
+    that leaves dimension `d` out of its dims, to extend that one too."""
     func, arg = access.ref.func, access.ref.args[d]
     iv = func.intervals[d]
     if access.writes:
@@ -101,6 +132,12 @@ def _fixes(access: Access, d: int) -> str:
         if isinstance(func, Image)
         else f"extend the domain of {func.name}"
     )
+    if read and d not in read.dims:
+        wider = read._replace(dims=tuple(sorted((*read.dims, d)))).border
+        return (
+            f"; to fix it: add dimension {d} to the border's dims= (`{wider}`), shrink the "
+            f"domain of {access.consumer} so that it reads only inside, or {larger}"
+        )
     return (
         f"; to fix it: clamp the index (`Clamp({arg}, {iv.lb}, {iv.ub})`), shrink the domain "
         f"of {access.consumer} so that it reads only inside, {larger}, or give a Case for the "
@@ -160,8 +197,9 @@ def _uncovered_read(analysis, access: Access):
     var_values, param_values = space.describe_point(point)
     where = ", ".join(str(v) for v in var_values.values())
     return (
-        f"{access.consumer} ({access.label}) reads {access.ref}, which includes points of "
-        f"{producer} that no Case of {producer} defines (they hold 0), e.g. "
+        f"{access.consumer} ({access.label}) reads {_written(analysis, access) or access.ref}, "
+        f"which includes points of {producer} that no Case of {producer} defines (they hold 0), "
+        f"e.g. "
         f"{producer}({where})" + (f" with {_params(param_values)}" if param_values else "")
     )
 
