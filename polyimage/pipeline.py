@@ -25,12 +25,13 @@ from .arguments import (  # noqa: F401  (MAX_THREADS is read from here too)
     output_arrays,
 )
 from .background import BackgroundPipeline
-from .calls import CALLS
+from .calls import CALLS, call_threads
 from .config import Options
 from .dump import Dump, passes_text
 from .errors import ArgumentError, EstimateWarning, PipelineError
 from .graph.dag import build_graph
 from .graph.dot import render_svg, to_dot
+from .grouping.cost import CostModel
 from .jit.build import build
 from .lower import (  # noqa: F401  (the constants and estimates are read from here too)
     DEFAULT_ESTIMATE,
@@ -311,6 +312,7 @@ class Pipeline:
         # the inputs calls copied to make them contiguous, by name (the latest call's)
         self._copied: dict[str, CopiedInput] = {}
         self._copied_lock = threading.Lock()
+        self._ops_per_point: float | None = None
 
     graph = _recorded("request.graph", "The pipeline as written (calls are checked against it).")
     name = _recorded("request.name", "The pipeline's name; the C entry is `pipeline_<name>`.")
@@ -429,10 +431,13 @@ class Pipeline:
         """Run on the given images and parameters (by name; a pipeline with one input image
         also takes it by position); returns the output array, or a tuple of them for several
         outputs. `out` takes preallocated outputs, `threads` the threads of this call (at most
-        MAX_THREADS; by default the cores, or OMP_NUM_THREADS, shared among the calls running
-        in this process at the time: polyimage.calls). Intermediate buffers are kept for the
-        next call (see `release`); calls from several threads at once each use their own."""
+        MAX_THREADS; by default one for a call of little work, else the cores, or
+        OMP_NUM_THREADS, shared among the calls running in this process at the time:
+        polyimage.calls). Intermediate buffers are kept for the next call (see `release`);
+        calls from several threads at once each use their own."""
         _, outputs, nthreads, params, inputs = self._prepare_call(images, out, threads, arguments)
+        if not nthreads:
+            nthreads = call_threads(self._operations(inputs + outputs))
         pool = self._workspaces
         workspace = pool.pop() if pool else self._built().workspace()
         try:
@@ -441,6 +446,18 @@ class Pipeline:
         finally:
             pool.append(workspace)
         return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def _operations(self, arrays: Sequence[Any]) -> float:
+        """The operations a call on `arrays` (its inputs and outputs) makes, as the cost model
+        counts them (grouping.cost): their count at the estimates, scaled by the elements of
+        the arrays over theirs there; a call of few runs on one thread (calls.call_threads)."""
+        if self._ops_per_point is None:
+            graph = self.stage_graph
+            model = CostModel(graph, self.param_values, self.machine)
+            ops = sum(model.points(s.name) * model.ops(s.name) for s in graph.computed)
+            names = (*self.cmodule.inputs, *self.cmodule.outputs)
+            self._ops_per_point = ops / max(sum(model.points(n) for n in names), 1)
+        return self._ops_per_point * sum(a.size for a in arrays)
 
     def export(self, folder: str | os.PathLike[str], name: str | None = None) -> Exported:
         """Write this pipeline into `folder` as a C library (source, header, static and shared

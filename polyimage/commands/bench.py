@@ -32,7 +32,7 @@ from . import contention
 from .cli_arguments import check_folder
 from .plot import check_plot, draw
 from .targets import describe, header, parse_machine, target_options
-from .timing import round_orders
+from .timing import collector_paused, round_orders
 
 # optional baselines: (name, module to import, the timings it adds)
 OPTIONAL_BASELINES = (
@@ -71,9 +71,10 @@ def measure(fn, runs: int) -> dict:
 
 def measure_interleaved(calls: dict, runs: int, report=None) -> dict:
     """measure() of every function in `calls` ({label: fn}), each warmed up once and then in
-    one untimed round, then timed in rounds of one call each, in an order shuffled every round
-    (timing.round_orders), so that a noisy moment of a shared machine falls on every variant
-    alike rather than on one, and no variant always runs after the same one. The untimed
+    one untimed round, then timed in rounds of one call each (the garbage collector paused:
+    timing.collector_paused), in an order shuffled every round (timing.round_orders), so
+    that a noisy moment of a shared machine falls on every variant alike rather than on one,
+    and no variant always runs after the same one. The untimed
     round lets the machine settle after the variants' first calls (on pyramid_blend the first
     timed round ran every polyimage variant 1.5-2.7x slower without it). `report(text)` hears
     of each round."""
@@ -83,16 +84,17 @@ def measure_interleaved(calls: dict, runs: int, report=None) -> dict:
     times: dict[str, list] = {label: [] for label in labels}
     faults = dict.fromkeys(labels, 0)
     next_order = round_orders()
-    for round_number in range(-1, max(runs, 1)):
-        if report is not None and round_number >= 0:
-            report(f"round {round_number + 1} of {max(runs, 1)}")
-        for label in next_order(labels):
-            before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
-            start = time.perf_counter()
-            calls[label]()
-            if round_number >= 0:
-                times[label].append(time.perf_counter() - start)
-                faults[label] += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
+    with collector_paused():
+        for round_number in range(-1, max(runs, 1)):
+            if report is not None and round_number >= 0:
+                report(f"round {round_number + 1} of {max(runs, 1)}")
+            for label in next_order(labels):
+                before = resource.getrusage(resource.RUSAGE_SELF).ru_minflt
+                start = time.perf_counter()
+                calls[label]()
+                if round_number >= 0:
+                    times[label].append(time.perf_counter() - start)
+                    faults[label] += resource.getrusage(resource.RUSAGE_SELF).ru_minflt - before
     return {
         label: {**contention.spread(times[label]), "faults": faults[label] / max(runs, 1)}
         for label in labels

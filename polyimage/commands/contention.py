@@ -100,8 +100,11 @@ class BusyLoad:
     def _order(self, order: str) -> None:
         """Send `order` to every process and wait until each has taken it."""
         for process in self.processes:
-            process.stdin.write(order + "\n")
-            process.stdin.flush()
+            try:
+                process.stdin.write(order + "\n")
+                process.stdin.flush()
+            except OSError:  # its end of the pipe is closed: it is gone
+                raise LoadError(f"busy process {process.pid} ended before the timing did") from None
         for process in self.processes:
             if process.stdout.readline().strip() != order:
                 raise LoadError(f"busy process {process.pid} ended before the timing did")
@@ -217,13 +220,17 @@ def measure_callers(make_call, callers: int, calls: int) -> dict:
 
 
 def threads_note(threads) -> str:
-    """Which thread count a call with `threads` runs on, as far as this process can tell."""
+    """Which thread count a call with `threads` runs on, as far as this process can tell
+    (without `threads`, a call of little work runs on one: calls.call_threads)."""
     if threads:
         return f"threads={threads} (--threads)"
     configured = os.environ.get("OMP_NUM_THREADS")
     if configured:
-        return f"threads=None: OMP_NUM_THREADS={configured}"
-    return f"threads=None: OpenMP's default, {available_cores()} (one per core)"
+        return f"threads=None: OMP_NUM_THREADS={configured}, one for a call of little work"
+    return (
+        f"threads=None: OpenMP's default, {available_cores()} (one per core), one for a call "
+        "of little work"
+    )
 
 
 def load_header() -> tuple:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import random
 import statistics
 import time
@@ -19,6 +21,21 @@ def round_orders(seed: int = ROUND_SEED):
     shuffled)."""
     rng = random.Random(seed)
     return lambda labels: rng.sample(list(labels), len(labels))
+
+
+@contextlib.contextmanager
+def collector_paused():
+    """Python's cyclic garbage collector paused while calls are timed, as timeit does, after
+    one collection: a collection of the bench's heap at a random call took milliseconds (the
+    worst of 4000 calls of 0.04 ms was 4.2 ms with it on, 0.11 ms with it off)."""
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def compile_timed(outputs, report, **compile_args):
