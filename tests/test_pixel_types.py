@@ -149,11 +149,12 @@ def test_on_floats_saturating_operations_are_plain_and_the_others_refused():
 
 
 def test_integers_without_a_common_integer_type_are_refused_as_such():
-    """ULong and Long make a Double under `+`: the integer-only operations say so, not that
-    they got Double operands."""
+    """ULong and Long make a Double under `+`: the integer operations say so, not that they
+    got Double operands, and none of them quietly computes in Double."""
     (u,), i, _ = _line(ULong, "u")
     (s,), _, _ = _line(Long, "s")
-    for op in (halving_add, rounding_halving_add, widening_mul):
+    integer_ops = (halving_add, rounding_halving_add, widening_mul)
+    for op in integer_ops + (saturating_add, saturating_sub, absd):
         for a, b in ((u(i), s(i)), (s(i), u(i))):
             with pytest.raises(TypeError) as refused:
                 op(a, b)

@@ -48,20 +48,23 @@ def _operands(fn: str, a, b, floats: str | None = None) -> tuple:
     check_number(a, "first argument", fn)
     check_number(b, "second argument", fn)
     typ = operand_type(a, b)
-    if floats is not None and not typ.is_int:
-        _integers_only(fn, strong(a).typ, strong(b).typ, typ, floats)
+    if not typ.is_int:
+        _refuse_float_result(fn, strong(a).typ, strong(b).typ, typ, floats)
     context = LazyText(lambda: f"{fn}({a}, {b})")
     return convert_operand(a, typ, context), convert_operand(b, typ, context), typ
 
 
-def _integers_only(fn: str, a: ScalarType, b: ScalarType, typ: ScalarType, floats: str):
-    """Refuse operands of types `a` and `b` whose common type `typ` is not an integer."""
+def _refuse_float_result(fn, a: ScalarType, b: ScalarType, typ: ScalarType, floats):
+    """Refuse integer operands of types `a` and `b` whose common type `typ` is a float (ULong
+    and Long: the integer operation would silently become a float one), and float operands
+    where `floats` says what to write instead."""
     if a.is_int and b.is_int:
         raise TypeError(
             f"{fn} takes integers of one type: {a} and {b} have no common integer type "
             f"(`+` makes them a {typ}); Cast one of them to the other's type"
         )
-    raise TypeError(f"{fn} takes integers, got {typ} operands; {floats}")
+    if floats is not None:
+        raise TypeError(f"{fn} takes integers, got {typ} operands; {floats}")
 
 
 def saturating_add(a, b):
