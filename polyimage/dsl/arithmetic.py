@@ -22,12 +22,12 @@ from .refusals import NoPythonValue, numpy_operand, refuse_numpy
 from .types import (
     Bool,
     Double,
-    Long,
     ScalarType,
     TypeLike,
     arithmetic_type,
     as_type,
-    promote,
+    common_type,
+    literal_type,
     type_of_dtype,
 )
 
@@ -183,7 +183,7 @@ def is_weak(e: Expr) -> TypeGuard[Const]:
 
 def weak_kind_type(e: Const) -> ScalarType:
     """The type a weak literal takes on its own (NumPy's defaults: int64 or float64)."""
-    return Double if isinstance(e.value, float) else Long
+    return literal_type(e.value)
 
 
 def strong(e: Expr) -> Expr:
@@ -210,17 +210,11 @@ def convert_weak(e: Expr, typ: ScalarType, context: str) -> Expr:
 
 def operand_type(a: Expr, b: Expr) -> ScalarType:
     """The common type of two operands under NumPy 2 rules with weak Python scalars."""
-    if is_weak(a) and is_weak(b):
-        return promote(weak_kind_type(a), weak_kind_type(b))
-    if is_weak(a):
-        a, b = b, a
-    if not is_weak(b):
-        return promote(a.typ, b.typ)
-    if a.typ is Bool:
-        raise TypeError("a Condition cannot be used as a number; wrap it in Select or Cast")
-    if isinstance(b.value, float) and a.typ.is_int:
-        return Double
-    return arithmetic_type(a.typ)
+    return common_type(a.typ, b.typ, _literal(a), _literal(b))
+
+
+def _literal(e: Expr) -> float:
+    return e.value if is_weak(e) else 0
 
 
 def computed(e: Expr) -> Expr:

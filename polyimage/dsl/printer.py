@@ -10,6 +10,8 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .types import common_type
+
 
 class LazyText:
     """Text formatted only when an error message needs it (formatting every operand tree on
@@ -158,17 +160,17 @@ def _implied(operand, other):
     has the Cast's type anyway."""
     if type(operand).__name__ != "Cast":
         return operand
-    from .arithmetic import Const, operand_type  # here: arithmetic prints through this module
-
-    inner = operand.a
-    inner, other = (Const(x.value) if type(x).__name__ == "Const" else x for x in (inner, other))
-    if inner.typ is None and other.typ is None:
+    printed = [
+        (None, x.value) if type(x).__name__ == "Const" else (x.typ, 0) for x in (operand.a, other)
+    ]
+    (inner, inner_value), (typ, value) = printed
+    if inner is None and typ is None:
         return operand
     try:
-        typ = operand_type(inner, other)
+        common = common_type(inner, typ, inner_value, value)
     except TypeError:
         return operand
-    return operand.a if typ is operand.typ else operand
+    return operand.a if common is operand.typ else operand
 
 
 def _binop(e, outer):

@@ -129,3 +129,27 @@ def promote(a: ScalarType, b: ScalarType) -> ScalarType:
     if a is Bool or b is Bool:
         raise TypeError("a Condition cannot be used as a number; wrap it in Select or Cast")
     return _BY_DTYPE[np.result_type(arithmetic_type(a).dtype, arithmetic_type(b).dtype)]
+
+
+def literal_type(value: int | float) -> ScalarType:
+    """The type a weak Python literal takes on its own (NumPy's defaults: int64 or float64)."""
+    return Double if isinstance(value, float) else Long
+
+
+def common_type(
+    a: ScalarType | None, b: ScalarType | None, a_value: float = 0, b_value: float = 0
+) -> ScalarType:
+    """The common type of two operands under NumPy 2 rules with weak Python scalars: a type
+    of None is a weak literal, of value `a_value` or `b_value`."""
+    if a is None and b is None:
+        return promote(literal_type(a_value), literal_type(b_value))
+    if a is None:
+        a, b, a_value, b_value = b, a, b_value, a_value
+    assert a is not None
+    if b is not None:
+        return promote(a, b)
+    if a is Bool:
+        raise TypeError("a Condition cannot be used as a number; wrap it in Select or Cast")
+    if isinstance(b_value, float) and a.is_int:
+        return Double
+    return arithmetic_type(a)
