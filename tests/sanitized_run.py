@@ -1,9 +1,12 @@
 """Differential runs for the sanitizers: the pipelines of tests/memory_cases.py, then random
-pipelines under random schedules and random mixed-dimension groups under random two-level
-tiles, each compiled (with the flags in POLYIMAGE_CFLAGS: AddressSanitizer and
-UndefinedBehaviorSanitizer) and called with 1 and 2 threads, every result compared with the
-interpreter's. `--self-test` instead calls a pipeline made to overflow a scratchpad, to show
-that the sanitizers see our generated code.
+pipelines under random schedules, random mixed-dimension groups under random two-level
+tiles and random feature pipelines (Half, integer operations at their limits, borders of tiny
+images, Reductions against the memory layout) under auto and a random schedule, each compiled
+(with the flags in POLYIMAGE_CFLAGS: AddressSanitizer and UndefinedBehaviorSanitizer) and
+called with 1 and 2 threads, every result compared with the interpreter's (bit for bit where
+the docs promise it: tests/oracle.py), and the feature pipelines' interpreted results with
+NumPy's semantics. `--self-test` instead calls a pipeline made to overflow a scratchpad, to
+show that the sanitizers see our generated code.
 
 tests/test_sanitizers.py runs this file as a child process, the sanitizers' runtime loaded
 first; by hand: `python tests/sanitized_run.py --seconds 600 --first-seed 1000`. A sanitizer
@@ -25,7 +28,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from memory_cases import CASES, short_scratchpad  # noqa: E402
-from oracle import assert_calls_match  # noqa: E402
+from oracle import as_outputs, assert_calls_match, assert_same_bits  # noqa: E402
 from pixel_cases import pixel_pipeline  # noqa: E402
 
 import polyimage  # noqa: E402
@@ -33,6 +36,7 @@ from polyimage.schedule import GroupSchedule, Schedule  # noqa: E402
 from polyimage.schedule.plan import tile_rank  # noqa: E402
 from polyimage.schedule.tiling import TiledGroup  # noqa: E402
 from polyimage.testing import (  # noqa: E402
+    random_feature_pipeline,
     random_mixed_pipeline,
     random_pipeline,
     random_schedule,
@@ -101,7 +105,9 @@ def pixel_types(covered):
 
 def mixed_groups(seed, covered):
     rp = random_mixed_pipeline(seed)
-    graph = polyimage.compile(rp.outputs, schedule="naive", inline=rp.inline).stage_graph
+    graph = polyimage.compile(
+        rp.outputs, schedule="naive", inline=rp.inline, build=False
+    ).stage_graph
     stages = tuple(s.name for s in graph.computed)
     rng = random.Random(seed)
     for _ in range(SCHEDULES_PER_PIPELINE):
@@ -112,6 +118,25 @@ def mixed_groups(seed, covered):
         what = f"mixed seed {seed}:\n{schedule}"
         run(rp.outputs, rp.arguments, schedule, rp.inline, what, covered)
     covered["mixed pipelines"] += 1
+
+
+def feature_pipelines(seed, covered):
+    """The feature pipeline of `seed`: interpreted against NumPy's semantics, then compiled
+    under auto and a random schedule."""
+    rp = random_feature_pipeline(seed)
+    interpreted = as_outputs(polyimage.interpret(rp.outputs, **rp.arguments))
+    for func, got, want in zip(rp.outputs, interpreted, rp.expected):
+        what = f"feature seed {seed}, {func.name}: interpreter vs NumPy"
+        assert_same_bits(got, want, what)
+    what = f"feature seed {seed}, auto"
+    auto = run(rp.outputs, rp.arguments, "auto", rp.inline, what, covered)
+    schedule = random_schedule(auto.stage_graph, random.Random(seed * 1000))
+    what = f"feature seed {seed}, random.Random({seed * 1000}):\n{schedule}"
+    run(rp.outputs, rp.arguments, schedule, rp.inline, what, covered)
+    covered["feature pipelines"] += 1
+
+
+MIN_SEEDS = 3
 
 
 def main(argv=None) -> int:
@@ -139,9 +164,11 @@ def main(argv=None) -> int:
         covered["memory cases"] += 1
     pixel_types(covered)
     seed = args.first_seed
-    while time.monotonic() < deadline:
+    # at least MIN_SEEDS seeds, however slow a busy machine runs them; then until the deadline
+    while seed < args.first_seed + MIN_SEEDS or time.monotonic() < deadline:
         random_schedules(seed, covered)
         mixed_groups(seed, covered)
+        feature_pipelines(seed, covered)
         seed += 1
     print("covered " + json.dumps(dict(sorted(covered.items()))), flush=True)
     return 0

@@ -27,10 +27,18 @@ Shapes of the building blocks:
   - Float (float32) pipelines on [0, 1) or small-integer-valued inputs, and Int (int32)
     pipelines on small integers (some from a UChar image) for bit-exact checks.
 
-`python -m polyimage.testing.print_pipeline SEED [SCHEDULE_SEED ...]` prints a seed's pipeline
-and the schedules the tests draw for it.
+`random_feature_pipeline(seed)` draws, from seeds of its own, what `random_pipeline` does not:
+Half stages and images, the integer operations (saturating, halving, absd, widening_mul,
+saturating_cast, wrapping + - * // %) at their types' limits, border modes on boxes of 1 to 3
+points and on domains starting elsewhere than 0, and Reductions whose reduction variables run
+against the memory layout; its `expected` holds its outputs' values by NumPy's own semantics
+(np.pad's modes, float16 casts, Python integers), computed apart from the interpreter.
+
+`python -m polyimage.testing.print_pipeline [--features] SEED [SCHEDULE_SEED ...]` prints a
+seed's pipeline and the schedules the tests draw for it.
 """
 
+from .feature_pipelines import random_feature_pipeline
 from .random_pipelines import RandomPipeline, describe, random_mixed_pipeline, random_pipeline
 from .random_schedules import (
     INNER_SHAPES,
@@ -53,6 +61,7 @@ __all__ = [
     "RandomPipeline",
     "describe",
     "inner_tile_size",
+    "random_feature_pipeline",
     "random_mixed_pipeline",
     "random_pipeline",
     "random_schedule",

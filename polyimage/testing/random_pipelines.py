@@ -92,7 +92,7 @@ class _Builder(NeighbourhoodStages, ReshapingStages):
         graph = build_graph(outputs)
         used = {s.name for s in graph.stages} | {p.name for p in graph.parameters}
         arguments = {k: v for k, v in self.arguments.items() if k in used}
-        text = describe(self.seed, outputs, arguments, self.is_float)
+        text = describe(self.seed, outputs, arguments, "Float" if self.is_float else "Int")
         features = {n.op for n in self.nodes if n.func.name in used}
         features.add("Float" if self.is_float else "Int")
         features.add(f"{len(outputs)} outputs")
@@ -131,11 +131,12 @@ class _Builder(NeighbourhoodStages, ReshapingStages):
         return [n.func for n in outputs]
 
 
-def describe(seed, outputs, arguments, is_float) -> str:
-    """The pipeline as text: one stage a line with its domain and Cases."""
+def describe(seed, outputs, arguments, kind) -> str:
+    """The pipeline as text: one stage a line with its domain and Cases; `kind` names the
+    generator's flavour in the first line (Float, Int, features)."""
     graph = build_graph(outputs)
     lines = [
-        f"random pipeline, seed {seed} ({'Float' if is_float else 'Int'}); "
+        f"random pipeline, seed {seed} ({kind}); "
         f"outputs {', '.join(graph.outputs)}; "
         + ", ".join(
             f"{k}={v!s}" if np.isscalar(v) else f"{k}: {v.dtype}{list(v.shape)}"

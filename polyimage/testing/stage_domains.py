@@ -23,7 +23,8 @@ MAX_STAGES = 8
 @dataclass
 class RandomPipeline:
     """A generated pipeline: `outputs` for compile/interpret, `arguments` for the calls (input
-    arrays and parameter values), a readable `description`, and the suggested `inline`."""
+    arrays and parameter values), a readable `description`, the suggested `inline`, and (for
+    the feature pipelines) `expected`, the outputs' values by NumPy's semantics."""
 
     seed: int
     outputs: list
@@ -32,6 +33,7 @@ class RandomPipeline:
     inline: bool = True
     sizes: tuple = ()
     features: frozenset = frozenset()
+    expected: tuple = ()
 
     def __str__(self):
         return self.description
