@@ -13,7 +13,7 @@ def pytest_addoption(parser):
     parser.addoption(
         "--sanitize-seconds",
         type=float,
-        default=120.0,
+        default=90.0,
         help="budget of the random pipelines run under the sanitizers (tests/test_sanitizers.py)",
     )
 
@@ -26,7 +26,26 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_line(f"under ASan and UBSan: {items}")
 
 
+# the longest test files (minutes of a 2-core CI run between them), started first: the README's
+# command hands whole files to its workers in collection order, and one of these collected
+# last (they sort late: test_s...) left the other worker idle for a minute or more at the end
+LONGEST_FIRST = (
+    "test_schedules_apps.py",
+    "test_sanitizers.py",
+    "test_schedules_random.py",
+    "test_auto_schedule.py",
+    "test_names.py",
+    "test_memory_regressions.py",
+    "test_dask.py",
+    "test_borders.py",
+    "test_reductions_parallel.py",
+    "test_residues.py",
+)
+
+
 def pytest_collection_modifyitems(config, items):
+    rank = {name: k for k, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: files stay whole
     if config.getoption("--soak"):
         return
     skip = pytest.mark.skip(reason="soak test: run with --soak")
