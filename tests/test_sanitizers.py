@@ -2,7 +2,7 @@
 UndefinedBehaviorSanitizer: a result that matches the interpreter proves nothing about memory,
 so every call runs under the sanitizers, in a child process that loads their runtime first.
 
-Budget: `--sanitize-seconds` (default 90 s of CI, and 3 seeds of each kind at least); for a long run,
+Budget: `--sanitize-seconds` (default 90 s of CI; 3 seeds of each kind at least); a long run:
 `python -m pytest tests/test_sanitizers.py --sanitize-seconds 1800`. Needs gcc's libasan
 (skipped without it, unless POLYIMAGE_REQUIRE_SANITIZERS=1, as in CI).
 """
