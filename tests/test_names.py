@@ -138,9 +138,10 @@ def identifiers():
     return sorted(set(words) | set(EXTRA))
 
 
-@pytest.mark.parametrize("rotation", [0, 1, 2])
+@pytest.mark.parametrize("rotation", [0, 1])
 def test_every_generated_identifier_as_a_user_name(identifiers, rotation):
-    """Rotations move each name through the roles: stage, variable, parameter, image."""
+    """Two rotations move each name through two of the roles (stage, variable, parameter,
+    image)."""
     rng = np.random.default_rng(rotation)
     per = 4 + 3 * STAGES_PER_PIPELINE
     names = identifiers[rotation:] + identifiers[:rotation]

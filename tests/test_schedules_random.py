@@ -30,7 +30,7 @@ from polyimage.testing import (
 
 pytestmark = pytest.mark.filterwarnings("ignore::polyimage.UncoveredReadWarning")
 
-SEEDS = range(40)
+SEEDS = range(30)
 SCHEDULES_PER_SEED = 2
 SOAK_SEEDS = range(1000, 1500)
 SOAK_SCHEDULES_PER_SEED = 5
