@@ -14,9 +14,10 @@ import numpy as np
 
 from ..algebra.evaluate import Evaluator
 from ..dsl import expr as E
-from ..dsl.constructs import Image, Reduce
+from ..dsl.constructs import Image
 from ..dsl.printer import BorderRead, border_read
 from ..errors import BoundsError, UncoveredReadWarning
+from ..graph.dag import definition_exprs
 from .analysis import Access, PolyAnalysis, analyze
 
 
@@ -98,14 +99,8 @@ def _written(analysis: PolyAnalysis, access: Access) -> BorderRead | None:
     constant_exterior's Select around it in the consumer's definition."""
     if access.writes:
         return None
-    func = analysis.graph.stage(access.consumer).func
-    parts = [func.default] if hasattr(func, "default") else []
-    for case in func.cases:
-        value = case.value
-        targets = value.target.args if isinstance(value, Reduce) else ()
-        parts += [case.cond, value.value if isinstance(value, Reduce) else value, *targets]
-    for part in parts:
-        for node in E.walk(part) if part is not None else ():
+    for part in definition_exprs(analysis.graph.stage(access.consumer).func):
+        for node in E.walk(part):
             if isinstance(node, E.Select) and _innermost(node) is access.ref:
                 read = border_read(node)
                 if read:
