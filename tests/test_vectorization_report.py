@@ -163,3 +163,21 @@ def test_the_report_works_without_a_cache(monkeypatch):
     pipe = polyimage.compile([_pipeline()], schedule="naive", inline=False)
     assert not pipe.compiled.options.use_cache
     assert "smooth (line" in pipe.report(vectorization=True)
+
+
+def test_a_window_of_many_exp_weights_vectorizes():
+    """A 7x7 bilateral filter: 49 calls of the exp helper in one loop body, which gcc stops
+    inlining (and leaves the loop scalar) unless each helper is always inlined."""
+    from polyimage import Exp, repeat_edge
+
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    img = Image(Float, "img", [R, C])
+    edge = repeat_edge(img)
+    out = Function.like(img, Float, "bilateral")
+    x, y = out.variables
+    taps = [(i, j) for i in range(-3, 4) for j in range(-3, 4)]
+    differences = [edge(x + i, y + j) - img(x, y) for i, j in taps]
+    weights = [Exp(-(d * d) * 50.0) for d in differences]
+    out.defn = [sum(w * edge(x + i, y + j) for w, (i, j) in zip(weights, taps)) / sum(weights)]
+    (loop,) = vectorization(polyimage.compile([out], schedule="naive"))
+    assert loop.vectorized, loop.detail

@@ -17,7 +17,7 @@ from ..dsl import libm
 from ..dsl.borders import is_index_fold
 from ..dsl.types import Float, Half, ScalarType
 from .cpixel import pixel_helper_source
-from .names import PREFIX
+from .names import HELPER, PREFIX
 
 _NARROW = {"int8_t", "uint8_t", "int16_t", "uint16_t"}
 # data-dependent indices of these types compute a gather's offset in int32 (narrow_gather)
@@ -351,15 +351,15 @@ def helper_source(op: str, c_type: str) -> str:
     pixel = pixel_helper_source(op, c_type, s)
     if pixel is not None:
         return pixel
-    head = f"static inline {c_type} {PREFIX}{op}_{s}"
+    head = f"{HELPER} {c_type} {PREFIX}{op}_{s}"
     if op in libm.OWN:
-        return libm.OWN[op].c_source(f"{PREFIX}{op}_{s}", c_type)
+        return libm.OWN[op].c_source(f"{PREFIX}{op}_{s}", c_type, HELPER)
     if op.startswith(("cast_", "castz_")):
         kind, _, src = op.partition("_")
         return _cast_source(src, c_type, signless=kind == "castz")
     if op == "saturate":
         return (
-            f"static inline int64_t {PREFIX}saturate_{s}({c_type} v) "
+            f"{HELPER} int64_t {PREFIX}saturate_{s}({c_type} v) "
             "{ return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v; }"
         )
     if op == "clamp":
@@ -416,7 +416,7 @@ INDEX_FOLD_SOURCES = {
 
 
 def _int_divmod_source(op: str, c: str) -> str:
-    head = f"static inline {c} {PREFIX}{op}_{_SUFFIX[c]}({c} a, {c} b)"
+    head = f"{HELPER} {c} {PREFIX}{op}_{_SUFFIX[c]}({c} a, {c} b)"
     if op == "floordivc":  # b > 0
         return f"{head} {{ return ({c})(a / b - (a % b < 0)); }}"
     if op == "modc":
@@ -439,7 +439,7 @@ def _int_divmod_source(op: str, c: str) -> str:
 
 def _float_divmod_source(op: str, c: str) -> str:
     f = "f" if c == "float" else ""
-    head = f"static inline {c} {PREFIX}{op}_{_SUFFIX[c]}({c} a, {c} b)"
+    head = f"{HELPER} {c} {PREFIX}{op}_{_SUFFIX[c]}({c} a, {c} b)"
     if op == "mod":
         body = (
             f"{c} m = fmod{f}(a, b); if (b == 0) return m; "
@@ -490,7 +490,7 @@ def _cast_source(src_suffix: str, c: str, signless=False) -> str:
     value = f"(trunc{f}(v) + 0.0{f})" if signless else "v"
     max_value = f"({c})" + (f"UINT{bits}_MAX" if c.startswith("u") else f"INT{bits}_MAX")
     return (
-        f"static inline {c} {PREFIX}{'castz' if signless else 'cast'}_{src_suffix}_{_SUFFIX[c]}"
+        f"{HELPER} {c} {PREFIX}{'castz' if signless else 'cast'}_{src_suffix}_{_SUFFIX[c]}"
         f"({src} v) {{ "
         f"return v != v ? 0 : (v >= {high} ? {max_value} : "
         f"(v {cmp_low} {low} ? {low_value} : ({c}){value})); }}"

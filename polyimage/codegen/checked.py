@@ -9,7 +9,7 @@ the checked code is much slower and not vectorized.
 
 from __future__ import annotations
 
-from .names import PREFIX
+from .names import HELPER, PREFIX
 
 CHECK_FAILED = 2
 MAX_TILE_RANK = 16
@@ -26,7 +26,7 @@ extern PIM_HIDDEN __thread int {PREFIX}chk_group, {PREFIX}chk_level, {PREFIX}chk
 extern PIM_HIDDEN __thread int64_t {PREFIX}chk_lo[{MAX_TILE_RANK}], {PREFIX}chk_hi[{MAX_TILE_RANK}];
 PIM_HIDDEN int64_t {PREFIX}chk_fail(int64_t i, int64_t lb, int64_t n, const char *what, int d,
                                 int group);
-static inline int64_t {PREFIX}chk(int64_t i, int64_t lb, int64_t n, const char *what, int d,
+{HELPER} int64_t {PREFIX}chk(int64_t i, int64_t lb, int64_t n, const char *what, int d,
                               int group)
 {{
     return (i >= lb && i - lb < n) ? i - lb : {PREFIX}chk_fail(i, lb, n, what, d, group);

@@ -65,8 +65,10 @@ _HELPERS = (
     + """
 #if defined(__GNUC__)
 #define PIM_NOINLINE __attribute__((noinline))
+#define PIM_INLINE static inline __attribute__((always_inline))
 #else
 #define PIM_NOINLINE
+#define PIM_INLINE static inline
 #endif
 
 static void *pim_alloc(size_t bytes)

@@ -11,7 +11,7 @@ a payload that would vanish becomes 1, the sign kept).
 from __future__ import annotations
 
 from ..dsl.expr import INTEGER_OPS
-from .names import PREFIX
+from .names import HELPER, PREFIX
 
 
 def pixel_helper_source(op: str, c_type: str, suffix: str):
@@ -48,7 +48,7 @@ def _from_half(name: str, c: str) -> str:
     multiple of 2^-24 (a product, exact)."""
     u, shift, special, finite, unit, sign = _FROM_HALF[c]
     return (
-        f"static inline {c} {name}(uint16_t h) {{ "
+        f"{HELPER} {c} {name}(uint16_t h) {{ "
         f"union {{ {c} f; {u} u; }} sub, out; uint32_t em = h & 0x7fffu; "
         f"{u} normal = (({u})em << {shift}) + (em >= 0x7c00u ? {special} : {finite}); "
         f"sub.f = ({c})(int32_t)em * {unit}; "
@@ -97,7 +97,7 @@ def _to_half(name: str, c: str) -> str:
     a power of two whose ulp is 2^-24 rounds the value to the subnormals' grid)."""
     u, shift, sig, top, inf, low, rebias, half_ulp, sign, magic, magic_bits = _HALF_CONSTANTS[c]
     return (
-        f"static inline uint16_t {name}({c} v) {{ "
+        f"{HELPER} uint16_t {name}({c} v) {{ "
         f"union {{ {c} f; {u} u; }} x, sub; x.f = v; "
         f"{u} a = x.u & ~((({u})1) << {sign + 15}); "
         f"sub.u = a; sub.f = sub.f + {magic}; "
@@ -128,7 +128,7 @@ def _saturating(op: str):
 
     def source(name: str, c: str) -> str:
         u, (low, high) = _unsigned(c), _limits(c)
-        head = f"static inline {c} {name}({c} a, {c} b)"
+        head = f"{HELPER} {c} {name}({c} a, {c} b)"
         if c.startswith("u"):
             if op == "add":
                 body = f"{c} s = ({c})(a + b); return s < a ? {high} : s;"
@@ -149,7 +149,7 @@ def _absd(name: str, c: str) -> str:
     """The larger less the smaller, in the unsigned type of the width (never overflows)."""
     u = _unsigned(c)
     return (
-        f"static inline {u} {name}({c} a, {c} b) {{ "
+        f"{HELPER} {u} {name}({c} a, {c} b) {{ "
         f"return a > b ? ({u})(({u})a - ({u})b) : ({u})(({u})b - ({u})a); }}"
     )
 
@@ -159,7 +159,7 @@ def _halving(rounding: bool):
 
     def source(name: str, c: str) -> str:
         value = "(a | b) - ((a ^ b) >> 1)" if rounding else "(a & b) + ((a ^ b) >> 1)"
-        return f"static inline {c} {name}({c} a, {c} b) {{ return ({c})({value}); }}"
+        return f"{HELPER} {c} {name}({c} a, {c} b) {{ return ({c})({value}); }}"
 
     return source
 

@@ -5,6 +5,9 @@ from __future__ import annotations
 import re
 
 PREFIX = "pim_"
+# how a helper function is declared: inlined wherever it is called, however many calls a loop
+# holds (gcc stops inlining in a long loop body, and a call leaves the loop scalar)
+HELPER = "PIM_INLINE"
 _C_RESERVED = frozenset(
     """auto break case char const continue default do double else enum extern
 float for goto if inline int long register restrict return short signed sizeof static struct

@@ -116,8 +116,8 @@ def _literal(form: Form, value: float) -> str:
     return float.hex(float(form.dtype(value))) + ("f" if form is FLOAT else "")
 
 
-def c_source(name: str, c_type: str = "double") -> str:
-    """The C function `c_type name(c_type x)` (c_type double or float)."""
+def c_source(name: str, c_type: str = "double", storage: str = "static inline") -> str:
+    """The C function `storage c_type name(c_type x)` (c_type double or float)."""
     f = _form(c_type)
     t, u, s = f.c_type, f.c_bits, f.c_bits[1:]
 
@@ -129,7 +129,7 @@ def c_source(name: str, c_type: str = "double") -> str:
         f" p = p * r + {lit(c)};" for c in coefficients[1:]
     )
     return (
-        f"static inline {t} {name}({t} x) {{ "
+        f"{storage} {t} {name}({t} x) {{ "
         f"x = x < {lit(-f.limit)} ? {lit(-f.limit)} : x; "
         f"x = x > {lit(f.limit)} ? {lit(f.limit)} : x; "
         f"{t} kd = x * {lit(1 / math.log(2))} + {lit(f.shifter)}; {t} k = kd - {lit(f.shifter)}; "
