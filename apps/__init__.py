@@ -39,6 +39,8 @@ APP_NAMES = (
     "resize",
     "nl_means",
     "lens_blur",
+    "bilateral_filter",
+    "canny_nms",
 )
 
 
