@@ -86,12 +86,21 @@ def _sum(a, b, sign, typ):
 
 
 def _extremum(op, terms, typ):
-    flat = []
-    for t in terms:
+    return extremum(op, terms, typ)
+
+
+def extremum(op: str, terms, typ=None) -> E.Expr:
+    """The Min ("min") or Max ("max") of `terms`: nested extrema of the same kind flattened,
+    one term per distinct base, combined as a balanced tree (a union of 99 reads stays a few
+    levels deep for the recursive evaluators, printers and pickling)."""
+    flat, stack = [], list(reversed(terms))
+    while stack:
+        t = stack.pop()
         if isinstance(t, E.BinOp) and t.op == op:
-            flat += [t.a, t.b]
+            stack += [t.b, t.a]
         else:
             flat.append(t)
+    typ = typ or flat[0].typ
     pick = min if op == "min" else max
     best, order = {}, []
     for t in flat:
@@ -103,8 +112,10 @@ def _extremum(op, terms, typ):
         else:
             best[key] = (base, pick(best[key][1], k))
     combine = E.Min if op == "min" else E.Max
-    result = None
-    for key in order:
-        term = _join(*best[key], typ)
-        result = term if result is None else combine(result, term)
-    return result
+    joined = [_join(*best[key], typ) for key in order]
+    while len(joined) > 1:
+        pairs = range(0, len(joined) - 1, 2)
+        joined = [combine(joined[i], joined[i + 1]) for i in pairs] + joined[
+            len(joined) - len(joined) % 2 :
+        ]
+    return joined[0]
