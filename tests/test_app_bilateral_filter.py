@@ -8,6 +8,7 @@ from oracle import run_both
 import polyimage
 from polyimage.apps import bilateral_filter
 from polyimage.apps.inputs import bundled
+from polyimage.config import Options
 from polyimage.io import load_image
 
 
@@ -27,3 +28,15 @@ def test_smooths_noise_and_keeps_a_step_edge(rng):
     out = polyimage.compile(outputs)(img=noisy)
     assert np.std(out[:, :15] - 0.2) < 0.5 * np.std(noisy[:, :15] - 0.2)
     assert np.all(out[:, :19] < 0.3) and np.all(out[:, 21:] > 0.7), "the edge stays sharp"
+
+
+@pytest.mark.parametrize("schedule", ["greedy", "auto"])
+def test_its_record_is_kept_under_every_planner(schedule, tmp_path):
+    """99 clamped reads of the image: the tiles' regions stay shallow enough to be pickled into
+    the cache (a chain of 99 Min overflowed the recursion limit under greedy)."""
+    outputs, _ = bilateral_filter.build()
+    options = Options(cache_dir=tmp_path)
+    pipe = polyimage.compile(outputs, schedule=schedule, options=options, build=False)
+    again = polyimage.compile(outputs, schedule=schedule, options=options, build=False)
+    assert not pipe.cached and again.cached
+    assert str(again.schedule) == str(pipe.schedule)
