@@ -22,26 +22,24 @@ def build(hl, inputs, params):
     gx[y, x] = (e(-1, 1) + 2 * e(0, 1) + e(1, 1)) - (e(-1, -1) + 2 * e(0, -1) + e(1, -1))
     gy[y, x] = (e(1, -1) + 2 * e(1, 0) + e(1, 1)) - (e(-1, -1) + 2 * e(-1, 0) + e(-1, 1))
     mag[y, x] = hl.abs(gx[y, x]) + hl.abs(gy[y, x])
-    m = hl.BoundaryConditions.repeat_edge(mag, [(0, cols), (0, rows)])
+    edge_mag = hl.BoundaryConditions.repeat_edge(mag, [(0, cols), (0, rows)])
+
+    def m(col, row):  # an Expr: select() of FuncRefs would pick Tuples
+        return hl.Expr(edge_mag[col, row])
+
     ax, ay = hl.abs(gx[y, x]), hl.abs(gy[y, x])
     horizontal, vertical = ax > 2 * ay, ay > 2 * ax
     rising = ((gx[y, x] > 0) & (gy[y, x] > 0)) | ((gx[y, x] < 0) & (gy[y, x] < 0))
 
     def neighbour(k):
         (a, b), (c, d), (f, g), (h, i) = (ACROSS[n][k] for n in ACROSS)
-        return hl.select(
-            horizontal,
-            m[y + b, x + a],
-            vertical,
-            m[y + d, x + c],
-            rising,
-            m[y + g, x + f],
-            m[y + i, x + h],
-        )
+        diagonal = hl.select(rising, m(y + g, x + f), m(y + i, x + h))
+        across = hl.select(vertical, m(y + d, x + c), diagonal)
+        return hl.select(horizontal, m(y + b, x + a), across)
 
-    centre = mag[y, x]
+    centre = hl.Expr(mag[y, x])
     kept = hl.select((centre >= neighbour(0)) & (centre >= neighbour(1)), centre, hl.f32(0))
     low, high = hl.f32(params["low"]), hl.f32(params["high"])
-    edges[y, x] = hl.select(kept > high, hl.u8(255), kept > low, hl.u8(128), hl.u8(0))
+    edges[y, x] = hl.select(kept > high, hl.u8(255), hl.select(kept > low, hl.u8(128), hl.u8(0)))
     edges.set_estimates([(0, cols), (0, rows)])
     return [edges], [hl.Buffer(hl.UInt(8), [cols, rows])]
