@@ -277,14 +277,57 @@ def test_scan_dimension_is_neither_parallel_nor_vectorized(axis):
     assert scanned and not any(loop.parallel or loop.simd for loop in loops[scanned[0]])
     others = [name for name in loops if name not in scanned]
     assert any(loop.parallel for name in others for loop in loops[name])
-    innermost = [name for name in loops if name.endswith("_y")][0]
+    innermost = "pim_w_y"
     if axis == 2:
         assert not any(loop.simd for loop in loops[innermost]), loops
     else:
         assert all(loop.simd for loop in loops[innermost]), loops
-    if axis == 0:  # the scan's loop runs in one parallel region, the next loop shared
-        assert len(regions) == 1 and regions[0].body.var == scanned[0]
-        assert all(loop.parallel == "for" for loop in loops[others[0]])
+    (tree,) = stage_trees(pipe, "f")
+    assert _waits_per_step(tree) == []
+    if axis == 0:  # blocks of the next dimension share the threads, each scanned to the end
+        assert not regions
+        assert [loop.parallel for loop in loops["pim_b_x"]] == ["parallel for"]
+        assert not any(loop.parallel for loop in loops["pim_w_x"])
+
+
+def _waits_per_step(tree) -> list:
+    """The work-shared loops and parallel regions inside a serial loop: each waits for every
+    thread once per step of that loop (a barrier, or a fork and join)."""
+    from polyimage.codegen.ctree import For, Parallel
+
+    found, stack = [], [(tree, False)]
+    while stack:
+        node, in_serial = stack.pop()
+        shared = isinstance(node, Parallel) or (isinstance(node, For) and node.parallel)
+        if shared and in_serial:
+            found.append(node)
+        serial = isinstance(node, For) and not node.parallel
+        stack += [(child, in_serial or serial) for child in node.children()]
+    return found
+
+
+@pytest.mark.parametrize("axis", [0, 1])
+def test_no_scan_waits_for_all_threads_once_per_step(axis):
+    """Scans along either dimension, untiled, tiled in strips, fused with a producer: no
+    parallel loop nor region inside a serial loop, in any function of the module."""
+    R, C, x, y, box = _grid()
+    img = Image(Float, "img", [R, C])
+    doubled = Function(box, Float, "doubled")
+    doubled.defn = [img(x, y) * 2]
+    along = (x, y)[axis]
+    earlier = (x - 1, y) if axis == 0 else (x, y - 1)
+    total = Function(box, Float, "total")
+    total.defn = [Case(along == 0, doubled(x, y)), total(*earlier) + doubled(x, y)]
+    for schedule in ("naive", "auto", "group 0: doubled, total [8x16]"):
+        pipe = polyimage.compile(
+            total, schedule=schedule, inline=False, estimates={R: 1024, C: 1024}
+        )
+        for function in pipe.cmodule.functions:
+            assert _waits_per_step(function) == [], (schedule, function)
+        arr = np.random.default_rng(axis).random((37, 45), dtype=np.float32)
+        expected = np.cumsum(arr.astype(np.float64) * 2, axis=axis)
+        for threads in (1, 2):
+            assert_same(pipe(img=arr, threads=threads), expected.astype(np.float32), schedule)
 
 
 def test_scan_is_tiled_in_strips_and_never_inlined():

@@ -93,6 +93,14 @@ static inline int64_t pim_row(int64_t n, int64_t per_line)
     return (((n + per_line - 1) / per_line) | 1) * per_line;
 }
 
+static inline int64_t pim_scan_block(int64_t iterations, int threads)
+{
+    int64_t tasks = (int64_t)(threads > 0 ? threads : 1) * 2;
+    int64_t width = (iterations + tasks - 1) / tasks;
+    width = (width + 15) / 16 * 16;
+    return width < 16 ? 16 : width;
+}
+
 static inline int pim_chunk(int64_t iterations, int threads)
 {
     int64_t chunk = iterations / ((int64_t)(threads > 0 ? threads : 1) * PIM_CHUNKS_PER_THREAD);

@@ -30,7 +30,6 @@ from .ctree import (
     For,
     If,
     Node,
-    Parallel,
     Seq,
     Stage,
     if_chain,
@@ -364,27 +363,65 @@ class LoopEmitter:
             var = variables[d]
             w, it = wide_name(self.names[var]), self.names[var]
             clauses = {}
-            if d == first:
-                kind = "for" if first > 0 else "parallel for"
-                threads, condition = team if first == 0 else ("", "")
+            if d == first and first > 0:  # a scan along the outermost: blocks of it, below
+                clauses = dict(simd=d == ndim - 1)
+            elif d == first:
                 collapse = 2 if d + 1 < ndim - 1 and d + 1 != scan else 1
                 iterations = self._extents(variables[d : d + collapse])
                 clauses = dict(
-                    parallel=kind,
+                    parallel="parallel for",
                     simd=d == ndim - 1,
                     collapse=collapse,
-                    threads=threads,
-                    condition=condition,
+                    threads=team[0],
+                    condition=team[1],
                     schedule=shared_schedule(iterations, f"{PREFIX}nthreads"),
                 )
             elif (parallel or simd) and d == ndim - 1 and d != scan:
                 clauses = dict(simd=True)
             node = For(w, f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}", node, **clauses)
             if first is not None and d == 0 and first > 0:
-                node = Parallel(node, *team)
+                node = self._scan_blocks(variables[first], node, team)
         for scope in reversed(scopes):
             node = Block((scope, node))
         return node
+
+    def _scan_blocks(self, var, scan_nest, team) -> Block:
+        """`scan_nest` (the scan's loop outermost) run by blocks of `var`'s range, one block a
+        task of a parallel loop around it: each thread scans its columns to the end, with no
+        barrier per step of the scan (a work-shared loop inside it waits once per row)."""
+        it = self.names[var]
+        lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
+        width, count, block = f"{PREFIX}bw_{it}", f"{PREFIX}nb_{it}", f"{PREFIX}b_{it}"
+        extent = f"{PREFIX}extent({lo}, {hi})"
+        sizes = self.declare(
+            "int64_t",
+            [
+                (width, f"{PREFIX}scan_block({extent}, {PREFIX}nthreads)"),
+                (count, f"({extent} + {width} - 1) / {width}"),
+            ],
+        )
+        start, end = f"{PREFIX}bs_{it}", f"{PREFIX}be_{it}"
+        bounds = self.declare(
+            "int64_t",
+            [
+                (start, f"{lo} + {block} * {width}"),
+                (end, f"{start} + {width} - 1 < {hi} ? {start} + {width} - 1 : {hi}"),
+            ],
+        )
+        # the nest reads the block's range under the names of the whole range
+        shadowed = self.declare("int64_t", [(lo, start), (hi, end)])
+        body = Block((bounds, Block((shadowed, scan_nest))))
+        loop = For(
+            block,
+            "0",
+            f"{count} - 1",
+            body,
+            parallel="parallel for",
+            threads=team[0],
+            condition=team[1],
+            schedule="dynamic, 1",
+        )
+        return Block((sizes, loop))
 
     def _extents(self, variables) -> str:
         """The points of the loops over `variables` (their bounds declared), as C."""
