@@ -44,6 +44,7 @@ if TYPE_CHECKING:  # what __getattr__ loads on first use, as type checkers and e
     from .background import BackgroundPipeline
     from .deploy import load
     from .interp import interpret
+    from .measured import MeasuredPipeline
     from .pipeline import Pipeline, compile
 
 __all__ = list(_dsl_all) + [
@@ -80,6 +81,7 @@ LAYERS = (
         "pipeline",
         "lower",
         "background",
+        "measured",
         "record",
         "report",
         "dump",
@@ -97,6 +99,7 @@ _LAZY = {
     "compile": "pipeline",
     "Pipeline": "pipeline",
     "BackgroundPipeline": "background",
+    "MeasuredPipeline": "measured",
     "interpret": "interp",
     "load": "deploy",
 }

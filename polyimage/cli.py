@@ -11,6 +11,9 @@ polyimage calibrate [--target avx2] [--force]                measure what an ope
                                                               this CPU (kept; the model reads it)
 polyimage tune [APP ...] [--size S] [--budget 20m] [--target T] fit the cost weights to this
                                                               machine (polyimage.autotune)
+polyimage tune-schedule APP [--estimates K=V,...] [--threads N]  time candidate schedules on
+                                                              random inputs, keep the fastest
+                                                              for schedule="measured"
 polyimage --version
 
 The parser (polyimage.commands.parser) and a handler per command (polyimage.commands.handlers)
@@ -45,8 +48,8 @@ def main(argv=None) -> int:
         return int(exc.code or 0)  # argparse exits with 0 or 2
     level = logging.DEBUG if args.debug else logging.INFO if args.verbose else logging.WARNING
     logging.basicConfig(level=level, format="%(name)s: %(message)s")
-    # long compiles say what they are doing (tune shows a progress bar of its own)
-    if not args.debug and not args.verbose and args.command != "tune":
+    # long compiles say what they are doing (tune and tune-schedule show a progress bar)
+    if not args.debug and not args.verbose and args.command not in ("tune", "tune-schedule"):
         logging.getLogger("polyimage.progress").setLevel(logging.INFO)
     try:
         options = Options.from_env()  # a bad POLYIMAGE_* variable stops every command first

@@ -47,6 +47,7 @@ from .lower import (  # noqa: F401  (the constants and estimates are read from h
     run_passes,
     target_machine,
 )
+from .measured import MeasuredPipeline
 from .profile import Profile, profile_run, profiled_module
 from .record import compile_key, load_compiled, save_compiled
 from .schedule.memory import MemoryEstimate
@@ -73,6 +74,28 @@ Estimates = Union[
 ]
 ScheduleLike = Union[str, "Schedule"]
 WeightsLike = Union["Weights", Mapping[str, float]]
+
+
+# schedule="measured" returns a MeasuredPipeline, which acts as a Pipeline: the overlap with
+# the next overload (any schedule text) is the one of a Literal with its str
+@overload
+def compile(  # type: ignore[overload-overlap]
+    outputs: Outputs,
+    estimates: Estimates | None = None,
+    constraints: Sequence[BoolExpr] = (),
+    name: str | None = None,
+    *,
+    schedule: Literal["measured"],
+    inline: bool = True,
+    options: Options | None = None,
+    weights: WeightsLike | None = None,
+    dump: str | os.PathLike[str] | None = None,
+    check: bool | None = None,
+    march: str | None = None,
+    contract: bool | None = None,
+    background: Literal[False] = False,
+    build: Literal[True] = True,
+) -> MeasuredPipeline: ...
 
 
 @overload
@@ -130,7 +153,7 @@ def compile(
     contract: bool | None = None,
     background: bool = False,
     build: bool = True,
-) -> Pipeline | BackgroundPipeline: ...
+) -> Pipeline | BackgroundPipeline | MeasuredPipeline: ...
 
 
 def compile(
@@ -148,7 +171,7 @@ def compile(
     contract: bool | None = None,
     background: bool = False,
     build: bool = True,
-) -> Pipeline | BackgroundPipeline:
+) -> Pipeline | BackgroundPipeline | MeasuredPipeline:
     """Compile the pipeline computing `outputs` to a callable `Pipeline`.
 
     Args:
@@ -160,9 +183,11 @@ def compile(
             output's name).
         schedule: "auto" (the default: groups and tile sizes from the cost model), "naive"
             (one parallel loop nest per stage), the baselines "greedy" (PolyMage's heuristic)
-            and "greedy-cost" (pairwise merging by the cost model), or a `Schedule` (or its
-            text or JSON form) naming groups of stages after inlining, with one or two levels
-            of tile sizes.
+            and "greedy-cost" (pairwise merging by the cost model), "measured" (the first
+            call times auto's choice, greedy-cost, naive and auto's tiles halved and doubled
+            on its arguments and keeps the fastest, remembered for this machine in the cache
+            folder: a `MeasuredPipeline`), or a `Schedule` (or its text or JSON form) naming
+            groups of stages after inlining, with one or two levels of tile sizes.
         inline: substitute pointwise and non-overlapping producers into their consumers.
         options: build options, a `polyimage.config.Options` (default: `Options.from_env()`,
             from the POLYIMAGE_* environment variables: cache folder, compiler flags, the
@@ -186,8 +211,8 @@ def compile(
             be exported (for another CPU, or with a cross compiler as CC), not called.
 
     Returns:
-        A `Pipeline` (a `BackgroundPipeline` with `background=True`): call it with images
-        and parameters by name.
+        A `Pipeline` (a `BackgroundPipeline` with `background=True`, a `MeasuredPipeline`
+        with `schedule="measured"`): call it with images and parameters by name.
     """
     if check is not None:
         options = dataclasses.replace(options or Options.from_env(), check=bool(check))
@@ -210,6 +235,16 @@ def compile(
             build,
         )
 
+    if isinstance(schedule, str) and schedule == "measured":
+        if background or not build:
+            raise ArgumentError(
+                'schedule="measured" times calls of the candidates on the first call: it '
+                "cannot go with background=True or build=False"
+            )
+        request = resolve_request(
+            outputs, estimates, constraints, name, "auto", inline, options, weights, PassTimer()
+        )
+        return MeasuredPipeline(make_pipeline, request)
     if not background:
         return make_pipeline(schedule, None)
     if not build:

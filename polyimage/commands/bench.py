@@ -13,7 +13,7 @@ import platform
 import resource
 import tempfile
 import time
-from typing import Callable
+from typing import Callable, Final
 
 import numpy as np
 
@@ -41,6 +41,9 @@ OPTIONAL_BASELINES = (
 )
 # the label of a variant built with multiply-add contraction (bench --contract)
 CONTRACTED = "+fma"
+# the schedule timed beside the app's: the fastest of a few candidates on this machine, its
+# choice kept in the cache (polyimage.measured)
+MEASURED: Final = "measured"
 INSTALL_HINT = 'pip install "polyimage[bench]" (in a checkout: pip install -e ".[bench]")'
 
 
@@ -153,8 +156,10 @@ def bench_app(
     callers=None,
 ) -> dict:
     """Time every variant of one app; returns {variant: timing} plus compile times. polyimage
-    compiles with `options` (commands.targets.target_options), Halide for `target`; with
-    `contract`, the default schedule is also built with multiply-add contraction and timed as
+    compiles with `options` (commands.targets.target_options) under each of the app's
+    schedules and "measured" (its first call times its candidates, unless an earlier run kept
+    the choice), Halide for `target`; with `contract`, the default schedule is also built
+    with multiply-add contraction and timed as
     "polyimage:<schedule>+fma". Given `load`, every variant is timed again beside that many
     busy processes; given `callers`, each polyimage schedule is called from that many threads
     at once (commands/contention)."""
@@ -173,6 +178,14 @@ def bench_app(
         )
         schedules[f"polyimage:{label}"] = pipe
         result, variants[f"polyimage:{label}"] = _preallocated(pipe, threads, {**inputs, **params})
+    measured = polyimage.compile(
+        outputs, name=name, schedule=MEASURED, estimates=dims, options=options
+    )
+    report(f"  {name}: timing the candidates of {MEASURED} (unless kept from an earlier run)")
+    trial = measured.tune(threads=threads, **inputs, **params)
+    report(f"  {name}: {trial.summary()}")
+    schedules[f"polyimage:{MEASURED}"] = measured
+    _, variants[f"polyimage:{MEASURED}"] = _preallocated(measured, threads, {**inputs, **params})
     if contract:
         label = default_schedule(app)
         pipe = polyimage.compile(

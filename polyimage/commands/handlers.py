@@ -38,13 +38,19 @@ def run_command(args, options: Options) -> None:
 def bench_command(args, options: Options) -> None:
     """`polyimage bench`: draw a saved run (--from), time the apps on Dask (--dask), or time
     them against the baselines."""
-    if args.saved_run:
+    if args.groups:
+        _group_bench(args)
+    elif args.saved_run:
         _draw_saved_run(args)
     elif args.dask:
         _dask_bench(args)
     else:
         from .bench import run_bench
 
+        if "x" in args.size:
+            raise ArgumentError(
+                f"--size {args.size} goes with --groups; the apps take paper or small"
+            )
         run_bench(
             args.apps,
             args.size,
@@ -60,6 +66,33 @@ def bench_command(args, options: Options) -> None:
             load=args.load,
             callers=args.callers,
         )
+
+
+def _group_bench(args) -> None:
+    """`polyimage bench --groups`: random pipelines, auto against naive (commands.bench_groups)."""
+    from .bench_groups import run_group_bench
+
+    if args.apps:
+        raise ArgumentError("--groups draws random pipelines: give no APP")
+    refused = [
+        option
+        for option, given in (
+            ("--json", args.json),
+            ("--plot", args.plot),
+            ("--from", args.saved_run),
+            ("--compare", args.compare),
+            ("--dask", args.dask),
+            ("--target", args.target != "native"),
+            ("--machine", args.machine),
+            ("--contract", args.contract),
+            ("--load", args.load),
+            ("--callers", args.callers),
+        )
+        if given
+    ]
+    if refused:
+        raise ArgumentError(f"--groups does not take {', '.join(refused)}")
+    run_group_bench(args.count, args.seed, args.size, args.runs, args.threads, _print_flushed)
 
 
 def _draw_saved_run(args) -> None:
@@ -214,6 +247,21 @@ def tune_command(args, options: Options) -> None:
     )
 
 
+def tune_schedule_command(args, options: Options) -> None:
+    """`polyimage tune-schedule`: time the candidates of schedule="measured" and keep the
+    fastest (commands.tune_schedule)."""
+    from .tune_schedule import tune_schedule
+
+    tune_schedule(
+        args.pipeline,
+        estimates=args.estimates,
+        params=args.param,
+        threads=args.threads,
+        force=args.force,
+        report=_print_flushed,
+    )
+
+
 def graph_command(args, options: Options) -> None:
     """`polyimage graph`: draw an app's stage graph."""
     from .runner import draw_graph
@@ -229,5 +277,6 @@ HANDLERS = {
     "cache": cache_command,
     "calibrate": calibrate_command,
     "tune": tune_command,
+    "tune-schedule": tune_schedule_command,
     "graph": graph_command,
 }

@@ -168,9 +168,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     bench.add_argument(
         "--size",
-        choices=("paper", "small"),
+        type=_bench_size,
         default="paper",
-        help="the paper's image sizes or small ones (default: paper)",
+        help="the paper's image sizes or small ones (default: paper); with --groups, also RxC",
     )
     bench.add_argument("--threads", type=COUNT, default=None, help="threads for every variant")
     bench.add_argument("--runs", type=COUNT, default=5, help="timed runs after one warm-up")
@@ -231,6 +231,7 @@ def build_parser() -> argparse.ArgumentParser:
         "l1, l2, llc with K, M, G suffixes, and cores (e.g. l2=512K,llc=8M)",
     )
     _contention_options(bench)
+    _group_bench_options(bench)
 
     export = commands.add_parser(
         "export",
@@ -336,7 +337,34 @@ def build_parser() -> argparse.ArgumentParser:
         "--force", action="store_true", help="measure again even when figures are kept"
     )
     _tune_parser(commands)
+    _tune_schedule_parser(commands)
     return parser
+
+
+def _bench_size(text):
+    """An argparse type for `bench --size`: paper, small, or RxC (for --groups)."""
+    rows, _, columns = text.lower().partition("x")
+    if text in ("paper", "small") or (rows.isdigit() and columns.isdigit()):
+        return text
+    raise argparse.ArgumentTypeError(f"must be paper, small or RxC (with --groups), got {text!r}")
+
+
+def _group_bench_options(bench) -> None:
+    """`bench --groups` (commands/bench_groups.py): random pipelines, auto against naive and
+    each fused group against its stages apart."""
+    bench.add_argument(
+        "--groups",
+        action="store_true",
+        help="time random pipelines under auto and naive, and each fused group of auto "
+        "against its stages run apart, instead of the apps (sizes: --size RxC, default "
+        "1536x2560; small: 96x128)",
+    )
+    bench.add_argument(
+        "--count", type=COUNT, default=20, help="with --groups: pipelines to draw (default 20)"
+    )
+    bench.add_argument(
+        "--seed", type=SEED, default=0, help="with --groups: the first pipeline's seed (0)"
+    )
 
 
 def _contention_options(bench) -> None:
@@ -407,4 +435,49 @@ def _tune_parser(commands) -> None:
     tune.add_argument("--runs", type=COUNT, default=7, help="timed runs per schedule (default 7)")
     tune.add_argument(
         "--samples", type=SEED, default=16, help="weight vectors sampled for candidates (16)"
+    )
+
+
+def _tune_schedule_parser(commands) -> None:
+    """The `tune-schedule` sub-command's options (commands/tune_schedule.py)."""
+    tune_schedule = commands.add_parser(
+        "tune-schedule",
+        help="time candidate schedules of an app or your pipeline and keep the fastest",
+        description="Compile an app, or the pipeline a function of your file returns "
+        "(FILE.py:function), under each candidate of schedule='measured' (auto's choice, "
+        "greedy-cost, naive, auto's tiles halved and doubled), time them on random inputs of "
+        "the estimates' sizes, print each one's median and the fastest, and keep the choice "
+        "in the build cache for this CPU, target and thread count: a compile with "
+        "schedule='measured' (the same pipeline, name and estimates) called on inputs of "
+        "those sizes then runs the fastest at once, without timing. A progress bar on stderr "
+        "shows the compiles and rounds of calls. Run it on a quiet machine.",
+    )
+    tune_schedule.add_argument(
+        "pipeline",
+        metavar="APP|FILE.py:function",
+        help="an app, or the function of your file that returns the pipeline's outputs",
+    )
+    tune_schedule.add_argument(
+        "--estimates",
+        action="append",
+        metavar="K=V,...",
+        help="the sizes to compile for and time at (default: the app's paper size; a "
+        "parameter of your pipeline without one is assumed 1024)",
+    )
+    tune_schedule.add_argument(
+        "--param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="set a parameter the sizes do not give (repeatable; default: the app's)",
+    )
+    tune_schedule.add_argument(
+        "--threads",
+        type=COUNT,
+        default=None,
+        help="threads of the timed calls, the choice kept for that count (default: a "
+        "call's default, the cores)",
+    )
+    tune_schedule.add_argument(
+        "--force", action="store_true", help="time again even when a choice is kept"
     )

@@ -3,7 +3,9 @@
 The paper's four criteria, made extensive (in units of one byte moved) so that the DP can add
 the costs of groups:
   tile time = w1 * bytes a tile reads or writes outside its scratchpads (live-ins, live-outs,
-              and its scratchpads too when they overflow L2)
+              and its scratchpads too when they overflow L2; a live-out other members read
+              is copied out of its scratchpad, COPY_OUT_BYTES a byte more; every row of a
+              live-in in memory narrower than the buffer's rows, STREAM_START_BYTES more)
             + w3 * operations it performs (overlap: recomputed halo points cost their work)
   cost      = tiles * tile time / cores
             + w2 * tile time * cores idle in the last round of tiles / cores   (clean-up)
@@ -59,6 +61,18 @@ SCAN_ALONE = "a scan runs alone and untiled under auto"
 # a point of a loop the compiler cannot vectorize costs about a vector's lanes of points
 SCALAR_LOOP = 8
 L2_BYTE = 0.1
+# a live-out that other members read is computed into its scratchpad and copied out to its full
+# buffer in a pass of its own, not overlapped with the computation as a store straight into the
+# buffer is: each owned byte of a buffer that outgrows L2 costs this many bytes moved more (one
+# L2_BYTE in cache). Measured at 1536 x 2560 floats: a stage fused with its consumer ran 1.3x
+# its stages apart while also an output, 0.7x when not; the copy took a third of the group
+COPY_OUT_BYTES = 1.0
+# a tile narrower than the rows of a live-in that outgrows L2 reads each of its rows as a run of
+# memory of its own, which starts with a miss the prefetcher did not see coming (rows of whole
+# width follow one another, as an untiled loop's do). Tiles of 512 x 256 reading three planes
+# ran 1.5x slower than strips of whole rows reading the same bytes (over 1 KiB a row); priced
+# at a quarter of that, so that it settles near ties toward strips (pyramid_blend's last group)
+STREAM_START_BYTES = 256.0
 
 
 @dataclass(frozen=True)
@@ -78,9 +92,10 @@ class Weights:
 
 @dataclass(frozen=True)
 class CostTerms:
-    """What a group's cost is made of, per tile: bytes moved outside the scratchpads,
-    operations, the share of recomputed points; and over the group: tiles, cores idle in the
-    last round, the spread of member sizes. An untiled group has only `untiled`, the reason."""
+    """What a group's cost is made of, per tile: bytes moved outside the scratchpads (with
+    copies out of them and row starts in memory as bytes), operations, the share of
+    recomputed points; and over the group: tiles, cores idle in the last round, the spread of
+    member sizes. An untiled group has only `untiled`, the reason."""
 
     bytes_per_tile: float = 0.0
     ops_per_tile: float = 0.0
@@ -138,7 +153,7 @@ class CostModel:
         self.evaluate = Evaluator({}, {}, params)
         self._points, self._ops, self._plans, self._volumes = {}, {}, {}, {}
         self._regions = NumericRegions(graph, params)
-        self._bounds, self._resolutions = {}, {}
+        self._bounds, self._resolutions, self._extents = {}, {}, {}
 
     def reweighted(self, weights) -> "CostModel":
         """This model under other weights, sharing what it has computed (the autotuner prices
@@ -264,6 +279,19 @@ class CostModel:
 
     def itemsize(self, name) -> int:
         return self.graph.stage(name).func.typ.dtype.itemsize
+
+    def in_memory(self, name) -> bool:
+        """Whether the full buffer of `name` outgrows L2, so that tiles read or write it in
+        memory (a smaller one stays in cache across the tiles that read it)."""
+        l2 = self.machine.l2_bytes if self.machine is not None else 0
+        return math.prod(self.extents(name)) * self.itemsize(name) > l2
+
+    def extents(self, name) -> tuple:
+        """The extent of every dimension of the stage's (or image's) full buffer."""
+        if name not in self._extents:
+            func = self.graph.stage(name).func
+            self._extents[name] = tuple(extent(self.evaluate, iv) for iv in func.intervals)
+        return self._extents[name]
 
     def __call__(self, stages) -> GroupCost:
         """GroupCost of running `stages` as one group (math.inf when they cannot be tiled)."""
@@ -405,6 +433,8 @@ class CostModel:
                 [np.maximum(b.astype(np.int64) - a + 1, 0) for a, b in boxes[name]], axis=0
             )
         regions = self._regions.evaluate_group(plan.members, boxes, n_cand)
+        extents = {n: self.extents(n) for n in regions}
+        in_memory = {n for n in extents if self.in_memory(n)}
         volume = {n: np.prod(np.maximum(hi - lo + 1, 0), axis=1) for n, (lo, hi) in regions.items()}
         itemsize = {n: self.itemsize(n) for n in regions}
         full = {n: self.points(n) for n in plan.members}
@@ -423,6 +453,11 @@ class CostModel:
             )
             own = sum(max(tile_points * full[n] / anchor_points, 1.0) for n in plan.members)
             computed = sum(vol[n] for n in plan.members)
+            streams = sum(
+                memory_streams(regions[n][0][k], regions[n][1][k], extents[n])
+                for n in regions
+                if n not in plan.members and n in in_memory
+            )
             results.append(
                 {
                     "computed": computed,
@@ -432,6 +467,12 @@ class CostModel:
                     "scratch_bytes": sum(vol[n] * itemsize[n] for n in plan.scratch),
                     "live_in": sum(vol[n] * itemsize[n] for n in regions if n not in plan.members),
                     "live_out": sum(int(owned[n][k]) * itemsize[n] for n in plan.liveouts),
+                    "copied": sum(
+                        int(owned[n][k]) * itemsize[n] * (1.0 if n in in_memory else L2_BYTE)
+                        for n in plan.liveouts
+                        if n in plan.scratch
+                    ),
+                    "streams": streams,
                     "halo": halo,
                     "aligned_halo": aligned_halo,
                     "rows": rows,
@@ -447,7 +488,12 @@ class CostModel:
         n_tiles = tile_count(self.anchor_bounds(plan), tiles)
         cores = machine.cores
         ops = sum(measured["volumes"][n] * self.ops(n) for n in plan.members)
-        traffic = measured["live_in"] + measured["live_out"]
+        traffic = (
+            measured["live_in"]
+            + measured["live_out"]
+            + COPY_OUT_BYTES * measured["copied"]
+            + STREAM_START_BYTES * measured["streams"]
+        )
         resident = measured["scratch_bytes"] if resident is None else resident
         if resident > machine.l2_bytes:
             traffic += 2 * measured["scratch_bytes"]
@@ -510,6 +556,15 @@ def _reach(regions, members, k, tiles, dimension) -> list:
                 reach += max(int(regions[n][1][k, j] - regions[n][0][k, j] + 1) - t, 0)
         halo.append(reach / max(len(members), 1))
     return halo
+
+
+def memory_streams(lows, highs, extents) -> int:
+    """Runs of memory the box [lows, highs] of a row-major buffer of `extents` starts beyond a
+    loop over whole rows: one a row where it is narrower than the rows, else (or empty) none."""
+    sizes = [int(b) - int(a) + 1 for a, b in zip(lows, highs)]
+    if any(s <= 0 for s in sizes):
+        return 0
+    return math.prod(sizes[:-1]) if sizes and sizes[-1] < extents[-1] else 0
 
 
 def scatters(func) -> int:

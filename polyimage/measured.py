@@ -1,0 +1,526 @@
+"""Measured schedules: `compile(..., schedule="measured")` returns a `MeasuredPipeline`. Its first
+call times a few candidate schedules (auto's choice, greedy-cost, naive, and auto's tiles halved
+and doubled) on the call's own arrays and runs on the fastest from then on.
+
+The choice is kept under <cache>/measured/<key>.json, the key a digest of the compile (the key
+of its auto compile: pipeline, estimates, options, target, weights, compiler), the CPU, the
+thread count and the call's shapes, so that a later compile in any process finds it without
+timing. Files are written whole (a temporary file renamed into place); one that cannot be read
+is ignored with a CacheWarning, measured again and replaced.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import json
+import logging
+import os
+import random
+import statistics
+import tempfile
+import threading
+import time
+import warnings
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
+
+import numpy as np
+
+from .algebra.evaluate import Evaluator, extent
+from .arguments import bind_arguments, bind_positional, check_threads
+from .calls import available_cores
+from .errors import CacheWarning, PolyimageError
+from .grouping.machine import cpu_model
+from .jit.cache import fields_digest
+from .record import compile_key
+from .schedule.plan import GroupSchedule, Schedule
+from .schedule.tiling import TiledGroup
+
+if TYPE_CHECKING:
+    from numpy.typing import ArrayLike
+
+    from .config import Options
+    from .lower import Compiled, Request
+    from .pipeline import Pipeline
+    from .profile import Profile
+
+log = logging.getLogger("polyimage")
+STORE = "measured"
+STORE_FORMAT = 1
+# candidates compiled by their name; auto's tile variants are compiled from their text
+NAMED = ("auto", "greedy-cost", "naive")
+HALVED, DOUBLED = "auto-halved", "auto-doubled"
+RUNS = 7  # timed calls of a candidate at most, after one warm-up
+MIN_RUNS = 3  # timed calls before a clearly slower candidate is dropped
+SLOWER = 1.5  # a median over the best one's times this drops its candidate
+BUDGET_SECONDS = 5.0  # past MIN_RUNS, the rounds stop once the timed calls took this long
+ROUND_SEED = 2020
+
+# progress(done, total, what): the steps of a trial (compiles, rounds of calls) as they end
+ProgressCallback = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class Trial:
+    """The candidates of one measurement and the winner: each candidate's schedule text, the
+    median seconds and number of timed calls of those timed, the candidates left untimed as
+    the same schedule as an earlier one (`same_as`), when it was measured, whether it came
+    from the store, and the store file ("" when none was written or read)."""
+
+    winner: str
+    schedules: Mapping[str, str]
+    medians: Mapping[str, float]
+    calls: Mapping[str, int]
+    same_as: Mapping[str, str]
+    measured: str
+    from_store: bool
+    path: str
+
+    @property
+    def speedup(self) -> float:
+        """auto's median over the winner's: how much faster the winner ran than auto."""
+        return self.medians["auto"] / self.medians[self.winner]
+
+    def summary(self) -> str:
+        """One line: the winner, its gain over auto, and where the choice came from."""
+        if self.winner == "auto":
+            won = "auto won, the cost model's own choice"
+        else:
+            won = f"{self.winner} won, {self.speedup:.2f}x as fast as auto"
+        origin = f"from the store, measured {self.measured}" if self.from_store else "timed now"
+        return f"measured schedule: {won} ({origin})"
+
+    def describe(self) -> str:
+        """`summary()`, then a line per candidate: its median and timed calls, or why not."""
+        lines = [self.summary(), f"  {'candidate':<16}{'median ms':>11}{'calls':>7}"]
+        most = self.calls[self.winner]
+        for label in sorted(self.schedules, key=lambda k: self.medians.get(k, float("inf"))):
+            if label not in self.medians:
+                same = f"the same schedule as {self.same_as.get(label, 'another')}"
+                lines.append(f"  {label:<16}{'-':>11}{'-':>7}  {same}")
+                continue
+            note = (
+                "  <- chosen"
+                if label == self.winner
+                else f"  dropped: over {SLOWER}x the best"
+                if self.calls[label] < most
+                else ""
+            )
+            median, calls = self.medians[label] * 1e3, self.calls[label]
+            lines.append(f"  {label:<16}{median:>11.3f}{calls:>7}{note}")
+        if self.path:
+            lines.append(f"  kept in {self.path}")
+        return "\n".join(lines)
+
+    def to_json(self) -> str:
+        """What the store keeps of the trial, as JSON text."""
+        fields = ("winner", "schedules", "medians", "calls", "same_as", "measured")
+        data = {"format": STORE_FORMAT, **{name: getattr(self, name) for name in fields}}
+        return json.dumps(data, indent=1) + "\n"
+
+
+def store_path(
+    options: Options, key: str, arrays: Mapping[str, Any], params: Mapping[str, Any], threads: int
+) -> Path:
+    """The store file of a compile (`key`, its auto compile's) called on `arrays` with the
+    parameter values `params` (integers count) on `threads` threads (0: the default) here."""
+    shapes = sorted((name, tuple(a.shape), str(a.dtype)) for name, a in arrays.items())
+    sizes = sorted((name, int(v)) for name, v in params.items() if isinstance(v, (int, np.integer)))
+    digest = fields_digest(
+        [
+            f"measured {STORE_FORMAT}",
+            key,
+            cpu_model(),
+            f"threads {threads or f'default of {available_cores()}'}",
+            f"shapes {shapes}",
+            f"sizes {sizes}",
+        ]
+    )
+    return Path(options.cache_dir) / STORE / f"{digest[:40]}.json"
+
+
+def load_trial(path: Path) -> Trial | None:
+    """The Trial kept in `path`, or None: none kept, or (with a CacheWarning) one that cannot
+    be read back, to be measured again."""
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        _damaged(path, exc)
+        return None
+    try:
+        data = json.loads(text)
+        trial = Trial(
+            winner=data["winner"],
+            schedules=_typed(data["schedules"], str),
+            medians=_typed(data["medians"], float),
+            calls=_typed(data["calls"], int),
+            same_as=_typed(data["same_as"], str),
+            measured=str(data["measured"]),
+            from_store=True,
+            path=str(path),
+        )
+        if (
+            data["format"] != STORE_FORMAT
+            or not isinstance(trial.winner, str)
+            or trial.winner not in trial.schedules
+            or not {trial.winner, "auto"} <= trial.medians.keys() <= trial.calls.keys()
+        ):
+            raise ValueError("not a measured choice of this version")
+    except (ValueError, KeyError, TypeError, AttributeError) as exc:
+        _damaged(path, exc)
+        return None
+    try:
+        os.utime(path)  # recently used, for the cache's eviction
+    except OSError:
+        pass
+    return trial
+
+
+def _typed(data: Any, kind: type) -> dict:
+    """`data`, a JSON object, as a dict of `kind` values (numbers for float); TypeError else."""
+    kinds = (int, float) if kind is float else (kind,)
+    if not isinstance(data, dict) or not all(
+        isinstance(v, kinds) and not isinstance(v, bool) for v in data.values()
+    ):
+        raise TypeError(f"expected an object of {kind.__name__} values")
+    return {str(k): kind(v) for k, v in data.items()}
+
+
+def _damaged(path: Path, exc: BaseException) -> None:
+    """Warn that the choice kept in `path` is ignored, and why."""
+    warnings.warn(
+        f"measured schedule {path} cannot be read ({type(exc).__name__}); measuring again",
+        CacheWarning,
+        stacklevel=5,
+    )
+
+
+def save_trial(path: Path, trial: Trial) -> None:
+    """Write `trial` to `path` whole: a temporary file of this writer's own, renamed into
+    place (readers see the old file, none, or the new one)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(handle, "w") as fh:
+            fh.write(trial.to_json())
+        os.replace(partial, path)
+    except BaseException:
+        try:
+            os.unlink(partial)
+        except OSError:
+            pass
+        raise
+
+
+def tile_variants(compiled: Compiled) -> dict[str, Schedule]:
+    """auto's schedule (`compiled`) with every tiled group's outer tiles halved, then doubled,
+    along its outermost dimension cut into several tiles of several points (else of several
+    points, halved only): {label: Schedule}, leaving out a variant that changes nothing."""
+    evaluate = Evaluator({}, {}, compiled.request.param_values)
+    variants = {}
+    for label, factor in ((HALVED, 0.5), (DOUBLED, 2.0)):
+        groups = []
+        for group, plan in zip(compiled.schedule.groups, compiled.group_plans):
+            extents: tuple[int, ...] = ()
+            if isinstance(plan, TiledGroup) and group.tile_sizes:
+                anchor = compiled.stage_graph.stage(plan.anchor).func
+                extents = tuple(extent(evaluate, iv) for iv in anchor.intervals)
+            groups.append(scaled_group(group, extents, plan_whole(plan), factor))
+        varied = Schedule(tuple(groups))
+        if varied != compiled.schedule:
+            variants[label] = varied
+    return variants
+
+
+def plan_whole(plan: object) -> tuple:
+    """The tile dimensions a group's plan holds whole (a scan's), which no size changes."""
+    return plan.whole if isinstance(plan, TiledGroup) else ()
+
+
+def scaled_group(
+    group: GroupSchedule, extents: Sequence[int], whole: Sequence[int], factor: float
+) -> GroupSchedule:
+    """`group` with its outer tile size along the varied dimension times `factor` (at least 1,
+    at most the extent; inner sizes no larger); unchanged without tiles or extents."""
+    if not group.tile_sizes or len(extents) != len(group.tile_sizes[0]):
+        return group
+    outer = group.tile_sizes[0]
+    several = [d for d, size in enumerate(outer) if size > 1 and d not in whole]
+    cut = [d for d in several if outer[d] < extents[d]]
+    if not (cut or several):
+        return group
+    d = (cut or several)[0]
+    size = min(max(int(outer[d] * factor), 1), max(extents[d], outer[d]))
+    levels = [
+        sizes[:d] + (size if level == 0 else min(sizes[d], size),) + sizes[d + 1 :]
+        for level, sizes in enumerate(group.tile_sizes)
+    ]
+    return GroupSchedule(group.stages, tuple(levels))
+
+
+def time_candidates(
+    calls: Mapping[str, Callable[[], object]], step: Callable[[str], None]
+) -> dict[str, list]:
+    """{label: seconds of each timed call} of the candidates `calls`, each warmed up once, then
+    timed in rounds of one call each, in an order shuffled every round (a noisy moment falls
+    on every candidate alike), the garbage collector paused. From MIN_RUNS calls on, a
+    candidate over SLOWER times the best median is dropped, and the rounds end at RUNS, when
+    one is left, or once BUDGET_SECONDS were spent timing. `step(text)` hears of each round."""
+    for call in calls.values():
+        call()
+    times: dict[str, list] = {label: [] for label in calls}
+    active, order, spent = list(calls), random.Random(ROUND_SEED), 0.0
+    enabled = gc.isenabled()
+    gc.collect()
+    gc.disable()
+    try:
+        for round_number in range(1, RUNS + 1):
+            for label in order.sample(active, len(active)):
+                start = time.perf_counter()
+                calls[label]()
+                times[label].append(time.perf_counter() - start)
+                spent += times[label][-1]
+            step(f"round {round_number} of at most {RUNS}")
+            if round_number >= MIN_RUNS:
+                best = min(statistics.median(times[label]) for label in active)
+                active = [k for k in active if statistics.median(times[k]) <= SLOWER * best]
+                if len(active) == 1 or spent > BUDGET_SECONDS:
+                    break
+    finally:
+        if enabled:
+            gc.enable()
+    return times
+
+
+@dataclass(frozen=True)
+class CallArguments:
+    """The arguments of the call a trial times the candidates on."""
+
+    images: tuple
+    out: Any
+    threads: Optional[int]
+    arguments: Mapping[str, Any]
+
+    def repeated(self, pipe: Pipeline) -> Callable[[], object]:
+        """A call of `pipe` on these arguments writing into `out`, else (after the first)
+        into the first call's outputs, allocated once as a caller's would be."""
+        into = [self.out]
+
+        def call() -> object:
+            result = pipe(*self.images, out=into[0], threads=self.threads, **self.arguments)
+            if into[0] is None:
+                into[0] = result
+            return result
+
+        return call
+
+
+def _requested(field: str, doc: str) -> Any:
+    """A read-only attribute read off the compile's request (the same for every candidate),
+    without compiling one."""
+    return property(lambda pipe: getattr(pipe._request, field), doc=doc)
+
+
+class MeasuredPipeline:
+    """A pipeline that chooses its schedule by timing: its first call (or `tune()`) times the
+    candidates on its arguments, or finds the choice kept for them, and runs on the fastest
+    from then on; every attribute of a `Pipeline` (`schedule`, `report()`, `profile()`...) is
+    the winner's, auto's before the first call. `trial` says what was measured."""
+
+    def __init__(
+        self, make_pipeline: Callable[[Any, Optional[Options]], Pipeline], request: Request
+    ):
+        self._make_pipeline, self._request = make_pipeline, request
+        self._key = compile_key(request)
+        self._candidates: dict[str, Pipeline] = {}
+        self._trial: Trial | None = None
+        self._winner: Pipeline | None = None
+        self._lock = threading.Lock()
+
+    graph = _requested("graph", "The pipeline as written (calls are checked against it).")
+    name = _requested("name", "The pipeline's name; the C entry is `pipeline_<name>`.")
+    options = _requested("options", "The Options every candidate compiles under.")
+    estimates = _requested("estimates", "The estimates given, by parameter name.")
+    param_values = _requested("param_values", "Every parameter's value for planning.")
+
+    @property
+    def trial(self) -> Trial | None:
+        """The measurement the winner came from, None before the first call."""
+        return self._trial
+
+    @property
+    def candidates(self) -> dict[str, Pipeline]:
+        """The candidates compiled so far, by label (only the winner when it came from the
+        store); the losers' buffers are released after the trial."""
+        return dict(self._candidates)
+
+    def tune(
+        self,
+        *images: ArrayLike,
+        out: ArrayLike | Sequence[ArrayLike] | None = None,
+        threads: int | None = None,
+        force: bool = False,
+        progress: ProgressCallback | None = None,
+        **arguments: ArrayLike,
+    ) -> Trial:
+        """Choose the schedule for calls like this one (the arguments of a call): the choice
+        kept for them, else (or with `force`) the fastest candidate, timed and kept; returns
+        the Trial. Only the first choice counts: later calls with other shapes run its winner.
+        `progress(done, total, what)` hears of each compile and round of calls."""
+        return self._tune(CallArguments(images, out, threads, arguments), force, progress)
+
+    def _tune(
+        self, call: CallArguments, force: bool = False, progress: ProgressCallback | None = None
+    ) -> Trial:
+        """`tune` of one call's arguments: the first trial, or a new one with `force`; calls
+        from other threads meanwhile wait for it."""
+        with self._lock:
+            if self._trial is None or force:
+                self._trial = self._choose(call, force, progress or _silent)
+            return self._trial
+
+    def _choose(self, call: CallArguments, force: bool, progress: ProgressCallback) -> Trial:
+        """The stored choice for these arguments, its winner compiled; else a new trial."""
+        nthreads = check_threads(call.threads)
+        named = dict(call.arguments)
+        if call.images:
+            named = bind_positional(self.graph, call.images, named)
+        binding = bind_arguments(self.graph, named, self._request.constraints)
+        path = store_path(self.options, self._key, binding.arrays, binding.params, nthreads)
+        keep = self.options.use_cache
+        stored = load_trial(path) if keep and not force else None
+        if stored is not None:
+            try:
+                self._winner = self._candidate(stored.winner, stored.schedules[stored.winner])
+                return stored
+            except PolyimageError as exc:
+                _damaged(path, exc)
+        trial = self._measure(call, progress)
+        if keep:
+            try:
+                save_trial(path, trial)
+                trial = dataclasses.replace(trial, path=str(path))
+            except OSError as exc:
+                warnings.warn(f"could not keep the measured schedule: {exc}", CacheWarning)
+        return trial
+
+    def _candidate(self, label: str, text: str | None) -> Pipeline:
+        """Candidate `label` compiled (once): by name, or from its schedule's text."""
+        if label not in self._candidates:
+            schedule = label if label in NAMED else Schedule.parse(text or "")
+            self._candidates[label] = self._make_pipeline(schedule, None)
+        return self._candidates[label]
+
+    def _measure(self, call: CallArguments, progress: ProgressCallback) -> Trial:
+        """Compile the candidates, time the distinct ones on these arguments, keep the fastest."""
+        auto = self._candidate("auto", None)
+        variants = {label: str(s) for label, s in tile_variants(auto.compiled).items()}
+        labels = [*NAMED, *variants]
+        total, done = len(labels) + RUNS, 0
+        schedules: dict[str, str] = {}
+        same_as: dict[str, str] = {}
+        calls: dict[str, Callable[[], object]] = {}
+        for label in labels:
+            progress(done, total, f"compiling {label}")
+            done += 1
+            known = {text: k for k, text in schedules.items()}
+            text = variants.get(label)
+            if text is None or text not in known:
+                try:
+                    text = str(self._candidate(label, text).schedule)
+                except PolyimageError as exc:
+                    if label == "auto":
+                        raise
+                    log.warning("measured schedule: candidate %s left out: %s", label, exc)
+                    continue
+            schedules[label] = text
+            if text in known:
+                same_as[label] = known[text]
+            else:
+                calls[label] = call.repeated(self._candidates[label])
+
+        def step(what: str) -> None:
+            nonlocal done
+            done += 1
+            progress(done, total, f"timing: {what}")
+
+        times = time_candidates(calls, step)
+        progress(total, total, "timed")
+        medians = {label: statistics.median(seconds) for label, seconds in times.items()}
+        most = max(len(seconds) for seconds in times.values())
+        winner = min((k for k in medians if len(times[k]) == most), key=medians.__getitem__)
+        self._winner = self._candidates[winner]
+        for label, pipe in self._candidates.items():
+            if label != winner:
+                pipe.release()
+        return Trial(
+            winner=winner,
+            schedules=schedules,
+            medians=medians,
+            calls={label: len(seconds) for label, seconds in times.items()},
+            same_as=same_as,
+            measured=time.strftime("%Y-%m-%d %H:%M"),
+            from_store=False,
+            path="",
+        )
+
+    def _current(self) -> Pipeline:
+        """The winner, else (before the first call) auto's compile."""
+        with self._lock:
+            return self._winner or self._candidate("auto", None)
+
+    def __call__(
+        self,
+        *images: ArrayLike,
+        out: ArrayLike | Sequence[ArrayLike] | None = None,
+        threads: int | None = None,
+        **arguments: ArrayLike,
+    ) -> Any:
+        """Run as `Pipeline.__call__` does, on the winner; the first call chooses it (`tune`)."""
+        winner = self._winner
+        if winner is None:
+            self._tune(CallArguments(images, out, threads, arguments))
+            winner = self._current()
+        return winner(*images, out=out, threads=threads, **arguments)
+
+    def profile(
+        self, *images: ArrayLike, runs: int = 5, threads: int | None = None, **arguments: ArrayLike
+    ) -> Profile:
+        """`Pipeline.profile` of the winner, chosen first for these arguments if need be."""
+        self._tune(CallArguments(images, None, threads, arguments))
+        return self._current().profile(*images, runs=runs, threads=threads, **arguments)
+
+    def report(self, vectorization: bool = False) -> str:
+        """What was measured (`Trial.describe`: the winner, each candidate's median, the gain
+        over auto, whether the choice came from the store), then the winner's report."""
+        trial = self._trial
+        head = (
+            trial.describe()
+            if trial is not None
+            else "measured schedule: not measured yet (the first call times the candidates); "
+            "auto's compile until then"
+        )
+        return f"{head}\n\n{self._current().report(vectorization)}"
+
+    def release(self) -> None:
+        """Free the buffers every compiled candidate keeps for its next call."""
+        for pipe in self.candidates.values():
+            pipe.release()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return getattr(self._current(), name)
+
+    def __repr__(self) -> str:
+        trial = self._trial
+        state = "not measured yet" if trial is None else trial.summary().partition(": ")[2]
+        return f"<MeasuredPipeline {self.name}: {state}>"
+
+
+def _silent(done: int, total: int, what: str) -> None:
+    """A progress callback that says nothing."""
