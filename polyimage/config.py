@@ -34,7 +34,8 @@ from .errors import ArgumentError
 
 # one level of loop unswitching keeps its gains and cuts gcc's time on large groups 2-3x; the
 # C library's exp, log, sin, cos and pow are called as they are (no folding or narrowing by gcc),
-# as the interpreter calls them (dsl.libm)
+# as the interpreter calls them (dsl.libm); identical functions stay apart, so that each reports
+# its own loops in the vectorization report (polyimage.vectorization)
 DEFAULT_CFLAGS = (
     "-O3",
     "-march=native",
@@ -52,11 +53,12 @@ DEFAULT_CFLAGS = (
     "-fno-builtin-sin",
     "-fno-builtin-cos",
     "-fno-builtin-pow",
+    "-fno-ipa-icf",
 )
 
 
 # flags only gcc takes (clang ignores `--param` with a warning, other compilers may refuse it)
-GCC_ONLY_FLAGS = ("--param", "-mtune-ctrl=")
+GCC_ONLY_FLAGS = ("--param", "-mtune-ctrl=", "-fno-ipa-icf")
 
 
 def flags_for(flags: tuple, family: str, openmp: bool = True, openmp_simd: bool = False) -> tuple:

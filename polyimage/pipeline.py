@@ -405,8 +405,8 @@ class Pipeline:
     def report(self, vectorization: bool = False) -> str:
         """Stages after inlining with their domains, the parameter context, what was inlined,
         warnings, inputs calls had to copy (not C-contiguous) and pass times; with
-        `vectorization`, whether the C compiler vectorized each innermost loop and why not (a
-        separate build with its report, a few seconds)."""
+        `vectorization`, whether the C compiler vectorized each innermost loop and why not (read
+        from its build's log: see `scalar_stages`)."""
         from .report import pipeline_report
 
         with self._copied_lock:
@@ -448,6 +448,18 @@ class Pipeline:
     def build_info(self) -> BuildInfo:
         """Cache key, module path and whether the build came from the cache."""
         return self._built().info
+
+    @property
+    def scalar_stages(self) -> tuple | None:
+        """The stages whose innermost loop the C compiler did not vectorize, read from its
+        build's report (polyimage.vectorization; built again only when that build's log lacks
+        it); None where the compiler is not gcc, whose report this reads."""
+        from .vectorization import scalar_stages, vectorization
+
+        try:
+            return scalar_stages(vectorization(self))
+        except ArgumentError:
+            return None
 
     def _built(self) -> Kernel:
         if self.kernel is None:

@@ -107,12 +107,19 @@ def pipeline_report(
     lines.append("passes: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in pass_seconds.items()))
     built = kernel.info.describe() if kernel is not None else "not built (build=False)"
     lines.append("C compile: " + built)
-    if vectorization:
-        from .vectorization import describe
-        from .vectorization import vectorization as loops
+    from .vectorization import describe, logged_verdicts, scalar_stages
+    from .vectorization import vectorization as loops
 
+    verdicts = loops(compiled, kernel) if vectorization else logged_verdicts(compiled, kernel)
+    scalar = scalar_stages(verdicts or ())
+    if scalar:
+        lines.append(
+            f"warning: the innermost loop of {', '.join(scalar)} did not vectorize"
+            + ("" if vectorization else " (report(vectorization=True) says why)")
+        )
+    if vectorization:
         lines.append("vectorization (innermost loops):")
-        lines.append(describe(loops(compiled)))
+        lines.append(describe(verdicts))
     return "\n".join(lines)
 
 

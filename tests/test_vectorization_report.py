@@ -93,7 +93,8 @@ def test_an_int64_copy_the_compiler_removed_is_reported_unused():
     assert lines[first.line - 10].strip().startswith("for (int64_t i = 0")
     assert first.end == first.line + 2 and first.stages == second.stages == ("out",)
     assert WIDE_COPY not in first.notes and WIDE_COPY in second.notes
-    pipe = SimpleNamespace(cmodule=SimpleNamespace(loops=printed.loops))
+    source = "\n" * 9 + printed.text
+    pipe = SimpleNamespace(cmodule=SimpleNamespace(loops=printed.loops, source=source))
     log = f"kernel.c:{first.line}:5: optimized: loop vectorized using 32 byte vectors\n"
     verdicts = list(_verdicts(pipe, log))
     assert [v.detail for v in verdicts] == [
@@ -181,3 +182,107 @@ def test_a_window_of_many_exp_weights_vectorizes():
     out.defn = [sum(w * edge(x + i, y + j) for w, (i, j) in zip(weights, taps)) / sum(weights)]
     (loop,) = vectorization(polyimage.compile([out], schedule="naive"))
     assert loop.vectorized, loop.detail
+
+
+def test_the_verdicts_come_from_the_build_that_runs_anyway(monkeypatch):
+    """Every build writes gcc's report to its log; vectorization() and scalar_stages read it
+    without building again."""
+    import polyimage.vectorization as vectorization_module
+
+    monkeypatch.setenv("POLYIMAGE_NO_CACHE", "1")
+    pipe = polyimage.compile([_pipeline()], schedule="naive", inline=False)
+    assert "-fopt-info-vec-missed" in pipe.kernel.info.log
+
+    def no_second_build(*args, **kwargs):
+        raise AssertionError("built again")
+
+    monkeypatch.setattr(vectorization_module, "build", no_second_build)
+    stages = {v.stages[0] for v in vectorization(pipe)}
+    assert {"smooth", "looked"} <= stages
+    assert "smooth" not in pipe.scalar_stages
+
+
+def test_the_report_flags_change_neither_the_cache_key_nor_the_c(monkeypatch):
+    """The flags only add messages: a build without them has the same key and C (jit.build)."""
+    from polyimage.jit import build as jit_build
+
+    monkeypatch.setenv("POLYIMAGE_NO_CACHE", "1")
+    with_report = polyimage.compile([_pipeline()], schedule="naive", inline=False)
+    monkeypatch.setattr(jit_build, "VECTOR_REPORT_FLAGS", ())
+    without = polyimage.compile([_pipeline()], schedule="naive", inline=False)
+    assert with_report.build_info.key == without.build_info.key
+    assert with_report.c_source == without.c_source
+    assert "-fopt-info" not in without.kernel.info.log
+
+
+def test_a_log_without_the_report_is_built_again(tmp_path):
+    """A cache entry of an older version (its log without the report) or a unit whose object
+    was reused: vectorization() builds once more with the report."""
+    from types import SimpleNamespace
+
+    from polyimage.vectorization import logged_verdicts, reports_every_unit
+
+    pipe = polyimage.compile([_pipeline()], schedule="naive", inline=False)
+    old = "# 0.30 s\ngcc -O3 -fPIC -shared kernel_wrapper.c -o module.so\n"
+    (tmp_path / "build.log").write_text(old)
+    kernel = SimpleNamespace(info=SimpleNamespace(log="", path=tmp_path))
+    assert logged_verdicts(pipe, kernel) is None
+    assert {v.stages[0] for v in vectorization(pipe, kernel)} >= {"smooth", "looked"}
+    flags = "-fopt-info-vec-optimized -fopt-info-vec-missed"
+    reused = f"# 0.30 s\ngcc -O3 -c main.c -o main.o {flags}\nreused objects/ab/ab12.o\n"
+    assert not reports_every_unit(reused)
+    assert reports_every_unit(f"# 0.30 s\ngcc -O3 -c main.c -o main.o {flags}\n")
+
+
+def test_a_reused_units_messages_are_replayed_at_its_new_lines(monkeypatch, tmp_path):
+    """A recompile that reuses a unit's object (jit.build) replays the messages kept with it,
+    moved to the lines its code now stands at: the same verdicts as a build of every unit."""
+    from types import SimpleNamespace
+
+    from polyimage.codegen import units as units_module
+    from polyimage.config import Options
+    from polyimage.vectorization import reports_every_unit
+
+    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 10)
+    monkeypatch.setattr(units_module, "GROUP_UNIT_STATEMENTS", 5)
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y = Variable(Int, "x"), Variable(Int, "y")
+    img = Image(Float, "img", [R + 8, C + 8])
+    stage = img
+    for k in range(4):
+        box = [Interval(Int, k + 1, R + 6 - k), Interval(Int, k + 1, C + 6 - k)]
+        f = Function(([x, y], box), Float, f"b{k}")
+        taps = [(-1, 0), (0, 0), (1, 0)] if k % 2 else [(0, -1), (0, 0), (0, 1)]
+        f.defn = [sum(stage(x + i, y + j) for i, j in taps) * 0.25]
+        stage = f
+    options = Options(cache_dir=tmp_path / "cache")
+
+    def compiled(schedule):
+        return polyimage.compile([stage], {R: 64, C: 64}, schedule=schedule, options=options)
+
+    compiled("group 0: b0, b1 [8x16]\ngroup 1: b2, b3 [8x16]")
+    pipe = compiled("group 0: b0, b1 [4x32]\ngroup 1: b2, b3 [8x16]")
+    assert any(u.reused for u in pipe.build_info.units)
+    assert reports_every_unit((pipe.build_info.path / "build.log").read_text())
+    rebuilt = SimpleNamespace(info=SimpleNamespace(log="", path=tmp_path))
+    assert vectorization(pipe) == vectorization(pipe, rebuilt)
+
+
+def test_replayed_messages_move_with_the_units_line_directives(tmp_path):
+    """The same unit code placed further down kernel.c: each message keeps its place in the
+    piece of code its `#line` directive starts."""
+    from polyimage.jit.objects import keep_log, replayed_log
+
+    kept = tmp_path / "ab12.o"
+    before = '#line 1 "kernel.c"\nhelpers\n#line 50 "kernel.c"\nloops\n'
+    after = '#line 1 "kernel.c"\nhelpers\n#line 80 "kernel.c"\nloops\n'
+    log = (
+        "# 0.20 s\ngcc -c unit1.c -fopt-info-vec-missed\n"
+        "kernel.c:3:1: missed: in the helpers\nkernel.c:61:9: optimized: loop vectorized\n"
+    )
+    keep_log(log, before, kept)
+    replayed = replayed_log(kept, after)
+    assert "kernel.c:3:1: missed: in the helpers" in replayed
+    assert "kernel.c:91:9: optimized: loop vectorized" in replayed
+    assert "gcc -c unit1.c -fopt-info-vec-missed" in replayed
+    assert replayed_log(tmp_path / "other.o", after) is None

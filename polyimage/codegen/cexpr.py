@@ -227,7 +227,7 @@ class CExprPrinter:
     def _Select(self, e):
         if self.holds(e.cond):
             return self(e.a)
-        if self.eager and self.hoist and self.hoist.takes(e.cond):
+        if self.eager and (self.hoist and self.hoist.takes(e.cond) or _reads(e.a, e.b)):
             return f"{self.helper('blend', e.typ)}({self(e.cond)}, {self(e.a)}, {self(e.b)})"
         if self.eager:
             return f"{self.helper('select', e.typ)}({self(e.cond)}, {self(e.a)}, {self(e.b)})"
@@ -300,6 +300,13 @@ class CExprPrinter:
             return shift
         op = _DIVMOD.get(e.op, e.op) + ("c" if _by_positive_constant(e) else "")
         return f"{self.helper(op, E.Long)}({a}, {b})"
+
+
+def _reads(*exprs) -> bool:
+    """Whether any of `exprs` reads a buffer: a select of such values blends their bits, since
+    behind a plain select gcc sinks the reads into branches, and a comparison with the select
+    becomes a select of comparisons it cannot vectorize (non-maximum suppression)."""
+    return any(isinstance(n, E.Reference) for e in exprs for n in E.walk(e))
 
 
 def narrow_gather(ref) -> bool:
@@ -421,6 +428,8 @@ def _int_divmod_source(op: str, c: str) -> str:
         return f"{head} {{ return ({c})(a / b - (a % b < 0)); }}"
     if op == "modc":
         return f"{head} {{ {c} r = ({c})(a % b); return r < 0 ? ({c})(r + b) : r; }}"
+    if c in _EXACT_QUOTIENT:
+        return _float_quotient_source(op, c, head)
     if c.startswith("u"):
         body = f"return b == 0 ? 0 : ({c})(a {'/' if op == 'floordiv' else '%'} b);"
     elif op == "floordiv":
@@ -435,6 +444,39 @@ def _int_divmod_source(op: str, c: str) -> str:
             f"if (r != 0 && ((r < 0) != (b < 0))) r = ({c})(r + b); return r;"
         )
     return f"{head} {{ {body} }}"
+
+
+# integer types whose quotients a floating type computes exactly (|a| < 2^24 in float, 2^53 in
+# double), and that type: the floor of the rounded quotient is the exact one, since the rounding
+# error stays under 1/|b|, the distance from a quotient that is not an integer to the next one
+_EXACT_QUOTIENT = {
+    "int8_t": "float",
+    "uint8_t": "float",
+    "int16_t": "float",
+    "uint16_t": "float",
+    "int32_t": "double",
+    "uint32_t": "double",
+}
+
+
+def _float_quotient_source(op: str, c: str, head: str) -> str:
+    """Floor division and Python's modulo of an integer type of 32 bits or less, through the
+    floating type that divides it exactly: no branch (the divisor is made 1 where it is 0,
+    or -1 whose quotient -a may overflow), so the loop vectorizes (x86 has no vector integer
+    division). As the general helper: 0 for a divisor of 0, -a wrapped for -1."""
+    f = _EXACT_QUOTIENT[c]
+    floor = "floorf" if f == "float" else "floor"
+    u = "uint32_t"  # wraps (narrow types would promote to int)
+    special = "b == 0" if c.startswith("u") else "b == 0 || b == -1"
+    if op == "floordiv":
+        minus = "" if c.startswith("u") else f" b == -1 ? ({c})(({u})0 - ({u})a) :"
+        numerator = f"{c} n = b == 0 ? 0 :{minus} a;"
+    else:
+        numerator = f"{c} n = {special} ? 0 : a;"
+    quotient = f"{numerator} {c} d = {special} ? 1 : b; {c} q = ({c}){floor}(({f})n / ({f})d);"
+    if op == "floordiv":
+        return f"{head} {{ {quotient} return q; }}"
+    return f"{head} {{ {quotient} return ({c})(({u})n - ({u})d * ({u})q); }}"
 
 
 def _float_divmod_source(op: str, c: str) -> str:
@@ -477,7 +519,11 @@ def _cast_source(src_suffix: str, c: str, signless=False) -> str:
     """A saturating float-to-integer cast. `signless` (castz, for a cast converted back to
     float): the value is truncated and added to +0 first, since gcc (12 at least) rewrites
     `(float)(int)v` as `truncf(v)` under -fno-trapping-math, which keeps the sign of -0.3's
-    zero; the sum's zero is +0. (Two more operations: kept where the fold can happen.)"""
+    zero; the sum's zero is +0. (Two more operations: kept where the fold can happen.)
+    Branch-free in bits: the conversion of the value where it is in range (of 0 for NaN and
+    out of range), then its limits blended in by masks. Written with `?:`, constants on one
+    side, gcc threaded a path where a table read at the result reads a constant address,
+    which became a masked load it could not vectorize (local_laplacian's remapping)."""
     src = {v: k for k, v in _SUFFIX.items()}[src_suffix]
     bits = int("".join(ch for ch in c if ch.isdigit()))
     f = "f" if src == "float" else ""
@@ -487,11 +533,16 @@ def _cast_source(src_suffix: str, c: str, signless=False) -> str:
     else:
         high, low = f"{float(2 ** (bits - 1)).hex()}{f}", f"-{float(2 ** (bits - 1)).hex()}{f}"
         low_value, cmp_low = f"({c})({low})", "<"
-    value = f"(trunc{f}(v) + 0.0{f})" if signless else "v"
+    value = f"(trunc{f}(w) + 0.0{f})" if signless else "w"
     max_value = f"({c})" + (f"UINT{bits}_MAX" if c.startswith("u") else f"INT{bits}_MAX")
+    raw = "uint32_t" if src == "float" else "uint64_t"
+    u = "uint64_t" if bits == 64 else "uint32_t"
     return (
         f"{HELPER} {c} {PREFIX}{'castz' if signless else 'cast'}_{src_suffix}_{_SUFFIX[c]}"
         f"({src} v) {{ "
-        f"return v != v ? 0 : (v >= {high} ? {max_value} : "
-        f"(v {cmp_low} {low} ? {low_value} : ({c}){value})); }}"
+        f"{u} hi = ({u})0 - ({u})(v >= {high}), lo = ({u})0 - ({u})(v {cmp_low} {low}); "
+        f"{raw} out = ({raw})0 - ({raw})((v >= {high}) | (v {cmp_low} {low}) | (v != v)), x; "
+        f"__builtin_memcpy(&x, &v, sizeof x); x &= ~out; {src} w; "
+        f"__builtin_memcpy(&w, &x, sizeof w); {u} r = ({u})({c}){value}; "
+        f"return ({c})((r & ~(hi | lo)) | (({u}){max_value} & hi) | (({u}){low_value} & lo)); }}"
     )

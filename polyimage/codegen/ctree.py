@@ -133,7 +133,8 @@ def shared_schedule(iterations: str, threads: str) -> str:
 class For(Node):
     """`for (TYPE var = lo; var <= hi; var += step) body` with its OpenMP properties:
     `parallel` "" (serial), "for" (inside a Parallel region) or "parallel for"; `simd`;
-    `collapse` loops; `threads` and `condition` (num_threads and if clauses); `schedule`."""
+    `collapse` loops; `threads` and `condition` (num_threads and if clauses); `schedule`;
+    `reduction`, a reduction clause's "operator:variable"."""
 
     var: str
     lo: str
@@ -149,6 +150,7 @@ class For(Node):
     condition: str = ""
     schedule: str = ""
     uses: frozenset = field(default=frozenset(), compare=False)
+    reduction: str = ""
 
     def children(self) -> tuple:
         return (self.body,)
@@ -164,6 +166,7 @@ class For(Node):
         words += [f"num_threads({self.threads})"] if self.threads else []
         words += [f"schedule({self.schedule})"] if self.schedule else []
         words += [f"if(parallel: {self.condition})"] if self.condition else []
+        words += [f"reduction({self.reduction})"] if self.reduction else []
         return " ".join(words)
 
     def header(self) -> str:

@@ -7,10 +7,13 @@ own update, in the order of the Cases, at each point of the reduction domain in 
 from __future__ import annotations
 
 import copy
+import dataclasses
 import itertools
 
+from ..algebra.affine import is_affine
 from ..dsl import expr as E
 from ..dsl.constructs import Op
+from ..dsl.types import Half
 from ..schedule.reduction_order import loop_order
 from ..schedule.reductions import (
     MAX_CHUNKS,
@@ -25,6 +28,11 @@ from .ctree import ONE_AT_A_TIME, Assign, Block, Declare, For, If, Line, Node, S
 from .names import PREFIX
 
 P = PREFIX
+# OpenMP's reduction operators of Op
+_CLAUSE_OPERATORS = {Op.Sum: "+", Op.Mul: "*", Op.Min: "min", Op.Max: "max"}
+# the note on the block of a Reduction's update loops: the vectorization report reads their
+# innermost loops, `omp simd` or not (polyimage.vectorization)
+UPDATES = "updates"
 
 
 def reduction_update(emitter, func, strategy, cells=None) -> Block:
@@ -75,27 +83,78 @@ def _serial(emitter, func, names, bounds, target=None):
     variables = [func.reduction_variables[k] for k in looped]
     loop_bounds = [bounds.get(k, (f"{P}rlo_{names[k]}", f"{P}rhi_{names[k]}")) for k in looped]
 
-    def update():
-        return _unrolled_updates(emitter, func, unrolled, target)
+    def update(accumulator=None):
+        return _unrolled_updates(emitter, func, unrolled, target, accumulator)
 
     inner = independent_inner(func, variables[-1])
-    if inner is None:
-        return emitter._loops(variables, func.name, False, update, bounds=loop_bounds)
-    return emitter._loops(
-        variables[:-1],
-        func.name,
-        parallel=False,
-        body=lambda: _independent_loop(emitter, variables[-1], inner, loop_bounds[-1], update),
-        bounds=loop_bounds[:-1],
-    )
+    last, last_bounds = variables[-1], loop_bounds[-1]
+    if inner is None and _accumulates(func, last, unrolled):
+        nest = emitter._loops(
+            variables[:-1],
+            func.name,
+            parallel=False,
+            body=lambda: _accumulated(emitter, func, last, last_bounds, target, update),
+            bounds=loop_bounds[:-1],
+        )
+    elif inner is None:
+        nest = emitter._loops(variables, func.name, False, update, bounds=loop_bounds)
+    else:
+        nest = emitter._loops(
+            variables[:-1],
+            func.name,
+            parallel=False,
+            body=lambda: _independent_loop(emitter, variables[-1], inner, loop_bounds[-1], update),
+            bounds=loop_bounds[:-1],
+        )
+    return Block((nest,), note=UPDATES)
 
 
-def _unrolled_updates(emitter, func, unrolled, target) -> Seq:
+def _accumulates(func, var, unrolled) -> bool:
+    """Whether every point of the innermost loop over `var` updates one cell: a single
+    unconditional update whose target moves with neither `var` nor the unrolled variables,
+    and whose value does not read the Reduction (so the cell may stay in a variable)."""
+    if len(func.cases) != 1 or func.cases[0].cond is not None or func.typ is Half:
+        return False
+    red = func.cases[0].value
+    fixed = {id(var)} | {id(func.reduction_variables[k]) for k in unrolled}
+    return all(
+        is_affine(a) and not any(id(n) in fixed for n in E.walk(a)) for a in red.target.args
+    ) and not any(isinstance(n, E.Reference) and n.func is func for n in E.walk(red.value))
+
+
+def _accumulated(emitter, func, var, bounds, target, update) -> Block:
+    """The innermost loop over `var` updating one cell (_accumulates) kept in a variable from
+    before the loop to after it: the compiler, which cannot tell the cell from the buffers
+    read, would store and load it at every point, and vectorizes none of it. Integers combine
+    under `omp simd` with a reduction clause (their operators are associative, wrapping: the
+    same result in any order; gcc's cost model at -O2 would leave the loop scalar); floats in
+    order, as written."""
+    store = target or emitter.storage[func.name]
+    saved, emitter.storage[func.name] = emitter.storage[func.name], store
+    try:
+        offset = emitter.offset(func.cases[0].value.target, emitter.printer)
+    finally:
+        emitter.storage[func.name] = saved
+    cell, acc = f"{store.buffer}[{P}acc_o]", f"{P}acc"
+    at = emitter.declare("int64_t", [(f"{P}acc_o", offset)])
+    emitter.touch(store, True)
+    start = emitter.declare(func.typ.c_name, [(acc, cell)], const=False)
+    loop = emitter.innermost(var, bounds[0], bounds[1], lambda: update(acc), simd=False)
+    if func.typ.is_int:
+        clause = f"{_CLAUSE_OPERATORS[func.cases[0].value.op]}:{acc}"
+        loop = dataclasses.replace(loop, simd=True, reduction=clause)
+    emitter.touch(store, True)
+    return Block((at, start, loop, emitter.assign(cell, acc)))
+
+
+def _unrolled_updates(emitter, func, unrolled, target, accumulator=None) -> Seq:
     """The updates at every value of the `unrolled` variables (indices), in order. Without
     Case conditions, every offset and value is computed before the first update (they never
     read the target): the compiler, which cannot tell the target from the buffers read
     (outlined OpenMP regions drop `restrict`), can then share their loads and arithmetic. A
-    conditional update computes its offset and value only where its condition holds."""
+    conditional update computes its offset and value only where its condition holds. With
+    an `accumulator` (a C variable holding the one cell updated, _accumulated) the updates
+    combine into it."""
     variables = [func.reduction_variables[k] for k in unrolled]
     ranges = [
         range(func.reduction_intervals[k].lb.value, func.reduction_intervals[k].ub.value + 1)
@@ -108,10 +167,8 @@ def _unrolled_updates(emitter, func, unrolled, target) -> Seq:
     if hoisted:
         typ = func.typ.c_name
         for u in range(count):
-            nodes += [
-                Declare("int64_t", ((f"{P}o{u}", None),)),
-                Declare(typ, ((f"{P}v{u}", None),)),
-            ]
+            offsets = [] if accumulator else [Declare("int64_t", ((f"{P}o{u}", None),))]
+            nodes += [*offsets, Declare(typ, ((f"{P}v{u}", None),))]
     saved = emitter.storage[func.name]
     store = target or saved
     emitter.storage[func.name] = store
@@ -124,10 +181,11 @@ def _unrolled_updates(emitter, func, unrolled, target) -> Seq:
             block += emitter.aliases(variables)
             for i, case in enumerate(func.cases):
                 red = case.value
-                offset = emitter.offset(red.target, emitter.printer)
+                offset = None if accumulator else emitter.offset(red.target, emitter.printer)
                 if hoisted:
                     u = k * len(func.cases) + i
-                    block.append(emitter.assign(f"{P}o{u}", offset))
+                    if not accumulator:
+                        block.append(emitter.assign(f"{P}o{u}", offset))
                     block.append(emitter.assign(f"{P}v{u}", emitter.printer(red.value)))
                     continue
                 cell = f"{store.buffer}[{offset}]"
@@ -141,7 +199,7 @@ def _unrolled_updates(emitter, func, unrolled, target) -> Seq:
     finally:
         emitter.storage[func.name] = saved
     for u in range(count) if hoisted else ():
-        cell = f"{store.buffer}[{P}o{u}]"
+        cell = accumulator or f"{store.buffer}[{P}o{u}]"
         op = func.cases[u % len(func.cases)].value.op
         emitter.touch(store, True)
         nodes.append(emitter.assign(cell, combine(emitter.printer, op, func.typ, cell, f"{P}v{u}")))

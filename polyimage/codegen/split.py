@@ -11,8 +11,9 @@ Arithmetic is exact (as in the bounds check), which assumes the comparison's own
 not overflow their type.
 
 A Select whose condition reads no data and is constant along the loop (`c == 0` of a channel
-Case inlined into a consumer) is lifted into Cases the same way, so each segment computes its
-own arm rather than every arm and a blend (`lifted_cases`).
+Case inlined into a consumer) or qualifies as a Case's (a read guarded by `y >= 1`) is lifted
+into Cases the same way, so each segment computes its own arm rather than every arm and a
+blend, or a branch around a read that may lie out of bounds (`lifted_cases`).
 """
 
 from __future__ import annotations
@@ -123,8 +124,9 @@ def linear(e, v, pick=None):
 
 
 def lifted_cases(cases, v):
-    """`cases` with every Select whose condition reads no data and is free of `v` lifted into
-    Cases of their own (up to MAX_LIFTED_CASES), or None when there is none to lift."""
+    """`cases` with every Select whose condition reads no data and is free of `v` or linear in
+    it lifted into Cases of their own (up to MAX_LIFTED_CASES), or None when there is none to
+    lift."""
     lifted = list(cases)
     while len(lifted) < MAX_LIFTED_CASES:
         found = next(
@@ -133,7 +135,7 @@ def lifted_cases(cases, v):
                 for k, case in enumerate(lifted)
                 if isinstance(case.value, E.Expr)
                 for node in E.walk(case.value)
-                if isinstance(node, E.Select) and _invariant(node.cond, v)
+                if isinstance(node, E.Select) and _liftable(node.cond, v)
             ),
             None,
         )
@@ -149,5 +151,13 @@ def lifted_cases(cases, v):
     return None if len(lifted) == len(cases) else lifted
 
 
-def _invariant(cond, v) -> bool:
-    return not any(node is v or isinstance(node, E.Reference) for node in E.walk(cond))
+def _liftable(cond, v) -> bool:
+    """Whether a Select on `cond` may become Cases: it reads no data, and is constant along
+    the loop or changes where codegen.split can cut it (a read guarded by `v >= 1`)."""
+    if any(isinstance(node, E.Reference) for node in E.walk(cond)):
+        return False
+    try:
+        _condition_breakpoints(cond, v)
+    except NotLinear:
+        return False
+    return True

@@ -7,7 +7,6 @@ import importlib.machinery
 import importlib.util
 import json
 import logging
-import os
 import shlex
 import shutil
 import subprocess
@@ -17,7 +16,7 @@ import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..calls import affinity_cores, passive_waiting_by_default
@@ -27,8 +26,8 @@ from ..codegen.units import SOURCE_NAME
 from ..config import Options
 from ..dsl.types import C_ARRAYS
 from ..errors import CheckError, CompileError
-from ..version import __version__
 from . import cache
+from . import objects as object_cache
 from .toolchain import (
     compiler_command,
     compiler_facts,
@@ -58,6 +57,9 @@ UNIT_POLICY = (
 )
 # compiled units kept by their text, so that a compile which changes other code relinks them
 OBJECTS = "objects"
+# gcc's vectorization report, written to build.log by every build (polyimage.vectorization
+# reads it); messages only: the cache key, the object keys and the code are the same without
+VECTOR_REPORT_FLAGS = ("-fopt-info-vec-optimized", "-fopt-info-vec-missed")
 _LOAD_LOCK = threading.Lock()
 # after our code in the main unit, cffi's wrappers: messages about them name no line of kernel.c
 _WRAPPERS_LINE = '\n#line 1 "cffi wrappers"\n'
@@ -81,7 +83,9 @@ class UnitTime:
 class BuildInfo:
     """What the build step did: the cache key, where the module is, whether it was cached, and
     the compiler's time per unit when the module was built (now or, on a hit, earlier); the
-    compiler, and `serial` when it has no OpenMP (the module runs on one thread)."""
+    compiler, and `serial` when it has no OpenMP (the module runs on one thread); `log`, the
+    compiler's output of a build without the cache, whose folder is gone (else build.log in
+    the entry holds it)."""
 
     key: str
     path: Path
@@ -90,6 +94,7 @@ class BuildInfo:
     units: tuple = ()
     compiler: str = ""
     serial: bool = False
+    log: str = field(default="", repr=False, compare=False)
 
     def describe(self) -> str:
         """Where the module came from and the compiler's seconds per translation unit."""
@@ -167,11 +172,15 @@ def build(cmodule: CModule, options: Options) -> Kernel:
         module = _load_entry(module_name, entry / module_file) if entry else None
         hit = module is not None
         units = _recorded_units(entry) if hit and entry is not None else ()
+        log_text = ""
         if not hit:
             staging = cache.staging_dir(root)
             objects = root / OBJECTS if options.use_cache else None
             reuse = (objects, fingerprint)
-            units = _compile(cmodule, module_name, staging, compiler, cflags, reuse)
+            report = report_flags(compiler, options, cflags)
+            units = _compile(cmodule, module_name, staging, compiler, cflags, reuse, report)
+            if not options.use_cache:  # its folder goes: the log stays on the BuildInfo
+                log_text = (staging / "build.log").read_text(errors="replace")
             # loaded before it is installed, so that no other process can evict it first
             try:
                 module = _load(module_name, staging / module_file)
@@ -200,7 +209,7 @@ def build(cmodule: CModule, options: Options) -> Kernel:
     seconds = time.perf_counter() - start
     serial = serial_build(compiler, options.cflags, facts_dir(options))
     assert entry is not None  # found in the cache, or installed there just now
-    info = BuildInfo(key, entry, hit, seconds, units, compiler, serial)
+    info = BuildInfo(key, entry, hit, seconds, units, compiler, serial, log_text)
     if hit:
         log.info("%s: loaded from the cache in %.3f s (%s)", cmodule.function, seconds, entry)
     else:
@@ -225,14 +234,28 @@ def compile_flags(options: Options) -> tuple:
     return compiler, cflags, compiler_fingerprint(compiler, given, remembered)
 
 
+def report_flags(compiler: str, options: Options, cflags: tuple) -> tuple:
+    """The flags of gcc's vectorization report (VECTOR_REPORT_FLAGS) that `cflags` lack, for
+    gcc only (clang's remarks say other things, in another form)."""
+    family = compiler_facts(compiler, tuple(options.cflags), facts_dir(options)).family
+    return tuple(f for f in VECTOR_REPORT_FLAGS if f not in cflags) if family == "gcc" else ()
+
+
 def _compile(
-    cmodule: CModule, module_name: str, staging: Path, compiler: str, cflags: tuple, reuse
+    cmodule: CModule,
+    module_name: str,
+    staging: Path,
+    compiler: str,
+    cflags: tuple,
+    reuse,
+    report: tuple = (),
 ) -> tuple:
     """cffi writes the main unit's extension C (our code plus its wrappers); the compiler builds
     it and the other units in child processes, in parallel on the available cores, their
     output captured into build.log. `reuse` is (the object cache folder or None, the
     compiler's fingerprint): a unit other than the main one whose object is there is not
-    compiled again. Returns the UnitTime of each unit, then of the link."""
+    compiled again. `report`: flags that only add messages (no part of an object's key).
+    Returns the UnitTime of each unit, then of the link."""
     from cffi import FFI
     from cffi.recompiler import make_c_source
 
@@ -261,22 +284,28 @@ def _compile(
     names = ["main"] + [f"nests {k}" for k in range(1, len(files))]
     objects_root, fingerprint = reuse
     cached = [None] + [
-        _object_path(objects_root, fingerprint, command, text)
+        object_cache.object_path(objects_root, fingerprint, command, text)
         for command, text in zip(commands[1:], units[1:])
     ]
-    todo = [k for k in range(len(commands)) if not _reuse_object(cached[k], staging / objects[k])]
+    reuse_object = object_cache.reuse_object
+    todo = [k for k in range(len(commands)) if not reuse_object(cached[k], staging / objects[k])]
+    reused = [k for k in range(len(commands)) if k not in todo]
+    replayed = {k: object_cache.replayed_log(cached[k], units[k]) for k in reused}
     ran = _run_all(
-        [commands[k] for k in todo],
+        [commands[k] + list(report) for k in todo],
         [units[k].count("\n") for k in todo],
         staging,
         cmodule.function,
         [names[k] for k in todo],
     )
-    results = [_Done(None, 0.0, f"reused {cached[k]}\n") for k in range(len(commands))]
+    results = [
+        _Done(None, 0.0, replayed.get(k) or f"reused {cached[k]}\n") for k in range(len(commands))
+    ]
     for k, done in zip(todo, ran):
         results[k] = done
         if done.failure is None and cached[k] is not None:
-            _keep_object(staging / objects[k], cached[k])
+            object_cache.keep_object(staging / objects[k], cached[k])
+            object_cache.keep_log(done.log, units[k], cached[k])
     if len(files) > 1 and all(r.failure is None for r in results):
         results.append(_run(base + list(LINK_FLAGS) + objects + ["-o", module_file], staging))
         names.append("link")
@@ -294,46 +323,9 @@ def _compile(
             f"{kept / 'build.log'}",
             kept / "build.log",
         )
-    reused = set(range(len(commands))) - set(todo)
     return tuple(
         UnitTime(name, r.seconds, k in reused) for k, (name, r) in enumerate(zip(names, results))
     )
-
-
-def _object_path(root, fingerprint: str, command: list, text: str):
-    """Where the object of a unit compiled by `command` from `text` is kept, or None without an
-    object cache. The key leaves out the `#line` directives: they move with the code before the
-    unit in kernel.c, and without -g they change nothing in the object."""
-    if root is None:
-        return None
-    code = "\n".join(line for line in text.splitlines() if not line.startswith("#line "))
-    argv = [a for a in command if not a.endswith((".c", ".o"))]
-    key = cache.fields_digest([code, fingerprint, " ".join(argv), __version__])
-    return Path(root) / key[:2] / f"{key}.o"
-
-
-def _reuse_object(kept, target: Path) -> bool:
-    """Copies a kept object to `target` and marks it used; False when there is none."""
-    if kept is None:
-        return False
-    try:
-        shutil.copyfile(kept, target)
-        cache.touch(kept)
-        return True
-    except OSError:
-        return False
-
-
-def _keep_object(built: Path, kept: Path) -> None:
-    """Keeps a freshly built object (written under a hidden name, then renamed into place, so
-    a reader never sees half of one); an unwritable cache only loses the reuse."""
-    try:
-        kept.parent.mkdir(parents=True, exist_ok=True)
-        partial = kept.parent / f".{kept.name}.{os.getpid()}.{threading.get_ident()}"
-        shutil.copyfile(built, partial)
-        os.replace(partial, kept)
-    except OSError:
-        pass
 
 
 def unit_flags(cflags: tuple, text: str, module_bytes: int = 0) -> tuple:

@@ -34,6 +34,11 @@ points and on domains starting elsewhere than 0, and Reductions whose reduction 
 against the memory layout; its `expected` holds its outputs' values by NumPy's own semantics
 (np.pad's modes, float16 casts, Python integers), computed apart from the interpreter.
 
+`random_vector_pipeline(seed)` draws the stages users write (bilateral windows, gradients and
+their non-maximum suppression, every pixel type and border mode, guarded reads, Reductions),
+for the test that every innermost loop vectorizes; its outputs are checked against the
+interpreter.
+
 `python -m polyimage.testing.print_pipeline [--features] SEED [SCHEDULE_SEED ...]` prints a
 seed's pipeline and the schedules the tests draw for it.
 """
@@ -48,6 +53,7 @@ from .random_schedules import (
     untiled_schedule,
 )
 from .stage_domains import LUT_BINS, MAX_STAGES, SIZE_WEIGHTS, SIZES, TILE_SIZES, Dim, Node
+from .vector_pipelines import random_vector_pipeline
 
 __all__ = [
     "INNER_SHAPES",
@@ -66,5 +72,6 @@ __all__ = [
     "random_pipeline",
     "random_schedule",
     "random_tile_sizes",
+    "random_vector_pipeline",
     "untiled_schedule",
 ]

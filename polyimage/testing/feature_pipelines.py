@@ -60,7 +60,7 @@ class _FeatureBuilder(FeatureStages):
         used = {s.name for s in graph.stages} | {p.name for p in graph.parameters}
         arguments = {k: v for k, v in arguments.items() if k in used}
         features = set().union(*(n.features for n in self.nodes if n.func.name in used))
-        if any(n.values.dtype == np.float16 for n in self.nodes if n.func.name in used):
+        if any(n.func.typ.dtype == np.float16 for n in self.nodes if n.func.name in used):
             features.add("Half")
         return RandomPipeline(
             self.seed,

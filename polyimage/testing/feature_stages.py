@@ -79,12 +79,13 @@ def _interval(lo, last) -> Interval:
 
 @dataclass
 class Valued:
-    """A stage (or an Image) and its values by NumPy's semantics: `lows` maps each of its
-    axes ('x', 'y', 'b') to where its domain starts."""
+    """A stage (or an Image) and its values by NumPy's semantics (None for a stage of a
+    generator that computes none, testing.vector_pipelines): `lows` maps each of its axes
+    ('x', 'y', 'b') to where its domain starts."""
 
     func: Any
     lows: dict
-    values: np.ndarray
+    values: np.ndarray | None
     op: str
     features: frozenset = frozenset()
 
@@ -198,7 +199,7 @@ class FeatureStages:
         dims = tuple(range(len(p.axes)))
         if len(dims) > 1 and rng.random() < 0.4:
             dims = (rng.choice(dims),)
-        dtype = p.values.dtype
+        dtype = p.func.typ.dtype
         if dtype.kind in "iu":
             lo, hi = fv.limits(dtype)
             constant = rng.choice((lo, hi, 0, 7))
