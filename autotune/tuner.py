@@ -25,11 +25,11 @@ from polyimage.grouping.machine import Machine, available_cores, cpu_model
 from polyimage.grouping.weights import TARGET_KEY, write_weights_file
 from polyimage.pipeline import MAX_THREADS, target_machine
 from polyimage.schedule.plan import Schedule
+from polyimage.timing import time_interleaved
 
 from . import tuning_report as tables
 from .candidates import auto_pick, base_candidates, schedule_cost
 from .fit import geometric_mean, log_uniform_samples, search
-from .measure import time_interleaved
 from .progress import Progress
 from .store import Measurement, MeasurementStore, TuneError
 from .subjects import SIZES, training_set

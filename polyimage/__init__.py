@@ -67,7 +67,7 @@ __all__ = list(_dsl_all) + [
 
 LAYERS = (
     ("errors", "version"),
-    ("config", "io", "calls"),
+    ("config", "io", "calls", "timing"),
     ("dsl",),
     ("algebra",),
     ("graph",),

@@ -12,13 +12,8 @@ is ignored with a CacheWarning, measured again and replaced.
 from __future__ import annotations
 
 import dataclasses
-import gc
 import json
 import logging
-import os
-import random
-import statistics
-import tempfile
 import threading
 import time
 import warnings
@@ -33,10 +28,11 @@ from .arguments import bind_arguments, bind_positional, check_threads
 from .calls import available_cores
 from .errors import CacheWarning, PolyimageError
 from .grouping.machine import cpu_model
-from .jit.cache import fields_digest
+from .jit.cache import fields_digest, touch, write_whole
 from .record import compile_key
 from .schedule.plan import GroupSchedule, Schedule
 from .schedule.tiling import TiledGroup
+from .timing import GIVE_UP, Timing, collector_paused, time_interleaved
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -53,10 +49,8 @@ STORE_FORMAT = 1
 NAMED = ("auto", "greedy-cost", "naive")
 HALVED, DOUBLED = "auto-halved", "auto-doubled"
 RUNS = 7  # timed calls of a candidate at most, after one warm-up
-MIN_RUNS = 3  # timed calls before a clearly slower candidate is dropped
-SLOWER = 1.5  # a median over the best one's times this drops its candidate
+SLOWER = GIVE_UP  # a median over the best one's times this drops its candidate (after MIN_RUNS)
 BUDGET_SECONDS = 5.0  # past MIN_RUNS, the rounds stop once the timed calls took this long
-ROUND_SEED = 2020
 
 # progress(done, total, what): the steps of a trial (compiles, rounds of calls) as they end
 ProgressCallback = Callable[[int, int, str], None]
@@ -173,10 +167,7 @@ def load_trial(path: Path) -> Trial | None:
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         _damaged(path, exc)
         return None
-    try:
-        os.utime(path)  # recently used, for the cache's eviction
-    except OSError:
-        pass
+    touch(path)  # recently used, for the cache's eviction
     return trial
 
 
@@ -200,20 +191,8 @@ def _damaged(path: Path, exc: BaseException) -> None:
 
 
 def save_trial(path: Path, trial: Trial) -> None:
-    """Write `trial` to `path` whole: a temporary file of this writer's own, renamed into
-    place (readers see the old file, none, or the new one)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
-    try:
-        with os.fdopen(handle, "w") as fh:
-            fh.write(trial.to_json())
-        os.replace(partial, path)
-    except BaseException:
-        try:
-            os.unlink(partial)
-        except OSError:
-            pass
-        raise
+    """Write `trial` to `path` whole (readers see the old file, none, or the new one)."""
+    write_whole(path, trial.to_json())
 
 
 def tile_variants(compiled: Compiled) -> dict[str, Schedule]:
@@ -264,36 +243,19 @@ def scaled_group(
 
 def time_candidates(
     calls: Mapping[str, Callable[[], object]], step: Callable[[str], None]
-) -> dict[str, list]:
-    """{label: seconds of each timed call} of the candidates `calls`, each warmed up once, then
-    timed in rounds of one call each, in an order shuffled every round (a noisy moment falls
-    on every candidate alike), the garbage collector paused. From MIN_RUNS calls on, a
-    candidate over SLOWER times the best median is dropped, and the rounds end at RUNS, when
-    one is left, or once BUDGET_SECONDS were spent timing. `step(text)` hears of each round."""
-    for call in calls.values():
-        call()
-    times: dict[str, list] = {label: [] for label in calls}
-    active, order, spent = list(calls), random.Random(ROUND_SEED), 0.0
-    enabled = gc.isenabled()
-    gc.collect()
-    gc.disable()
-    try:
-        for round_number in range(1, RUNS + 1):
-            for label in order.sample(active, len(active)):
-                start = time.perf_counter()
-                calls[label]()
-                times[label].append(time.perf_counter() - start)
-                spent += times[label][-1]
-            step(f"round {round_number} of at most {RUNS}")
-            if round_number >= MIN_RUNS:
-                best = min(statistics.median(times[label]) for label in active)
-                active = [k for k in active if statistics.median(times[k]) <= SLOWER * best]
-                if len(active) == 1 or spent > BUDGET_SECONDS:
-                    break
-    finally:
-        if enabled:
-            gc.enable()
-    return times
+) -> dict[str, Timing]:
+    """{label: Timing} of the candidates `calls`, timed side by side (timing.time_interleaved)
+    with the garbage collector paused: at most RUNS calls each, a candidate SLOWER times the
+    best dropped from MIN_RUNS calls on, the rounds ending when one is left or once
+    BUDGET_SECONDS were spent timing. `step(text)` hears of each round."""
+    with collector_paused():
+        return time_interleaved(
+            dict(calls),
+            RUNS,
+            on_round=lambda number: step(f"round {number} of at most {RUNS}"),
+            budget_seconds=BUDGET_SECONDS,
+            until_one=True,
+        )
 
 
 @dataclass(frozen=True)
@@ -448,11 +410,11 @@ class MeasuredPipeline:
             done += 1
             progress(done, total, f"timing: {what}")
 
-        times = time_candidates(calls, step)
+        timings = time_candidates(calls, step)
         progress(total, total, "timed")
-        medians = {label: statistics.median(seconds) for label, seconds in times.items()}
-        most = max(len(seconds) for seconds in times.values())
-        winner = min((k for k in medians if len(times[k]) == most), key=medians.__getitem__)
+        medians = {label: timing.seconds for label, timing in timings.items()}
+        most = max(timing.runs for timing in timings.values())
+        winner = min((k for k in medians if timings[k].runs == most), key=medians.__getitem__)
         self._winner = self._candidates[winner]
         for label, pipe in self._candidates.items():
             if label != winner:
@@ -461,7 +423,7 @@ class MeasuredPipeline:
             winner=winner,
             schedules=schedules,
             medians=medians,
-            calls={label: len(seconds) for label, seconds in times.items()},
+            calls={label: timing.runs for label, timing in timings.items()},
             same_as=same_as,
             measured=time.strftime("%Y-%m-%d %H:%M"),
             from_store=False,

@@ -20,7 +20,6 @@ import functools
 import logging
 import os
 import pickle
-import tempfile
 import warnings
 from pathlib import Path
 
@@ -28,7 +27,7 @@ from .dsl import expr as E
 from .dsl.constructs import Reduce
 from .errors import CacheWarning, UncoveredReadWarning
 from .jit.build import evict_over_cap
-from .jit.cache import fields_digest
+from .jit.cache import fields_digest, write_whole
 from .lower import Compiled, Request
 from .version import __version__
 
@@ -220,18 +219,6 @@ def save_record(root, key: str, compiled: Compiled) -> Path:
     """Write the record atomically (a reader sees the old file, none, or the whole new one);
     returns its path."""
     path = record_path(root, key)
-    path.parent.mkdir(parents=True, exist_ok=True)
     record = {"format": RECORD_FORMAT, "compiled": compiled}
-    data = pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL)
-    fd, staging = tempfile.mkstemp(prefix=".record-", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-        os.replace(staging, path)
-    except BaseException:
-        try:
-            os.unlink(staging)
-        except OSError:
-            pass
-        raise
+    write_whole(path, pickle.dumps(record, protocol=pickle.HIGHEST_PROTOCOL))
     return path

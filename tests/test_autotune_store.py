@@ -5,10 +5,9 @@ from types import SimpleNamespace
 
 import pytest
 
-from polyimage.autotune import measure
-from polyimage.autotune.measure import GIVE_UP, MIN_RUNS, time_interleaved
+from polyimage import timing as measure
 from polyimage.autotune.store import Measurement, MeasurementStore, TuneError, read_measurements
-from polyimage.commands.timing import round_orders
+from polyimage.timing import GIVE_UP, MIN_RUNS, round_orders, time_interleaved
 
 
 def _measurement(schedule="group 0: f [untiled]", seconds=0.5, threads=2):

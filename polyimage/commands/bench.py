@@ -27,12 +27,12 @@ from polyimage.errors import ArgumentError
 from polyimage.grouping.machine import available_cores
 from polyimage.io import load_image
 from polyimage.jit.calibrate import calibrate, load_calibration
+from polyimage.timing import collector_paused, round_orders
 
 from . import contention
 from .cli_arguments import check_folder
 from .plot import check_plot, draw
 from .targets import describe, header, parse_machine, target_options
-from .timing import collector_paused, round_orders
 
 # optional baselines: (name, module to import, the timings it adds)
 OPTIONAL_BASELINES = (

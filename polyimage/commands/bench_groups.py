@@ -17,8 +17,7 @@ from polyimage.algebra.evaluate import evaluate_scalar
 from polyimage.errors import ArgumentError, PolyimageError
 from polyimage.graph import build_graph
 from polyimage.testing import random_feature_pipeline, random_pipeline
-
-from .timing import collector_paused, round_orders
+from polyimage.timing import collector_paused, round_orders
 
 # R x C of the pipelines for `--size paper` (the default) and `--size small`
 NAMED_SIZES = {"paper": "1536x2560", "small": "96x128"}

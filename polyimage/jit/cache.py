@@ -124,6 +124,25 @@ def _identity(path: Path):
     return info.st_dev, info.st_ino
 
 
+def write_whole(path: Path, data: str | bytes) -> None:
+    """Write `data` to `path` whole: into a temporary file of this writer's own beside it
+    (threads and processes writing at once each have theirs), renamed into place, so that a
+    reader sees the old file, none, or the new one."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    try:
+        with os.fdopen(handle, "wb" if isinstance(data, bytes) else "w") as fh:
+            fh.write(data)
+        os.replace(partial, path)
+    except BaseException:
+        try:
+            os.unlink(partial)
+        except OSError:
+            pass
+        raise
+
+
 def touch(entry: Path) -> None:
     """Mark the entry as used now (its folder's mtime), so that eviction keeps it longest."""
     try:

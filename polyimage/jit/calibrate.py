@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import shlex
 import subprocess
 import tempfile
@@ -28,7 +27,7 @@ from ..codegen.cmodule import OPENMP_HEADER, OPENMP_TIMER
 from ..errors import CompileError
 from ..grouping.machine import REFERENCE_GATHER_OPS, REFERENCE_OP_BYTES, cpu_model
 from .build import compile_flags
-from .cache import fields_digest
+from .cache import fields_digest, write_whole
 from .toolchain import compiler_command, compiler_fingerprint, facts_dir
 
 MACHINES = ".machines"
@@ -188,12 +187,7 @@ def calibrate(options, force: bool = False, seconds: float = 0.05) -> Calibratio
         path=str(path),
     )
     data = {k: v for k, v in calibration.__dict__.items() if k != "path"}
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # a name of its own per writer (threads of one process too), then renamed into place
-    handle, partial = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
-    with os.fdopen(handle, "w") as fh:
-        fh.write(json.dumps(data, indent=1) + "\n")
-    os.replace(partial, path)
+    write_whole(path, json.dumps(data, indent=1) + "\n")
     return calibration
 
 

@@ -45,9 +45,8 @@ def keep_log(log: str, text: str, kept: Path) -> None:
     directives named, so that a build reusing the object replays its messages
     (replayed_log); an unwritable cache only loses them."""
     try:
-        partial = kept.parent / f".{kept.name}.{os.getpid()}.{threading.get_ident()}.log"
-        partial.write_text(json.dumps({"lines": _line_directives(text), "log": log}))
-        os.replace(partial, kept.with_suffix(".log"))
+        data = json.dumps({"lines": _line_directives(text), "log": log})
+        cache.write_whole(kept.with_suffix(".log"), data)
     except OSError:
         pass
 
