@@ -21,7 +21,7 @@ def simplify(e: E.Expr) -> E.Expr:
                 if _const(x) == 1:
                     return y
         if e.op in ("min", "max"):
-            return _extremum(e.op, [a, b], e.typ)
+            return extremum(e.op, [a, b], e.typ)
         return e if (a is e.a and b is e.b) else E.BinOp(e.op, a, b, e.typ)
     if isinstance(e, E.Select):
         return E.Select(e.cond, simplify(e.a), simplify(e.b))
@@ -83,10 +83,6 @@ def _sum(a, b, sign, typ):
     else:
         base = ba + bb if sign == 1 else ba - bb
     return _join(base, ka + sign * kb, typ)
-
-
-def _extremum(op, terms, typ):
-    return extremum(op, terms, typ)
 
 
 def extremum(op: str, terms, typ=None) -> E.Expr:
