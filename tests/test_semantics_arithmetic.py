@@ -397,3 +397,36 @@ def test_division_and_modulo_by_powers_of_two_are_floor_and_python_modulo(typ, d
     np.testing.assert_array_equal(got, polyimage.interpret([f], a=values))
     if divisor > 1:
         assert ">> " in polyimage.compile([f], schedule="naive").c_source
+
+
+@pytest.mark.parametrize("typ", [t for t in INT_TYPES if t.bits <= 32], ids=str)
+def test_integer_division_through_floating_point_is_exact(typ):
+    """Types of 32 bits or less divide through float or double in the vectorized helper: every
+    8-bit pair, and for wider types a million random pairs of numerators and divisors of every
+    magnitude (|a| near the type's limits, |b| from 1 up), against NumPy, compiled and tiled."""
+    R, C, x, y = grid()
+    a_img, b_img = Image(typ, "a", [R, C]), Image(typ, "b", [R, C])
+    quotient = Function(([x, y], box(R, C)), typ, "quotient")
+    quotient.defn = [a_img(x, y) // b_img(x, y)]
+    remainder = Function(([x, y], box(R, C)), typ, "remainder")
+    remainder.defn = [a_img(x, y) % b_img(x, y)]
+    info = np.iinfo(typ.dtype)
+    if typ.bits == 8:
+        vals = np.arange(info.min, info.max + 1).astype(typ.dtype)
+        a, b = (np.ascontiguousarray(v) for v in np.meshgrid(vals, vals, indexing="ij"))
+    else:
+        rng = np.random.default_rng(typ.bits)
+        shape = (1000, 1000)
+        a = rng.integers(info.min, info.max, shape, dtype=typ.dtype, endpoint=True)
+        bits = rng.integers(0, typ.bits, shape)
+        b = (rng.integers(0, 2**62, shape) >> (62 - bits)).astype(np.int64)
+        if typ.is_signed:
+            b = np.where(rng.random(shape) < 0.5, -b, b)
+        b = b.clip(info.min, info.max).astype(typ.dtype)
+    with np.errstate(**IGNORE):
+        expected = (np.floor_divide(a, b), np.remainder(a, b))
+    for schedule in ("naive", "group 0: quotient [64x64]\ngroup 1: remainder [32x128]"):
+        pipe = polyimage.compile([quotient, remainder], schedule=schedule, inline=False)
+        got = pipe(a=a, b=b)
+        for actual, wanted in zip(got, expected):
+            np.testing.assert_array_equal(actual, wanted, err_msg=f"{typ} under {schedule}")
