@@ -77,6 +77,7 @@ class Request:
     weights_origin: str | None
     machine: Machine
     machine_origin: str
+    scalar_stages: tuple = ()  # left scalar by an earlier build of this request: priced so
 
 
 @dataclass(frozen=True, eq=False)
@@ -284,11 +285,18 @@ def choose_schedule(request: Request, stage_graph, inlined) -> Schedule | AutoRe
             request.machine,
             request.weights,
             multilevel=request.options.multilevel,
+            scalar=frozenset(request.scalar_stages),
         )
     if schedule == "greedy":
         return greedy_schedule(stage_graph, params)
     if schedule == "greedy-cost":
-        return greedy_cost_schedule(stage_graph, params, request.machine, request.weights)
+        return greedy_cost_schedule(
+            stage_graph,
+            params,
+            request.machine,
+            request.weights,
+            scalar=frozenset(request.scalar_stages),
+        )
     if isinstance(schedule, str) and ("{" in schedule or "group" in schedule):
         schedule = Schedule.parse(schedule)
     if not isinstance(schedule, Schedule):

@@ -31,7 +31,7 @@ from .dump import Dump, passes_text
 from .errors import ArgumentError, EstimateWarning, PipelineError
 from .graph.dag import build_graph
 from .graph.dot import render_svg, to_dot
-from .grouping.cost import CostModel
+from .grouping.cost import CostModel, unpriced_scalar
 from .jit.build import build
 from .lower import (  # noqa: F401  (the constants and estimates are read from here too)
     DEFAULT_ESTIMATE,
@@ -287,6 +287,8 @@ def compiled_pipeline(
     if build_module:
         with timer("build"):
             kernel = build(compiled.cmodule, request.options)
+        if not cached:
+            compiled, kernel = _priced_as_built(compiled, kernel, dumped, timer)
         dumped.copy("07-build.log", kernel.info.path / "build.log")
     dumped.write("passes.txt", lambda: passes_text(timer.seconds))
     if key is not None and not cached:
@@ -298,6 +300,33 @@ def compiled_pipeline(
         sum(timer.seconds.values()),
     )
     return Pipeline(compiled, kernel, cached, timer.seconds)
+
+
+def _priced_as_built(compiled: Compiled, kernel: Kernel, dumped: Dump, timer: PassTimer) -> tuple:
+    """(record, module) after checking the model's prices against the build: where gcc left
+    the innermost loop of a stage scalar that the model priced as vector code (auto and
+    greedy-cost), the schedule is chosen once more with that stage priced scalar, and built
+    if it changed. Small stages (one plain nest) are left out: they are scalar by design."""
+    from .vectorization import logged_verdicts, scalar_stages
+
+    request = compiled.request
+    if request.schedule not in ("auto", "greedy-cost"):
+        return compiled, kernel
+    verdicts = logged_verdicts(compiled, kernel)
+    if verdicts is None:
+        return compiled, kernel
+    found = [s for s in scalar_stages(verdicts) if s not in compiled.plain_stages]
+    new = unpriced_scalar(compiled.stage_graph, found, request.scalar_stages)
+    if not new:
+        return compiled, kernel
+    log.info("%s: %s left scalar by the build; planning again", request.name, ", ".join(new))
+    again = dataclasses.replace(request, scalar_stages=request.scalar_stages + new)
+    with timer("plan_again"):
+        replanned = run_passes(again, dumped, PassTimer())
+    if replanned.cmodule.source == compiled.cmodule.source:
+        return replanned, kernel
+    with timer("build_again"):
+        return replanned, build(replanned.cmodule, request.options)
 
 
 def _warn_assumed_estimates(compiled: Compiled) -> None:

@@ -58,7 +58,7 @@ def compile_key(request: Request) -> str:
         f"weights {request.weights!r}",
         f"machine {request.machine!r}",
         f"options {build!r}",
-    ]
+    ] + ([f"scalar {request.scalar_stages!r}"] if request.scalar_stages else [])
     return fields_digest(parts)
 
 
@@ -70,6 +70,9 @@ def load_compiled(request: Request, key: str) -> Compiled | None:
         return None
     for message in saved.warnings:
         warnings.warn(message, UncoveredReadWarning, stacklevel=5)
+    scalar = saved.request.scalar_stages  # found by the build that made the record
+    if scalar != request.scalar_stages:
+        request = dataclasses.replace(request, scalar_stages=scalar)
     return dataclasses.replace(saved, request=request)
 
 

@@ -117,6 +117,11 @@ def pipeline_report(
             f"warning: the innermost loop of {', '.join(scalar)} did not vectorize"
             + ("" if vectorization else " (report(vectorization=True) says why)")
         )
+    if request.scalar_stages:
+        lines.append(
+            f"priced as scalar loops, as the first build found them: "
+            f"{', '.join(request.scalar_stages)} (the schedule was chosen again)"
+        )
     if vectorization:
         lines.append("vectorization (innermost loops):")
         lines.append(describe(verdicts))

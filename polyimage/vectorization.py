@@ -23,6 +23,7 @@ from .dsl.constructs import Reduction
 from .dsl.libm import is_library_call
 from .errors import ArgumentError
 from .graph.dag import definition_exprs
+from .grouping.cost import narrow_gather
 from .jit.build import VECTOR_REPORT_FLAGS, build
 from .jit.toolchain import compiler_command, compiler_facts, facts_dir, target_facts
 
@@ -190,7 +191,7 @@ def _known_causes(compiled, placed) -> list:
     nodes = [n for func in funcs for e in definition_exprs(func) for n in E.walk(e)]
     if any(isinstance(n, Call) and is_library_call(n.fn) for n in nodes):
         causes.append(LIBRARY_CALL)
-    if any(_narrow_gather(n) for n in nodes):
+    if any(narrow_gather(n) for n in nodes):
         causes.append(NARROW_GATHER)
     if any(_converts_64_bits(n) for n in nodes) and _without_avx512(compiled.options):
         causes.append(CONVERSION_64)
@@ -204,14 +205,6 @@ def _known_causes(compiled, placed) -> list:
 
 
 _DIVISIONS_64 = {(op, c) for op in ("floordiv", "mod") for c in ("int64_t", "uint64_t")}
-
-
-def _narrow_gather(node) -> bool:
-    return (
-        isinstance(node, E.Reference)
-        and node.func.typ.bits < 32
-        and not all(is_affine(a) for a in node.args)
-    )
 
 
 def _without_avx512(options) -> bool:

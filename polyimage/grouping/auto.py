@@ -45,14 +45,16 @@ def auto_schedule(
     max_states=MAX_STATES,
     multilevel=False,
     model=None,
+    scalar=frozenset(),
 ) -> AutoResult:
     """The cheapest grouping the bounded incremental DP finds, with its tile sizes (two levels
     where the multi-level cost prefers them); `params`: the parameter values at the estimates.
-    `model`: a CostModel of this graph whose computed facts to reuse, priced under `weights`."""
+    `model`: a CostModel of this graph whose computed facts to reuse, priced under `weights`.
+    `scalar`: stages a build found left scalar, priced so."""
     machine = machine or Machine.detect()
     order = {s.name: k for k, s in enumerate(graph.stages)}
     if model is None:
-        model = CostModel(graph, params, machine, weights, multilevel=multilevel)
+        model = CostModel(graph, params, machine, weights, multilevel=multilevel, scalar=scalar)
     else:
         model = model.reweighted(weights)
     costs = {}

@@ -134,6 +134,30 @@ class GroupCost:
         return self.levels[0] if self.levels else ()
 
 
+def known_scalar(func) -> bool:
+    """Whether no code generator vectorizes the stage's innermost loop, as its definition
+    shows: it calls the C library's log, sin, cos or pow (scalar calls), gathers 8- or 16-bit
+    values at data-dependent indices (x86 gathers 32- and 64-bit elements), or is a Reduction
+    scattering into data-dependent cells."""
+    nodes = [n for e in definition_exprs(func) for n in priced_nodes(e)]
+    return (
+        any(isinstance(n, E.Call) and libm.is_library_call(n.fn) for n in nodes)
+        or any(narrow_gather(n) for n in nodes)
+        or scatters(func) > 0
+    )
+
+
+def narrow_gather(node) -> bool:
+    """Whether `node` reads 8- or 16-bit values at data-dependent indices."""
+    return isinstance(node, E.Reference) and node.func.typ.bits < 32 and data_dependent(node)
+
+
+def unpriced_scalar(graph, names, priced=()) -> tuple:
+    """Those of the stages `names` of `graph` (found scalar by a build) that CostModel prices
+    as vector code: not in `priced` (its `scalar`), nor known_scalar."""
+    return tuple(n for n in names if n not in priced and not known_scalar(graph.stage(n).func))
+
+
 class CostModel:
     """Costs groups of one graph at fixed parameter values; facts that do not depend on the
     weights (stage sizes and operations, plans, tile volumes) are computed once per model and
@@ -147,9 +171,11 @@ class CostModel:
         weights=Weights(),
         innermost=DEFAULT_INNERMOST,
         multilevel=False,
+        scalar=frozenset(),
     ):
         self.graph, self.params, self.machine = graph, params, machine
         self.weights, self.innermost, self.multilevel = weights, innermost, multilevel
+        self.scalar = frozenset(scalar)
         self.evaluate = Evaluator({}, {}, params)
         self._points, self._ops, self._plans, self._volumes = {}, {}, {}, {}
         self._regions = NumericRegions(graph, params)
@@ -182,9 +208,8 @@ class CostModel:
         at data-dependent indices (a gather), and a Reduction's update of a cell chosen by the
         data (a scatter: a histogram's), as Machine.gather_ops of them, our exp as its
         operations (dsl.exp_poly), times SCALAR_LOOP
-        for a stage whose loop cannot vectorize (it calls the C library's log, sin, cos or
-        pow, which the vectorizer leaves as scalar calls), times a Reduction's updates per
-        cell."""
+        for a stage whose loop cannot vectorize (known_scalar, or a build of this pipeline
+        found it scalar: `scalar`), times a Reduction's updates per cell."""
         if name not in self._ops:
             func = self.graph.stage(name).func
             nodes = [n for e in definition_exprs(func) for n in priced_nodes(e)]
@@ -198,7 +223,7 @@ class CostModel:
             gathers = sum(
                 1 for n in nodes if isinstance(n, E.Reference) and data_dependent(n)
             ) + scatters(func)
-            scalar = any(isinstance(n, E.Call) and libm.is_library_call(n.fn) for n in nodes)
+            scalar = name in self.scalar or known_scalar(func)
             gather_ops = self.machine.gather_ops if self.machine is not None else 0
             self._ops[name] = (
                 max(1, count + gathers * gather_ops)

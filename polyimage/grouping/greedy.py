@@ -44,13 +44,14 @@ def greedy_schedule(graph, params, threshold=OVERLAP_THRESHOLD) -> Schedule:
 
 
 def greedy_cost_schedule(
-    graph, params, machine, weights=Weights(), price=None, start=None
+    graph, params, machine, weights=Weights(), price=None, start=None, scalar=frozenset()
 ) -> Schedule:
     """Pairwise merging by the cost model, from one group per stage or from the groups `start`
     (stage names each); `price(stages)` gives a group's GroupCost (default: a fresh
-    CostModel's; auto passes its own, whose groups are already priced)."""
+    CostModel's, pricing the stages `scalar` as scalar loops; auto passes its own, whose
+    groups are already priced)."""
     costs = {}
-    price = price or CostModel(graph, params, machine, weights)
+    price = price or CostModel(graph, params, machine, weights, scalar=scalar)
 
     def cost(group):
         if group not in costs:
