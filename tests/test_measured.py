@@ -221,6 +221,25 @@ def test_tune_schedule_prints_the_candidates_and_keeps_the_winner(measured, tmp_
     assert "(timed now)" in capsys.readouterr().out
 
 
+def test_report_graph_and_export_take_the_measured_winner(measured, tmp_path, capsys):
+    """`--schedule measured` on the command line: the choice kept for the estimates' sizes,
+    else timed there and then; an export for another CPU is refused (the timing runs here)."""
+    mine = tmp_path / "mine.py"
+    mine.write_text(
+        f"import sys\nsys.path.insert(0, {str(TESTS)!r})\nfrom test_measured import build\n"
+    )
+    target = [f"{mine}:build", "--estimates", "R=45,C=61", "--schedule", "measured"]
+    assert main(["report", *target]) == 0
+    first = capsys.readouterr().out
+    assert "measured schedule:" in first and "<- chosen" in first and "schedule:\n  group 0" in first
+    assert main(["report", *target]) == 0
+    assert "from the store" in capsys.readouterr().out
+    assert main(["graph", *target, "-o", str(tmp_path / "g.dot")]) == 0
+    assert "group 0" in (tmp_path / "g.dot").read_text()
+    assert main(["export", *target, "-o", str(tmp_path / "lib"), "--target", "avx2"]) == 2
+    assert "--target native" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(
     "argv, named",
     [

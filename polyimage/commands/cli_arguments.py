@@ -20,13 +20,17 @@ def resolve_schedule(app, choice=None):
     "naive", the name of one of the app's schedules, or a file holding a schedule's text or
     JSON."""
     choice = choice or default_schedule(app)
+    if choice == "measured":
+        return choice
     known = app_schedules(app)
     if choice in known:
         return known[choice]
     if os.path.exists(choice):
         with open(choice) as fh:
             return polyimage.Schedule.parse(fh.read())
-    raise ArgumentError(f"--schedule {choice!r}: not a file, nor one of {', '.join(known)}")
+    raise ArgumentError(
+        f"--schedule {choice!r}: not a file, nor one of {', '.join([*known, 'measured'])}"
+    )
 
 
 def parse_params(app, pairs) -> dict:

@@ -1,5 +1,6 @@
 """`polyimage export`: an app, or a pipeline from a user's file (`FILE.py:function`), compiled
-(the passes only; nothing is built for this machine) and exported as a C library."""
+(the passes only: nothing is built for this machine, unless `--schedule measured` times its
+candidates here) and exported as a C library."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from polyimage.export import check_export
 
 from .cli_arguments import parse_estimates, pipeline_source, resolve_schedule
 from .targets import TARGETS
+from .tune_schedule import settle_measured
 
 
 def export_command(
@@ -20,6 +22,11 @@ def export_command(
     outputs, default_estimates, app = pipeline_source(target)
     check_export(output, name or (app.NAME if app is not None else None) or "pipeline")
     chosen = resolve_schedule(app, schedule)
+    if chosen == "measured" and (cpu != "native" or march):
+        raise ArgumentError(
+            "--schedule measured times the candidates on this machine: export it for "
+            "--target native, or export another schedule for another CPU"
+        )
     try:
         options = Options.from_env().for_march(march or TARGETS[cpu][0])
     except ValueError as exc:
@@ -30,8 +37,9 @@ def export_command(
         name=name or (app.NAME if app is not None else None),
         schedule=chosen,
         options=options,
-        build=False,
+        build=chosen == "measured",
     )
+    settle_measured(pipe, app)
     exported = pipe.export(output, name)
     report(exported.describe())
     return exported

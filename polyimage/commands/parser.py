@@ -144,8 +144,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--schedule",
         metavar="NAME|FILE",
         help="auto, naive, greedy, "
-        "greedy-cost, one of the app's own schedules, or a file with a schedule "
-        "(default: auto)",
+        "greedy-cost, measured (the fastest of several candidates timed on this machine, the "
+        "choice kept in the cache: see tune-schedule), one of the app's own schedules, or a "
+        "file with a schedule (default: auto)",
     )
     run.add_argument(
         "--contract",

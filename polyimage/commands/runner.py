@@ -22,6 +22,7 @@ from .cli_arguments import (
     resolve_schedule,
 )
 from .timing import compile_timed, time_calls
+from .tune_schedule import settle_measured
 from .user_run import is_user_pipeline, run_user_pipeline
 
 
@@ -85,6 +86,9 @@ def run_app(
         contract=contract,
     )
     result, median = time_calls(pipe, {**arrays, **values}, threads, runs, report)
+    trial = getattr(pipe, "trial", None)  # schedule="measured": the first call chose
+    if trial is not None:
+        report(f"{name}: {trial.summary()}")
     if profile:
         report(str(pipe.profile(runs=runs, threads=threads, **arrays, **values)))
     if check:
@@ -101,14 +105,17 @@ def compile_target(target: str, schedule=None, estimates=(), inline=True, build=
     """`target` (an app, or FILE.py:function returning a user's outputs) compiled with its
     estimates (the app's paper size, then `estimates`, `K=V` texts) under `schedule`."""
     outputs, defaults, app = pipeline_source(target)
-    return polyimage.compile(
+    chosen = resolve_schedule(app, schedule) if inline else "naive"
+    pipe = polyimage.compile(
         outputs,
         name=app.NAME if app is not None else None,
         estimates={**defaults, **parse_estimates(estimates)},
         inline=inline,
-        schedule=resolve_schedule(app, schedule) if inline else "naive",
-        build=build,
+        schedule=chosen,
+        build=build or chosen == "measured",
     )
+    settle_measured(pipe, app)
+    return pipe
 
 
 def draw_graph(name: str, output: str, report=print, schedule=None, estimates=()) -> None:

@@ -18,7 +18,7 @@ from .cli_arguments import parse_estimates, pipeline_source, typed_values
 
 if TYPE_CHECKING:
     from polyimage.graph.dag import StageGraph
-    from polyimage.measured import ProgressCallback, Trial
+    from polyimage.measured import MeasuredPipeline, ProgressCallback, Trial
 
 SEED = 0
 
@@ -43,16 +43,41 @@ def tune_schedule(
         estimates={**defaults, **parse_estimates(estimates)},
         schedule="measured",
     )
+    trial = tune_on_random(pipe, app, params, threads, force, report, stream)
+    report(trial.describe())
+    return trial
+
+
+def tune_on_random(
+    pipe: MeasuredPipeline,
+    app=None,
+    params: Sequence[str] = (),
+    threads: int | None = None,
+    force: bool = False,
+    report: Callable[[str], None] = print,
+    stream: TextIO | None = None,
+) -> Trial:
+    """The Trial of `pipe` (compiled with schedule="measured") on random inputs of its
+    estimates' sizes, the app's defaults and `params` (`K=V` texts): the choice kept for them,
+    else the candidates timed with a progress bar on `stream` (default stderr)."""
     graph = pipe.graph
     given = typed_values({p.name: p for p in graph.parameters}, params)
     values = {**pipe.param_values, **(app.DEFAULTS if app is not None else {}), **given}
     arrays = random_inputs(graph, values)
     sizes = ", ".join(f"{name} {'x'.join(map(str, a.shape))}" for name, a in arrays.items())
-    report(f"{pipe.name}: timing candidate schedules on random {sizes}")
+    report(f"{pipe.name}: choosing among candidate schedules on random {sizes}")
     with progress_bar(stream or sys.stderr) as progress:
-        trial = pipe.tune(threads=threads, force=force, progress=progress, **arrays, **values)
-    report(trial.describe())
-    return trial
+        return pipe.tune(threads=threads, force=force, progress=progress, **arrays, **values)
+
+
+def settle_measured(pipe: object, app=None) -> None:
+    """Let a pipeline compiled with schedule="measured" choose its winner on this machine
+    before it is reported, drawn or exported: the choice kept for its estimates' sizes, else
+    the candidates timed now on random inputs of those sizes. Other pipelines: nothing."""
+    from polyimage.measured import MeasuredPipeline
+
+    if isinstance(pipe, MeasuredPipeline):
+        tune_on_random(pipe, app, report=lambda text: None)
 
 
 def random_inputs(graph: StageGraph, values: dict) -> dict:
