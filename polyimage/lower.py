@@ -224,7 +224,9 @@ def run_passes(request: Request, dumped: Dump, timer: PassTimer) -> Compiled:
         schedule, plans, auto = planned(chosen, stage_graph, params)
     dumped.write("04-schedule.txt", lambda: schedule_text(schedule, auto, request))
     with timer("plan_reductions"):
-        reductions = reduction_strategies(stage_graph, params, tiled_members(plans))
+        reductions = reduction_strategies(
+            stage_graph, params, tiled_members(plans), request.machine
+        )
         plain = small_stages(stage_graph, params, request.options.plain_points)
     dumped.write("05-plans.txt", lambda: plans_text(plans))
     with timer("generate_c"):

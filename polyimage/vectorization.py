@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from .algebra.affine import is_affine
 from .codegen.ctree import For, names_used, walk
 from .codegen.loops import WIDE_COPY
-from .codegen.reduction_loops import UPDATES
+from .codegen.names import UPDATES
 from .codegen.units import SOURCE_NAME
 from .dsl import expr as E
 from .dsl.arithmetic import Call

@@ -423,3 +423,46 @@ def weighted_means():
     out = Function(([c, x, y], [Interval(Int, 0, 2), rows, cols]), Float, "out")
     out.defn = [sums(c, x, y) / sums(3, x, y)]
     return [out]
+
+
+def matmul(typ=Float, op=Op.Sum):
+    """C(i, j) = A(i, k) * B(k, j) combined over k by `op`: a matrix product as a Reduction."""
+    M, N, K = (Parameter(Int, n) for n in "MNK")
+    A, B = Image(typ, "A", [M, K]), Image(typ, "B", [K, N])
+    i, j, k = (Variable(Int, n) for n in "ijk")
+    rows, cols = Interval(Int, 0, M - 1), Interval(Int, 0, N - 1)
+    C = Reduction(([i, j], [rows, cols]), ([k], [Interval(Int, 0, K - 1)]), typ, "C")
+    C.defn = [Reduce(C(i, j), A(i, k) * B(k, j), op)]
+    return C
+
+
+def conv_nchw():
+    """out(n, o, y, x) = sum over c, dy, dx of w(o, c, dy, dx) * inp(n, c, y + dy, x + dx)."""
+    N, O, I, H, W = (Parameter(Int, n) for n in ("N", "O", "I", "H", "W"))
+    inp = Image(Float, "inp", [N, I, H + 2, W + 2])
+    w = Image(Float, "w", [O, I, 3, 3])
+    n, o, y, x, c, dy, dx = (Variable(Int, v) for v in ("n", "o", "y", "x", "c", "dy", "dx"))
+    out = Reduction(
+        ([n, o, y, x], [Interval(Int, 0, d - 1) for d in (N, O, H, W)]),
+        ([c, dy, dx], [Interval(Int, 0, I - 1), Interval(Int, 0, 2), Interval(Int, 0, 2)]),
+        Float,
+        "out",
+    )
+    out.defn = [Reduce(out(n, o, y, x), w(o, c, dy, dx) * inp(n, c, y + dy, x + dx), Op.Sum)]
+    return out
+
+
+def conv_nhwc():
+    """out(n, y, x, o) = sum over dy, dx, c of inp(n, y + dy, x + dx, c) * w(dy, dx, c, o)."""
+    N, O, I, H, W = (Parameter(Int, n) for n in ("N", "O", "I", "H", "W"))
+    inp = Image(Float, "inp", [N, H + 2, W + 2, I])
+    w = Image(Float, "w", [3, 3, I, O])
+    n, o, y, x, c, dy, dx = (Variable(Int, v) for v in ("n", "o", "y", "x", "c", "dy", "dx"))
+    out = Reduction(
+        ([n, y, x, o], [Interval(Int, 0, d - 1) for d in (N, H, W, O)]),
+        ([dy, dx, c], [Interval(Int, 0, 2), Interval(Int, 0, 2), Interval(Int, 0, I - 1)]),
+        Float,
+        "out",
+    )
+    out.defn = [Reduce(out(n, y, x, o), inp(n, y + dy, x + dx, c) * w(dy, dx, c, o), Op.Sum)]
+    return out

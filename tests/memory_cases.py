@@ -9,6 +9,8 @@ import numpy as np
 from helpers import (
     channels_last,
     channels_last_arguments,
+    conv_nchw,
+    matmul,
     offset_weighted_sum,
     weighted_means,
 )
@@ -348,6 +350,25 @@ def channels_together() -> MemoryCase:
     return MemoryCase("channels together", weighted_means(), schedules, arguments)
 
 
+def register_blocks() -> MemoryCase:
+    """A matrix product run by register blocks (schedule.blocking), planned for the default
+    estimates and called at odd sizes: full and partial blocks, a second panel of the
+    reduction (300 values of k) and rows that end mid-block."""
+    rng = np.random.default_rng(5)
+    arguments = dict(A=rng.random((13, 300), np.float32), B=rng.random((300, 70), np.float32))
+    return MemoryCase("register blocks", [matmul()], ("naive", "auto"), arguments)
+
+
+def register_blocks_of_channels() -> MemoryCase:
+    """A convolution in NCHW run by register blocks of output channels: 33 channels (a
+    partial block), image rows of 39 pixels (a partial block of columns)."""
+    rng = np.random.default_rng(6)
+    arguments = dict(
+        inp=rng.random((2, 3, 9, 41), np.float32), w=rng.random((33, 3, 3, 3), np.float32)
+    )
+    return MemoryCase("register blocks of channels", [conv_nchw()], ("naive", "auto"), arguments)
+
+
 CASES = (
     two_level_group,
     reduce_target_through_a_cast,
@@ -358,6 +379,8 @@ CASES = (
     reduction_reading_its_group,
     channels_last_tiles,
     channels_together,
+    register_blocks,
+    register_blocks_of_channels,
 )
 
 

@@ -8,6 +8,9 @@ PREFIX = "pim_"
 # how a helper function is declared: inlined wherever it is called, however many calls a loop
 # holds (gcc stops inlining in a long loop body, and a call leaves the loop scalar)
 HELPER = "PIM_INLINE"
+# the note on the block of a Reduction's update loops: the vectorization report reads their
+# innermost loops, `omp simd` or not (polyimage.vectorization)
+UPDATES = "updates"
 _C_RESERVED = frozenset(
     """auto break case char const continue default do double else enum extern
 float for goto if inline int long register restrict return short signed sizeof static struct

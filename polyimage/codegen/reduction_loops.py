@@ -1,6 +1,7 @@
 """C trees (codegen.ctree) of a Reduction's updates under its strategy (schedule/reductions.py):
-serial, owner (blocks of the owning variables in parallel) or privatized (fixed chunks into
-copies of the target, combined in chunk order). Every Case whose condition holds applies its
+serial, owner (blocks of the owning variables in parallel), blocked (register blocks,
+schedule.blocking) or privatized (fixed chunks into copies of the target, combined in chunk
+order). Every Case whose condition holds applies its
 own update, in the order of the Cases, at each point of the reduction domain in order
 (PolyMage's semantics)."""
 
@@ -23,16 +24,14 @@ from ..schedule.reductions import (
     tile_owned,
     unrolled_variables,
 )
+from .blocked import blocked_updates, combine
 from .cexpr import c_literal, wide_name
 from .ctree import ONE_AT_A_TIME, Assign, Block, Declare, For, If, Line, Node, Seq, shared_schedule
-from .names import PREFIX
+from .names import PREFIX, UPDATES
 
 P = PREFIX
 # OpenMP's reduction operators of Op
 _CLAUSE_OPERATORS = {Op.Sum: "+", Op.Mul: "*", Op.Min: "min", Op.Max: "max"}
-# the note on the block of a Reduction's update loops: the vectorization report reads their
-# innermost loops, `omp simd` or not (polyimage.vectorization)
-UPDATES = "updates"
 
 
 def reduction_update(emitter, func, strategy, cells=None) -> Block:
@@ -56,6 +55,8 @@ def reduction_update(emitter, func, strategy, cells=None) -> Block:
         nodes += _owned_cells(emitter, func, names, cells)
     elif strategy is not None and strategy.kind == "owner":
         nodes += _owner(emitter, func, strategy, names)
+    elif strategy is not None and strategy.kind == "blocked":
+        nodes.append(blocked_updates(emitter, func, strategy.block, names))
     elif strategy is not None and strategy.kind == "privatized":
         nodes += _privatized(emitter, func, strategy, names)
     else:
@@ -357,13 +358,6 @@ def _privatized(emitter, func, strategy, names) -> list:
     parallel = Block((chunk_loop, merge_loop, Line(f"free({P}priv);")))
     serial = Block((_serial(emitter, func, names, {}),))
     return nodes + [If(f"{P}priv != NULL", parallel, serial)]
-
-
-def combine(printer, op: Op, typ, target: str, value: str) -> str:
-    """C of `target` combined with `value` by `op`."""
-    if op in (Op.Min, Op.Max):
-        return f"{printer.helper(op.value, typ)}({target}, {value})"
-    return f"({typ.c_name})({target} {op.value} {value})"
 
 
 def _identity(op: Op, typ) -> str:

@@ -135,15 +135,12 @@ class GroupCost:
 
 
 def known_scalar(func) -> bool:
-    """Whether no code generator vectorizes the stage's innermost loop, as its definition
-    shows: it calls the C library's log, sin, cos or pow (scalar calls), gathers 8- or 16-bit
-    values at data-dependent indices (x86 gathers 32- and 64-bit elements), or is a Reduction
-    scattering into data-dependent cells."""
-    nodes = [n for e in definition_exprs(func) for n in priced_nodes(e)]
-    return (
-        any(isinstance(n, E.Call) and libm.is_library_call(n.fn) for n in nodes)
-        or any(narrow_gather(n) for n in nodes)
-        or scatters(func) > 0
+    """Whether the stage calls the C library's log, sin, cos or pow, which leave its loop
+    scalar: CostModel prices it at SCALAR_LOOP times its vector price."""
+    return any(
+        isinstance(n, E.Call) and libm.is_library_call(n.fn)
+        for e in definition_exprs(func)
+        for n in priced_nodes(e)
     )
 
 
@@ -154,8 +151,15 @@ def narrow_gather(node) -> bool:
 
 def unpriced_scalar(graph, names, priced=()) -> tuple:
     """Those of the stages `names` of `graph` (found scalar by a build) that CostModel prices
-    as vector code: not in `priced` (its `scalar`), nor known_scalar."""
-    return tuple(n for n in names if n not in priced and not known_scalar(graph.stage(n).func))
+    as vector code: not in `priced` (its `scalar`), nor known_scalar, nor scalar for a cause
+    it prices otherwise (a Reduction's scatter, a gather of narrow values: Machine.gather_ops
+    per access, measured on scalar code)."""
+    return tuple(n for n in names if n not in priced and not _priced_scalar(graph.stage(n).func))
+
+
+def _priced_scalar(func) -> bool:
+    nodes = [n for e in definition_exprs(func) for n in priced_nodes(e)]
+    return known_scalar(func) or scatters(func) > 0 or any(narrow_gather(n) for n in nodes)
 
 
 class CostModel:

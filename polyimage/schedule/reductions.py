@@ -12,6 +12,9 @@
   wrap, and Min and Max pick, whatever the order: those equal the interpreter exactly. Float
   Sum and Mul are reassociated (by chunk), so they may differ from the serial order by rounding
   (a few units in the last place per chunk), and are the same for every thread count and run.
+- blocked: an owner reduction whose target is its owned variables themselves, computed by
+  register blocks (schedule.blocking): blocks of rows run in parallel, each block's cells
+  accumulate in registers across the reduction-only loops, in their order.
 - serial: the reduction domain in order on one thread, when neither applies or it is small.
 """
 
@@ -22,6 +25,7 @@ from dataclasses import dataclass
 
 from ..algebra.evaluate import Evaluator, extent
 from ..dsl.constructs import Reduction
+from .blocking import RegisterBlock, register_block
 from .reduction_order import (  # noqa: F401  (UNROLL_POINTS read from here too)
     UNROLL_POINTS,
     contiguous_variable,
@@ -52,22 +56,24 @@ class OwnedVariable:
 
 @dataclass(frozen=True)
 class ReductionStrategy:
-    """kind: "owner", "privatized" or "serial"; why, in words; owned: the OwnedVariables of
-    an owner reduction; chunk_variable: the reduction variable a privatized one is cut along."""
+    """kind: "owner", "blocked", "privatized" or "serial"; why, in words; owned: the
+    OwnedVariables of an owner reduction; chunk_variable: the reduction variable a privatized
+    one is cut along; block: a blocked one's RegisterBlock."""
 
     kind: str
     reason: str
     owned: tuple = ()
     chunk_variable: int = 0
+    block: RegisterBlock | None = None
 
     def describe(self) -> str:
         return f"{self.kind}: {self.reason}"
 
 
-def reduction_strategies(graph, params, tiled=None) -> dict:
+def reduction_strategies(graph, params, tiled=None, machine=None) -> dict:
     """{Reduction name: ReductionStrategy} for every Reduction of `graph`, decided at the
-    parameter values `params` (the estimates); one in `tiled` ({stage: index of its tiled
-    group}) is computed per tile."""
+    parameter values `params` (the estimates) for `machine` (None: no register blocks); one in
+    `tiled` ({stage: index of its tiled group}) is computed per tile."""
     evaluate = Evaluator({}, {}, params)
     tiled = tiled or {}
     strategies = {}
@@ -78,7 +84,7 @@ def reduction_strategies(graph, params, tiled=None) -> dict:
         if stage.name in tiled:
             strategies[stage.name] = _tiled_strategy(func, tiled[stage.name])
         else:
-            strategies[stage.name] = reduction_strategy(func, evaluate)
+            strategies[stage.name] = reduction_strategy(func, evaluate, machine)
     return strategies
 
 
@@ -97,12 +103,16 @@ def _tiled_strategy(func, group: int) -> ReductionStrategy:
     )
 
 
-def reduction_strategy(func, evaluate) -> ReductionStrategy:
-    """The ReductionStrategy of one Reduction, with the domain sized by `evaluate`."""
+def reduction_strategy(func, evaluate, machine=None) -> ReductionStrategy:
+    """The ReductionStrategy of one Reduction, with the domain sized by `evaluate`, for
+    `machine` (None: no register blocks)."""
     extents = [extent(evaluate, iv) for iv in func.reduction_intervals]
     points = math.prod(extents)
     if points < PARALLEL_MIN_POINTS:
         return ReductionStrategy("serial", f"{points} reduction points, too few for threads")
+    block = register_block(func, evaluate, machine) if machine is not None else None
+    if block is not None:
+        return ReductionStrategy("blocked", block.describe(func), block=block)
     unrolled = unrolled_variables(func)
     owned, blocks = _owners(func, extents, unrolled + (contiguous_variable(func, unrolled),))
     if blocks < 2:

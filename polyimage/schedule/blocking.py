@@ -1,0 +1,144 @@
+"""Register blocking of a Reduction (issue 52): a block of BLOCK_ROWS values of one owned
+variable (the rows) by a few vectors of the contiguous one (the columns) accumulates in
+registers across every reduction-only loop and is stored once, so that each read along the
+columns serves all the rows of the block (a matrix product's row of B, a convolution's input
+row under every output channel) and each read along the rows is one broadcast.
+
+Legality: the target is the owned variables themselves (`r + c`, one per dimension), so
+moving them outside the reduction-only variables, which keep their written order, gives every
+cell its updates in the written sequence (schedule.reduction_order's proof): results equal
+the interpreter's bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from ..algebra.affine import linear_form
+from ..algebra.evaluate import extent
+from ..dsl import expr as E
+from ..dsl.types import Half
+from .reduction_order import contiguous_variable
+
+# rows of a register block, and vectors of the contiguous dimension per row: 8 accumulators
+# leave registers for the broadcasts and loads with AVX2's 16 vector registers
+BLOCK_ROWS = 4
+BLOCK_VECTORS = 2
+# blocking pays where the reduction-only loops run at least this many points per cell
+MIN_UPDATES = 8
+# the most register blocks of rows a parallel task takes, and the tasks per core to aim for
+CHUNK_BLOCKS = 16
+TASKS_PER_CORE = 4
+# the most values of the first reduction-only variable in one panel
+PANEL_DEPTH = 256
+
+
+@dataclass(frozen=True)
+class RegisterBlock:
+    """Reduction variable indices: `rows` (blocked by `height`, and by `chunk` rows per
+    parallel task), `columns` (the contiguous one, blocked by `width` elements, and by
+    `panel_columns` per panel), `outer` (the other owned ones, outermost) and `inner` (the
+    reduction-only ones, in their written order; the first in panels of `panel_depth` values,
+    0: whole)."""
+
+    rows: int
+    columns: int
+    outer: tuple
+    inner: tuple
+    height: int
+    width: int
+    chunk: int
+    panel_columns: int
+    panel_depth: int
+
+    def describe(self, func) -> str:
+        names = [v.name for v in func.reduction_variables]
+        depth = f" in panels of {self.panel_depth}" if self.panel_depth else ""
+        return (
+            f"register blocks of {self.height} {names[self.rows]} by {self.width} "
+            f"{names[self.columns]}, accumulated across {', '.join(names[k] for k in self.inner)}"
+            f"; tasks of {self.chunk} {names[self.rows]}, panels of {self.panel_columns} "
+            f"{names[self.columns]} by {names[self.inner[0]]}{depth} (for L2)"
+        )
+
+
+def register_block(func, evaluate, machine) -> RegisterBlock | None:
+    """The RegisterBlock of Reduction `func` at the sizes of `evaluate` for `machine` (its
+    vector width, L2 and cores), or None where blocking does not apply or does not pay."""
+    form = _blocked_form(func)
+    if form is None:
+        return None
+    rows, columns, owned, inner = form
+    extents = [extent(evaluate, iv) for iv in func.reduction_intervals]
+    itemsize = func.typ.dtype.itemsize
+    width = BLOCK_VECTORS * max(1, machine.vector_bytes // itemsize)
+    updates = math.prod(extents[k] for k in inner)
+    if extents[rows] < BLOCK_ROWS or extents[columns] < width or updates < MIN_UPDATES:
+        return None
+    outer = tuple(k for k in sorted(owned) if k not in (rows, columns))
+    depth = extents[inner[0]]
+    panel_depth = PANEL_DEPTH if depth > PANEL_DEPTH else 0
+    # one panel of the operand read along the columns: its rows (the reduction-only points of
+    # one panel) by panel_columns, in half the L2
+    panel_points = min(depth, PANEL_DEPTH) * math.prod(extents[k] for k in inner[1:])
+    fit = machine.l2_bytes // 2 // max(1, panel_points * itemsize) // width * width
+    whole = -(-extents[columns] // width) * width
+    panel_columns = max(width, min(fit, whole))
+    tasks_outer = math.prod(extents[k] for k in outer)
+    blocks = CHUNK_BLOCKS
+    while blocks > 1 and tasks_outer * -(-extents[rows] // (blocks * BLOCK_ROWS)) < (
+        TASKS_PER_CORE * machine.cores
+    ):
+        blocks //= 2
+    return RegisterBlock(
+        rows,
+        columns,
+        outer,
+        tuple(inner),
+        BLOCK_ROWS,
+        width,
+        blocks * BLOCK_ROWS,
+        panel_columns,
+        panel_depth,
+    )
+
+
+def _blocked_form(func):
+    """(rows, columns, {owned index: dim}, reduction-only indices) where one unconditional
+    update writes the cell of the owned variables (`v + c` along its own dimension each, all
+    dimensions owned), every bound depends on parameters alone, the value does not read the
+    target, the columns are the contiguous variable and some other owned variable moves no
+    read that moves with the columns (the rows: the one of the highest dimension). Else None."""
+    if len(func.cases) != 1 or func.cases[0].cond is not None or func.typ is Half:
+        return None
+    update = func.cases[0].value
+    variables = func.reduction_variables
+    ids = {id(v): k for k, v in enumerate(variables)}
+    reads = [n for n in E.walk(update.value) if isinstance(n, E.Reference)]
+    if any(ref.func is func for ref in reads):
+        return None
+    bounds = [e for iv in func.reduction_intervals for e in (iv.lb, iv.ub)]
+    if any(id(n) in ids for e in bounds for n in E.walk(e)):
+        return None
+    owned = {}
+    for dim, arg in enumerate(update.target.args):
+        form = linear_form(arg)
+        if form is None or form[1] != 1 or id(form[0]) not in ids or ids[id(form[0])] in owned:
+            return None
+        owned[ids[id(form[0])]] = dim
+    inner = [k for k in range(len(variables)) if k not in owned]
+    columns = contiguous_variable(func)
+    if not inner or columns is None or owned.get(columns) != func.ndim - 1:
+        return None
+    along = [ref for ref in reads if _moves(ref, variables[columns])]
+    candidates = [
+        k for k in owned if k != columns and not any(_moves(r, variables[k]) for r in along)
+    ]
+    if not candidates:
+        return None
+    return max(candidates, key=owned.get), columns, owned, inner
+
+
+def _moves(ref, var) -> bool:
+    return any(n is var for a in ref.args for n in E.walk(a))

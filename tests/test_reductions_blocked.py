@@ -1,0 +1,110 @@
+"""Register-blocked Reductions (schedule.blocking, codegen.blocked; issue 52): a matrix
+product and convolutions written the natural way run by register blocks accumulated across
+their reduction-only loops, in panels, and equal the interpreter bit for bit whatever the block
+shape, the sizes (tails along every dimension) and the thread count."""
+
+import pytest
+from helpers import conv_nchw, conv_nhwc, matmul
+from oracle import assert_same
+
+import polyimage
+from polyimage import (
+    Case,
+    Condition,
+    Double,
+    Float,
+    Image,
+    Int,
+    Interval,
+    Op,
+    Parameter,
+    Reduce,
+    Reduction,
+    UInt,
+    Variable,
+)
+from polyimage.config import Options
+from polyimage.schedule import blocking
+
+
+def _random(shape, typ, rng):
+    if typ.is_float:
+        return rng.standard_normal(shape).astype(typ.dtype)
+    return rng.integers(0, 7, shape).astype(typ.dtype)
+
+
+def _compiled(out, estimates, tmp_path, **options):
+    pipe = polyimage.compile([out], estimates=estimates, options=Options(cache_dir=tmp_path))
+    strategy = pipe.compiled.reductions[out.name]
+    assert strategy.kind == "blocked", strategy.describe()
+    return pipe
+
+
+@pytest.fixture
+def small_blocks(monkeypatch):
+    """Blocks, tasks and panels small enough that test sizes cross each of their edges."""
+    monkeypatch.setattr(blocking, "BLOCK_ROWS", 3)
+    monkeypatch.setattr(blocking, "CHUNK_BLOCKS", 2)
+    monkeypatch.setattr(blocking, "PANEL_DEPTH", 5)
+
+
+def test_a_matrix_product_runs_by_register_blocks_in_panels(tmp_path):
+    pipe = _compiled(matmul(), {"M": 512, "N": 512, "K": 1024}, tmp_path)
+    text = pipe.report()
+    assert "register blocks of 4 i by" in text and "k in panels of 256" in text
+    assert "pim_acc[4][" in pipe.c_source
+
+
+@pytest.mark.parametrize(
+    "typ, op", [(Float, Op.Sum), (Double, Op.Sum), (Float, Op.Max), (UInt, Op.Sum), (Int, Op.Mul)]
+)
+def test_matrix_products_equal_the_interpreter_at_every_size(typ, op, tmp_path, small_blocks, rng):
+    out = matmul(typ, op)
+    pipe = _compiled(out, {"M": 64, "N": 256, "K": 64}, tmp_path)
+    for m, n, k in [(1, 1, 1), (3, 31, 5), (7, 37, 11), (10, 70, 23), (13, 129, 6)]:
+        a, b = _random((m, k), typ, rng), _random((k, n), typ, rng)
+        want = polyimage.interpret([out], A=a, B=b)
+        for threads in (1, 2):
+            assert_same(pipe(A=a, B=b, threads=threads), want)
+
+
+@pytest.mark.parametrize("build", [conv_nchw, conv_nhwc])
+def test_convolutions_equal_the_interpreter(build, tmp_path, small_blocks, rng):
+    out = build()
+    sizes = {"N": 2, "O": 32, "I": 8, "H": 28, "W": 40}
+    pipe = _compiled(out, sizes, tmp_path)
+    for n, o, i, h, w in [(1, 5, 3, 4, 7), (2, 11, 2, 5, 37), (1, 33, 4, 3, 19)]:
+        if out.name and build is conv_nchw:
+            images = {"inp": (n, i, h + 2, w + 2), "w": (o, i, 3, 3)}
+        else:
+            images = {"inp": (n, h + 2, w + 2, i), "w": (3, 3, i, o)}
+        arrays = {name: _random(shape, Float, rng) for name, shape in images.items()}
+        want = polyimage.interpret([out], **arrays)
+        for threads in (1, 2):
+            assert_same(pipe(threads=threads, **arrays), want)
+
+
+def test_the_blocks_follow_the_operand_read_along_the_columns(tmp_path):
+    """NCHW blocks output channels (every channel reads the same input row), NHWC blocks
+    columns of the image (every pixel reads the same weight row)."""
+    sizes = {"N": 4, "O": 32, "I": 32, "H": 112, "W": 112}
+    nchw = polyimage.compile([conv_nchw()], estimates=sizes, build=False)
+    nhwc = polyimage.compile([conv_nhwc()], estimates=sizes, build=False)
+    assert "register blocks of 4 o by" in nchw.compiled.reductions["out"].reason
+    assert "register blocks of 4 x by" in nhwc.compiled.reductions["out"].reason
+
+
+def test_what_is_not_blocked_keeps_its_strategy():
+    """A conditional update and a target that is not the owned variables themselves are left
+    to the other strategies."""
+    M = Parameter(Int, "M")
+    A = Image(Float, "A", [M, M])
+    i, j, k = (Variable(Int, n) for n in "ijk")
+    full = Interval(Int, 0, M - 1)
+    upper = Reduction(([i, j], [full, full]), ([k], [full]), Float, "upper")
+    upper.defn = [Case(Condition(k, ">=", i), Reduce(upper(i, j), A(i, k) * A(k, j), Op.Sum))]
+    halved = Reduction(([i, j], [full, full]), ([i, j, k], [full] * 3), Float, "halved")
+    halved.defn = [Reduce(halved(i // 2, j), A(i, k) * A(k, j), Op.Sum)]
+    for out in (upper, halved):
+        pipe = polyimage.compile([out], estimates={"M": 512}, build=False)
+        assert pipe.compiled.reductions[out.name].kind != "blocked", out.name
