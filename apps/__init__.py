@@ -41,6 +41,11 @@ APP_NAMES = (
     "lens_blur",
     "bilateral_filter",
     "canny_nms",
+    "gemm",
+    "conv_nchw",
+    "conv_nhwc",
+    "recursive_filter",
+    "integral_box",
 )
 
 

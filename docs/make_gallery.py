@@ -1,7 +1,9 @@
 """Writes docs/gallery/: every app run on its bundled photos (as `polyimage run APP -o ...`
 does), the inputs and outputs as JPEG, and docs/gallery.md listing them.
-Run from the repository root: python docs/make_gallery.py"""
+Run from the repository root: python docs/make_gallery.py [APP ...]; given apps, only those
+run again (and any app whose picture is missing), the others keep their pictures."""
 
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -32,8 +34,13 @@ def _figure_table(figures) -> list:
     ]
 
 
-def main() -> None:
+def main(names=()) -> None:
     GALLERY.mkdir(exist_ok=True)
+    unknown = set(names) - set(APP_NAMES)
+    if unknown:
+        raise SystemExit(
+            f"unknown app(s) {', '.join(sorted(unknown))}; apps: {', '.join(APP_NAMES)}"
+        )
     catalog = app_descriptions()
     lines = [
         "# Gallery",
@@ -44,11 +51,12 @@ def main() -> None:
     ]
     for name in APP_NAMES:
         description, photos = catalog[name]
-        output = GALLERY / f"{name}.png"
-        run_app(name, output=str(output), runs=1, report=lambda text: None)
         shown = GALLERY / f"{name}.jpg"
-        _as_jpeg(output, shown)
-        output.unlink()
+        if not names or name in names or not shown.exists():
+            output = GALLERY / f"{name}.png"
+            run_app(name, output=str(output), runs=1, report=lambda text: None)
+            _as_jpeg(output, shown)
+            output.unlink()
         inputs = []
         for photo in photos:
             target = GALLERY / f"input-{Path(photo).stem}.jpg"
@@ -67,4 +75,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    main(sys.argv[1:])

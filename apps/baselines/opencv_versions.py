@@ -55,8 +55,26 @@ def _histogram_equalize(cv2, img, **_):
     return {"opencv": colour, "opencv equalizeHist (luma only)": lambda: cv2.equalizeHist(luma)}
 
 
+def _integral_box(cv2, img, **_):
+    """apps/integral_box.py as cv2.integral of the edge-padded luma (Int sums with its zero
+    first row and column, as the app's table) and the four lookups as NumPy slices ("opencv");
+    and cv2.blur, the box filter a user would call, rounding the same means ("opencv blur")."""
+    from ..integral_box import RADIUS, WIDTH, rounded_mean, window_sums
+
+    rows, cols = img.shape
+
+    def integral():
+        padded = cv2.copyMakeBorder(img, RADIUS, RADIUS, RADIUS, RADIUS, cv2.BORDER_REPLICATE)
+        return rounded_mean(window_sums(cv2.integral(padded), rows, cols))
+
+    def blur():
+        return cv2.blur(img, (WIDTH, WIDTH), borderType=cv2.BORDER_REPLICATE)
+
+    return {"opencv": integral, "opencv blur": blur}
+
+
 _APPS = {"unsharp_mask": _unsharp_mask, "harris": _harris}
-_PREPARED = {"histogram_equalize": _histogram_equalize}
+_PREPARED = {"histogram_equalize": _histogram_equalize, "integral_box": _integral_box}
 
 
 def opencv_variants(name: str, inputs: dict, params: dict, threads) -> dict:

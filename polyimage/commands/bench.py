@@ -1,6 +1,7 @@
-"""`polyimage bench`: every polyimage schedule of each app against NumPy, OpenCV, Halide's
-autoschedulers and hand-written Halide schedules (when installed) and a plain memory copy, as
-medians over repeated runs."""
+"""`polyimage bench`: every polyimage schedule of each app against NumPy, the library calls a
+user would make instead (numpy.matmul, SciPy, OpenCV: apps/baselines), Halide's autoschedulers
+and hand-written Halide schedules (when installed) and a plain memory copy, as medians over
+repeated runs."""
 
 from __future__ import annotations
 
@@ -19,7 +20,7 @@ import numpy as np
 
 import polyimage
 from polyimage.apps import APP_NAMES, app_schedules, default_schedule, load_app
-from polyimage.apps.baselines import halide_variants, opencv_variants
+from polyimage.apps.baselines import halide_variants, library_variants, opencv_variants
 from polyimage.apps.baselines.halide_runner import AUTOSCHEDULERS, MANUAL
 from polyimage.apps.inputs import bundled
 from polyimage.config import Options
@@ -36,7 +37,11 @@ from .targets import describe, header, parse_machine, target_options
 
 # optional baselines: (name, module to import, the timings it adds)
 OPTIONAL_BASELINES = (
-    ("OpenCV", "cv2", "the opencv timings (of unsharp_mask and harris)"),
+    (
+        "OpenCV",
+        "cv2",
+        "the opencv timings (of unsharp_mask, harris, histogram_equalize and integral_box)",
+    ),
     ("Halide", "halide", "the halide:<autoscheduler> and halide:manual timings"),
 )
 # the label of a variant built with multiply-add contraction (bench --contract)
@@ -204,6 +209,7 @@ def bench_app(
         arguments = {**derive(inputs), **{k: v for k, v in params.items() if k in variant_params}}
         _, variants[f"polyimage:auto ({label})"] = _preallocated(pipe, threads, arguments)
     variants["numpy"] = lambda: app.reference(**inputs, **params)
+    variants.update(library_variants(name, inputs, params, threads, report))
     variants.update(opencv_variants(name, inputs, params, threads))
     variants.update(
         halide_variants(
