@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from .algebra.affine import is_affine
 from .codegen.ctree import For, names_used, walk
 from .codegen.loops import WIDE_COPY
-from .codegen.names import UPDATES
+from .codegen.names import BLOCK_CELLS, UPDATES
 from .codegen.units import SOURCE_NAME
 from .dsl import expr as E
 from .dsl.arithmetic import Call
@@ -166,7 +166,10 @@ def _verdicts(compiled, log):
 
 def _reported(placed) -> bool:
     """Whether the report reads the loop: `omp simd`, or innermost among a Reduction's update
-    loops (they run in order, no `omp simd`, and gcc vectorizes what it proves safe)."""
+    loops (they run in order, no `omp simd`, and gcc vectorizes what it proves safe), except
+    a register block's moves of its cells and its leftover cells (codegen.blocked)."""
+    if BLOCK_CELLS in placed.notes:
+        return False
     if placed.loop.simd:
         return True
     return UPDATES in placed.notes and not any(isinstance(n, For) for n in walk(placed.loop.body))

@@ -51,7 +51,8 @@ def small_blocks(monkeypatch):
 def test_a_matrix_product_runs_by_register_blocks_in_panels(tmp_path):
     pipe = _compiled(matmul(), {"M": 512, "N": 512, "K": 1024}, tmp_path)
     text = pipe.report()
-    assert "register blocks of 4 i by" in text and "k in panels of 256" in text
+    assert "register blocks of 4 i by" in text and "k in panels of" in text
+    assert pipe.scalar_stages in ((), None) and "priced as scalar" not in text
     assert "pim_acc[4][" in pipe.c_source
 
 

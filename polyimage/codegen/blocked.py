@@ -9,7 +9,7 @@ from ..dsl.constructs import Op
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from .cexpr import wide_name
 from .ctree import ONE_AT_A_TIME, Assign, Block, Declare, For, If, Node, Seq
-from .names import PREFIX, UPDATES
+from .names import BLOCK_CELLS, PREFIX, UPDATES
 
 P = PREFIX
 
@@ -24,10 +24,12 @@ def combine(printer, op: Op, typ, target: str, value: str) -> str:
 def blocked_updates(emitter, func, block, names) -> Node:
     """Register blocks (schedule.blocking.RegisterBlock), in parallel over the outer owned
     variables and chunks of rows. In a chunk, panels of columns and of the first
-    reduction-only variable (sized for L2) run outside the register blocks, which then read
-    the same panel for every block of rows. A full block loads its cells into a local array,
-    which the compiler keeps in vector registers, updates them across the reduction-only loops
-    (one `omp simd` loop over the columns per row) and stores them once; a partial block at
+    reduction-only variable (sized for L2) run outside the register blocks; in a panel, each
+    block of columns runs down every block of rows of the chunk, reading the same slice of the
+    panel (kept in L1) while the rows' operands come from L2. A full block loads its cells
+    into a local array, which the compiler keeps in vector registers, updates them across the
+    reduction-only loops (one `omp simd` loop over the columns, every row in its body) and
+    stores them once; a partial block at
     the end of the rows or columns updates its cells in place. Every cell sees its updates in
     the written order: the panels of the reduction run in order."""
     variables = func.reduction_variables
@@ -45,8 +47,8 @@ def blocked_updates(emitter, func, block, names) -> Node:
         start = Declare("int64_t", ((wide_name(r), f"{P}r0 + {u}"),), True)
         return Block((start, *emitter.aliases([rows]), body()))
 
-    def columns(body, count=str(width), simd=True) -> For:
-        point = Declare("int64_t", ((wide_name(c), f"{P}c0 + {P}c"),), True)
+    def columns(body, count=str(width), simd=True, start=f"{P}c0") -> For:
+        point = Declare("int64_t", ((wide_name(c), f"{start} + {P}c"),), True)
         return For(
             f"{P}c",
             "0",
@@ -74,29 +76,64 @@ def blocked_updates(emitter, func, block, names) -> Node:
             node = For(wide_name(names[k]), lo, hi, Block((*emitter.aliases([variables[k]]), node)))
         return node
 
-    def each_row(body) -> Seq:
-        return Seq(
-            tuple(
-                at_row(u, lambda u=u: columns(lambda: body(f"{acc}[{u}][{P}c]")))
-                for u in range(height)
+    def kernel(w: int, start: str) -> Block:
+        """The register block of every row by `w` columns from `start`."""
+
+        def each_row(body) -> Seq:
+            return Seq(
+                tuple(
+                    at_row(
+                        u,
+                        lambda u=u: columns(lambda: body(f"{acc}[{u}][{P}c]"), str(w), True, start),
+                    )
+                    for u in range(height)
+                )
+            )
+
+        loaded = Block((each_row(lambda a: emitter.assign(a, cell())),), note=BLOCK_CELLS)
+        updated = reduction_loops(
+            lambda: columns(
+                lambda: Seq(
+                    tuple(
+                        at_row(u, lambda u=u: combined(f"{acc}[{u}][{P}c]")) for u in range(height)
+                    )
+                ),
+                str(w),
+                True,
+                start,
             )
         )
+        stored = Block((each_row(lambda a: emitter.assign(cell(), a)),), note=BLOCK_CELLS)
+        declared = Declare(func.typ.c_name, ((f"{acc}[{height}][{w}]", None),))
+        return Block((declared, loaded, updated, stored))
 
-    loaded = each_row(lambda a: emitter.assign(a, cell()))
-    updated = reduction_loops(lambda: each_row(combined))
-    stored = each_row(lambda a: emitter.assign(cell(), a))
-    declared = Declare(func.typ.c_name, ((f"{acc}[{height}][{width}]", None),))
-    kernel = Block((declared, loaded, updated, stored))
-    partial = For(
-        wide_name(r),
-        f"{P}r0",
-        f"{P}r0 + {P}rn - 1",
-        Block(
-            (
-                *emitter.aliases([rows]),
-                reduction_loops(lambda: columns(lambda: combined(cell()), f"{P}cn", simd=False)),
+    def partial(start: str, count: str) -> For:
+        """The cells of the rows left by `count` columns from `start`, updated in place."""
+        inner = columns(lambda: combined(cell()), count, False, start)
+        return For(
+            wide_name(r),
+            f"{P}r0",
+            f"{P}r0 + {P}rn - 1",
+            Block((*emitter.aliases([rows]), reduction_loops(lambda: inner)), note=BLOCK_CELLS),
+        )
+
+    # the columns a full block leaves: blocks of half its width, a quarter, ... down to one
+    # vector, then the rest in place
+    tail: list = [Declare("int64_t", ((f"{P}cs", f"{P}c0"),), False)]
+    w = width // 2
+    while w >= block.lanes and w % block.lanes == 0:
+        tail.append(
+            If(
+                f"{P}c1 - {P}cs + 1 >= {w}",
+                Block((kernel(w, f"{P}cs"), Assign(f"{P}cs", str(w), "+="))),
             )
-        ),
+        )
+        w //= 2
+    tail.append(If(f"{P}cs <= {P}c1", Block((partial(f"{P}cs", f"{P}c1 - {P}cs + 1"),))))
+    full = If(
+        f"{P}rn == {height}",
+        Block((If(f"{P}cn == {width}", kernel(width, f"{P}c0"), Block(tuple(tail))),)),
+        Block((partial(f"{P}c0", f"{P}cn"),)),
     )
 
     def stepped(var, lo, hi, step, end, body) -> For:
@@ -104,25 +141,16 @@ def blocked_updates(emitter, func, block, names) -> Node:
         last = Declare("int64_t", ((end, f"{smaller}({var} + {step - 1}, {hi})"),), True)
         return For(var, lo, hi, Block((last, body)), step=str(step))
 
-    full = If(f"{P}rn == {height} && {P}cn == {width}", kernel, Block((partial,)))
-    count = Declare("int64_t", ((f"{P}cn", f"{P}c1 - {P}c0 + 1"),), True)
-    blocks: Node = stepped(f"{P}c0", f"{P}jc", f"{P}jc1", width, f"{P}c1", Block((count, full)))
-    blocks = For(
+    rows_left = f"{smaller}(INT64_C({height}), {P}rc1 - {P}r0 + 1)"
+    blocks: Node = For(
         f"{P}r0",
         f"{P}rc0",
         f"{P}rc1",
-        Block(
-            (
-                Declare(
-                    "int64_t",
-                    ((f"{P}rn", f"{smaller}(INT64_C({height}), {P}rc1 - {P}r0 + 1)"),),
-                    True,
-                ),
-                blocks,
-            )
-        ),
+        Block((Declare("int64_t", ((f"{P}rn", rows_left),), True), full)),
         step=str(height),
     )
+    count = Declare("int64_t", ((f"{P}cn", f"{P}c1 - {P}c0 + 1"),), True)
+    blocks = stepped(f"{P}c0", f"{P}jc", f"{P}jc1", width, f"{P}c1", Block((count, blocks)))
     if block.panel_depth:
         k = names[first]
         blocks = stepped(

@@ -11,6 +11,10 @@ HELPER = "PIM_INLINE"
 # the note on the block of a Reduction's update loops: the vectorization report reads their
 # innermost loops, `omp simd` or not (polyimage.vectorization)
 UPDATES = "updates"
+# the note on the loops of a register-blocked Reduction that move its cells (into and out of
+# the registers) or update its leftover cells in place (fewer than a vector of columns, or of
+# rows): the vectorization report leaves them out, as it does a stage's setup
+BLOCK_CELLS = "block cells"
 _C_RESERVED = frozenset(
     """auto break case char const continue default do double else enum extern
 float for goto if inline int long register restrict return short signed sizeof static struct

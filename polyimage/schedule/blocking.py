@@ -22,15 +22,19 @@ from ..dsl.types import Half
 from .reduction_order import contiguous_variable
 
 # rows of a register block, and vectors of the contiguous dimension per row: 8 accumulators
-# leave registers for the broadcasts and loads with AVX2's 16 vector registers
+# leave registers for the broadcasts and loads with AVX2's 16 vector registers, 16 with
+# AVX-512's 32 (gcc reads the columns' operand once per row, folded into the multiply: the
+# more vectors per row, the fewer loads per multiply-add)
 BLOCK_ROWS = 4
 BLOCK_VECTORS = 2
+WIDE_BLOCK_VECTORS = 4  # with vectors of 64 bytes (AVX-512: 32 registers)
 # blocking pays where the reduction-only loops run at least this many points per cell
 MIN_UPDATES = 8
 # the most register blocks of rows a parallel task takes, and the tasks per core to aim for
 CHUNK_BLOCKS = 16
 TASKS_PER_CORE = 4
-# the most values of the first reduction-only variable in one panel
+# the most values of the first reduction-only variable in one panel; fewer where a block's
+# slice of the panel would not fit in half the L1
 PANEL_DEPTH = 256
 
 
@@ -51,6 +55,7 @@ class RegisterBlock:
     chunk: int
     panel_columns: int
     panel_depth: int
+    lanes: int = 1  # elements of one vector: the narrowest block at the end of the columns
 
     def describe(self, func) -> str:
         names = [v.name for v in func.reduction_variables]
@@ -72,16 +77,22 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
     rows, columns, owned, inner = form
     extents = [extent(evaluate, iv) for iv in func.reduction_intervals]
     itemsize = func.typ.dtype.itemsize
-    width = BLOCK_VECTORS * max(1, machine.vector_bytes // itemsize)
+    lanes = max(1, machine.vector_bytes // itemsize)
+    vectors = WIDE_BLOCK_VECTORS if machine.vector_bytes >= 64 else BLOCK_VECTORS
+    vectors = max(1, min(vectors, extents[columns] // lanes))
+    width = vectors * lanes
     updates = math.prod(extents[k] for k in inner)
     if extents[rows] < BLOCK_ROWS or extents[columns] < width or updates < MIN_UPDATES:
         return None
     outer = tuple(k for k in sorted(owned) if k not in (rows, columns))
     depth = extents[inner[0]]
-    panel_depth = PANEL_DEPTH if depth > PANEL_DEPTH else 0
+    below = math.prod(extents[k] for k in inner[1:])  # points per value of the first
+    fits_l1 = machine.l1_bytes // 2 // max(1, below * width * itemsize)
+    limit = max(1, min(PANEL_DEPTH, fits_l1))
+    panel_depth = limit if depth > limit else 0
     # one panel of the operand read along the columns: its rows (the reduction-only points of
     # one panel) by panel_columns, in half the L2
-    panel_points = min(depth, PANEL_DEPTH) * math.prod(extents[k] for k in inner[1:])
+    panel_points = min(depth, limit) * below
     fit = machine.l2_bytes // 2 // max(1, panel_points * itemsize) // width * width
     whole = -(-extents[columns] // width) * width
     panel_columns = max(width, min(fit, whole))
@@ -101,6 +112,7 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
         blocks * BLOCK_ROWS,
         panel_columns,
         panel_depth,
+        lanes,
     )
 
 
