@@ -220,6 +220,28 @@ def test_first_order_recursive_filter(axis):
         assert_same(got, _exponential(args["img"], axis, 0.25), "vs the NumPy recursion")
 
 
+def test_a_scan_along_the_innermost_dimension_keeps_its_last_value_in_a_variable():
+    """The read one step back comes from a variable set after each step, not from the buffer
+    just written (a store and a load on the recursion's critical path), in every schedule; a
+    read two steps back still reads the buffer."""
+    R, C, x, y, box = _grid()
+    img = Image(Float, "img", [R, C])
+    smooth = Function(box, Float, "smooth")
+    smooth.defn = [Case(y == 0, img(x, y)), 0.25 * img(x, y) + 0.75 * smooth(x, y - 1)]
+    for schedule in ("naive", "group 0: smooth [4x8]"):
+        source = polyimage.compile([smooth], schedule=schedule, build=False).c_source
+        assert "0.75f * pim_prev_y" in source, schedule
+        assert not re.search(r"smooth\[[^]]*pim_w_y - INT64_C\(1\)", source), schedule
+    second = Function(box, Float, "second")
+    second.defn = [Case(y < 2, img(x, y)), second(x, y - 1) - 0.5 * second(x, y - 2)]
+    source = polyimage.compile([second], schedule="naive", build=False).c_source
+    assert "pim_prev_y" in source and re.search(r"second\[[^]]*INT64_C\(2\)", source)
+    img_values = np.random.default_rng(6).random((5, 9), dtype=np.float32)
+    assert_same(
+        polyimage.compile([second])(img=img_values), polyimage.interpret([second], img=img_values)
+    )
+
+
 @pytest.mark.parametrize("axis", [0, 1, 2])
 def test_second_order_scan_of_a_3d_stage(axis):
     """Reads two earlier points (k = 1 and 2) along each dimension of a 3-D stage, int32 with

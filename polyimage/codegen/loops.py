@@ -20,7 +20,7 @@ from ..dsl import expr as E
 from ..dsl.constructs import Reduction
 from ..graph.dag import StageGraph, scan_dimension
 from ..schedule.reductions import PARALLEL_MIN_POINTS
-from . import versions
+from . import scans, versions
 from .cexpr import CExprPrinter, Hoisted, narrow_gather, wide_name
 from .clamps import interior, merged
 from .ctree import (
@@ -84,6 +84,9 @@ class LoopEmitter:
         self.printer = CExprPrinter(names, self.address, _Uses(helpers, self.pending))
         self.narrowed: dict = {}
         self.check_group: int | None = None
+        # {stage: (its scan variable, the C variable holding its value one step back)} while
+        # the innermost loop of a scan along it is built (_carried)
+        self.carried: dict = {}
 
     def touch(self, store, writes: bool):
         """Note a buffer the next node reads or writes."""
@@ -109,6 +112,9 @@ class LoopEmitter:
         return store.offset(idx, narrow, self.check_group)
 
     def address(self, ref, printer, lvalue=False) -> str:
+        carried = self.carried.get(ref.func.name)
+        if carried is not None and not lvalue and scans.one_step_back(ref, *carried[:2]):
+            return carried[2]
         store = self.storage[ref.func.name]
         text = f"{store.buffer}[{self.offset(ref, printer)}]"
         typ = ref.func.typ.c_name
@@ -300,6 +306,7 @@ class LoopEmitter:
         or None."""
         bounds = bounds or self._bounds(variables, stage_name)
         ndim = len(variables)
+        carried = scans.carried_value(self, stage_name, variables, scan)
         across = [d for d in range(ndim) if d != scan]
         first = across[0] if parallel and across else None
         if first == ndim - 1 or scan == ndim - 1:
@@ -351,12 +358,15 @@ class LoopEmitter:
             return innermost()
 
         aliases = self.aliases(variables[:loops])
+        if carried is not None:
+            self.carried[stage_name] = carried
         enclosing = self.printer.hoist
         hoisted = self.printer.hoist = Hoisted(variables[:loops])
         try:
             inner = self._narrow_or_wide(innermost, generic)
         finally:
             self.printer.hoist = enclosing
+            self.carried.pop(stage_name, None)
         folds = [self.declare("int64_t", [(n, t) for t, n in hoisted.items.items()])]
         node = Block((*aliases, *(folds if hoisted.items else ()), inner))
         for d in reversed(range(loops)):
@@ -378,50 +388,17 @@ class LoopEmitter:
                 )
             elif (parallel or simd) and d == ndim - 1 and d != scan:
                 clauses = dict(simd=True)
+            if carried is not None and d == scan:
+                node = scans.carrying(self, stage_name, variables, carried, node)
             node = For(w, f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}", node, **clauses)
+            if carried is not None and d == scan:
+                typ = self.graph.stage(stage_name).func.typ.c_name
+                node = Block((Declare(typ, ((carried[2], "0"),)), node))
             if first is not None and d == 0 and first > 0:
-                node = self._scan_blocks(variables[first], node, team)
+                node = scans.scan_blocks(self, variables[first], node, team)
         for scope in reversed(scopes):
             node = Block((scope, node))
         return node
-
-    def _scan_blocks(self, var, scan_nest, team) -> Block:
-        """`scan_nest` (the scan's loop outermost) run by blocks of `var`'s range, one block a
-        task of a parallel loop around it: each thread scans its columns to the end, with no
-        barrier per step of the scan (a work-shared loop inside it waits once per row)."""
-        it = self.names[var]
-        lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
-        width, count, block = f"{PREFIX}bw_{it}", f"{PREFIX}nb_{it}", f"{PREFIX}b_{it}"
-        extent = f"{PREFIX}extent({lo}, {hi})"
-        sizes = self.declare(
-            "int64_t",
-            [
-                (width, f"{PREFIX}scan_block({extent}, {PREFIX}nthreads)"),
-                (count, f"({extent} + {width} - 1) / {width}"),
-            ],
-        )
-        start, end = f"{PREFIX}bs_{it}", f"{PREFIX}be_{it}"
-        bounds = self.declare(
-            "int64_t",
-            [
-                (start, f"{lo} + {block} * {width}"),
-                (end, f"{start} + {width} - 1 < {hi} ? {start} + {width} - 1 : {hi}"),
-            ],
-        )
-        # the nest reads the block's range under the names of the whole range
-        shadowed = self.declare("int64_t", [(lo, start), (hi, end)])
-        body = Block((bounds, Block((shadowed, scan_nest))))
-        loop = For(
-            block,
-            "0",
-            f"{count} - 1",
-            body,
-            parallel="parallel for",
-            threads=team[0],
-            condition=team[1],
-            schedule="dynamic, 1",
-        )
-        return Block((sizes, loop))
 
     def _extents(self, variables) -> str:
         """The points of the loops over `variables` (their bounds declared), as C."""

@@ -1,0 +1,82 @@
+"""Scans in the loop nests of codegen.loops: a scan along the outermost dimension run by
+blocks of the next one (no barrier per step), and the value one step back of a scan along the
+innermost dimension kept in a variable."""
+
+from __future__ import annotations
+
+from ..algebra.affine import linear_form
+from ..dsl.types import Half
+from ..graph.dag import self_references
+from .cexpr import wide_name
+from .ctree import Block, For
+from .names import PREFIX
+
+
+def carried_value(emitter, stage_name, variables, scan):
+    """(scan variable, its dimension, C name) where the stage scans along its innermost
+    loop and reads its point one step back: that value then stays in a variable from one
+    step to the next (the C compiler, which cannot tell the stage's buffer from those it
+    reads, would store and load it at every step, on the scan's critical path). None
+    elsewhere."""
+    if scan is None or scan != len(variables) - 1 or stage_name not in emitter.storage:
+        return None
+    func = emitter.graph.stage(stage_name).func
+    if func.typ is Half or list(func.variables) != list(variables):
+        return None
+    var = variables[scan]
+    if not any(one_step_back(ref, var, scan) for ref in self_references(func)):
+        return None
+    return var, scan, f"{PREFIX}prev_{emitter.names[var]}"
+
+
+def carrying(emitter, stage_name, variables, carried, body) -> Block:
+    """`body` (a step of the scan), then the value it stored kept for the next step."""
+    store = emitter.storage[stage_name]
+    emitter.touch(store, False)
+    own = store.offset([wide_name(emitter.names[v]) for v in variables], False, emitter.check_group)
+    return Block((body, emitter.assign(carried[2], f"{store.buffer}[{own}]")))
+
+
+def scan_blocks(emitter, var, scan_nest, team) -> Block:
+    """`scan_nest` (the scan's loop outermost) run by blocks of `var`'s range, one block a
+    task of a parallel loop around it: each thread scans its columns to the end, with no
+    barrier per step of the scan (a work-shared loop inside it waits once per row)."""
+    it = emitter.names[var]
+    lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
+    width, count, block = f"{PREFIX}bw_{it}", f"{PREFIX}nb_{it}", f"{PREFIX}b_{it}"
+    extent = f"{PREFIX}extent({lo}, {hi})"
+    sizes = emitter.declare(
+        "int64_t",
+        [
+            (width, f"{PREFIX}scan_block({extent}, {PREFIX}nthreads)"),
+            (count, f"({extent} + {width} - 1) / {width}"),
+        ],
+    )
+    start, end = f"{PREFIX}bs_{it}", f"{PREFIX}be_{it}"
+    bounds = emitter.declare(
+        "int64_t",
+        [
+            (start, f"{lo} + {block} * {width}"),
+            (end, f"{start} + {width} - 1 < {hi} ? {start} + {width} - 1 : {hi}"),
+        ],
+    )
+    # the nest reads the block's range under the names of the whole range
+    shadowed = emitter.declare("int64_t", [(lo, start), (hi, end)])
+    body = Block((bounds, Block((shadowed, scan_nest))))
+    loop = For(
+        block,
+        "0",
+        f"{count} - 1",
+        body,
+        parallel="parallel for",
+        threads=team[0],
+        condition=team[1],
+        schedule="dynamic, 1",
+    )
+    return Block((sizes, loop))
+
+
+def one_step_back(ref, var, dim) -> bool:
+    """Whether `ref` reads its stage's point one step back along `dim` (`var - 1` there)."""
+    form = linear_form(ref.args[dim]) if dim < len(ref.args) else None
+    return form is not None and form[0] is var and form[1] == 1 and form[2] == -1
