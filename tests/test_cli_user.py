@@ -274,7 +274,11 @@ def test_run_takes_a_function_of_a_users_file(tmp_path, capsys):
     assert saved.shape == source.shape and np.abs(saved - expected).max() <= 1 / 255 + 1e-6
     # a grey 2-D image with a border: the bundled photo by default, R and C off its size
     assert main(["run", f"{tmp_path / 'mine.py'}:blurs", "--check", "--runs", "1"]) == 0
-    assert "max abs difference from the interpreter 0" in capsys.readouterr().out
+    printed = capsys.readouterr().out
+    assert "max abs difference from the interpreter 0" in printed
+    assert "no INPUT given: img read(s) the bundled photo astronaut.png" in printed
+    assert main(["run", str(tmp_path / "mine.py"), "-o", str(out)]) == 2
+    assert "mine.py:FUNCTION" in one_line_error(capsys.readouterr().err)
     assert main(["run", target, str(photo), str(photo)]) == 2
     assert "takes 1 input image(s) (img), got 2" in one_line_error(capsys.readouterr().err)
     assert main(["run", target, "--param", "gains=2"]) == 2

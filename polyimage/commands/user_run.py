@@ -47,6 +47,12 @@ def run_user_pipeline(
         raise ArgumentError(
             f"{target} takes {len(images)} input image(s) ({names}), got {len(inputs)} photo(s)"
         )
+    if not inputs:
+        photo = bundled()
+        report(
+            f"{target}: no INPUT given: {', '.join(img.name for img in images)} read(s) the "
+            f"bundled photo {photo.name} (give photos after {target} to use yours)"
+        )
     photos = [load_input(p) for p in inputs] or [load_image(bundled())] * len(images)
     arguments = {img.name: photo_array(img, photo) for img, photo in zip(images, photos)}
     arguments.update(typed_values({p.name: p for p in graph.parameters}, params))
