@@ -16,6 +16,7 @@ from .algebra.affine import linear_form
 from .algebra.evaluate import Evaluator, evaluate_scalar
 from .config import is_count
 from .dsl import expr as E
+from .dsl.types import ALL_TYPES
 from .errors import ArgumentError, ArgumentTypeError
 
 
@@ -208,9 +209,14 @@ def _check_image(img, value) -> np.ndarray:
 
 
 def _dtype_hint(expected, given) -> str:
-    """A hint for a photo loaded as integers where a float image is expected."""
+    """A hint for a photo loaded as integers where a float image is expected, and for a float
+    array of the other width (NumPy computes in float64 by default)."""
     if expected.kind == "f" and given in (np.uint8, np.uint16):
         return f"; load_image(path, dtype=np.{expected}) reads a photo as {expected} in [0, 1]"
+    if expected.kind == "f" and np.dtype(given).kind == "f":
+        named = next((t for t in ALL_TYPES if t.dtype == np.dtype(given)), None)
+        declared = f" (or declare the image {named})" if named is not None else ""
+        return f"; convert it with .astype(np.{expected}){declared}"
     return ""
 
 

@@ -71,7 +71,7 @@ def test_wrong_dtype(pipe, which):
     with pytest.raises(
         TypeError,
         match=r"image img must have dtype float32 \(Float\), got "
-        r"float64",
+        r"float64; convert it with \.astype\(np\.float32\)",
     ):
         _run(pipe, which, img=_image(dtype=np.float64), w=1.0)
 

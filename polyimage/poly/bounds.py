@@ -134,9 +134,11 @@ def _fixes(access: Access, d: int, read: BorderRead | None = None) -> str:
             f"domain of {access.consumer} so that it reads only inside, or {larger}"
         )
     return (
-        f"; to fix it: clamp the index (`Clamp({arg}, {iv.lb}, {iv.ub})`), shrink the domain "
-        f"of {access.consumer} so that it reads only inside, {larger}, or give a Case for the "
-        f"border points"
+        f"; to fix it: read {func.name} through a border mode "
+        f"(`repeat_edge({func.name})({', '.join(map(str, access.ref.args))})`, or mirror, "
+        f"mirror_interior, wrap, constant_exterior), clamp the index "
+        f"(`Clamp({arg}, {iv.lb}, {iv.ub})`), shrink the domain of {access.consumer} so that it "
+        f"reads only inside, {larger}, or give a Case for the border points"
     )
 
 
