@@ -288,7 +288,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="also say which innermost loops the C compiler vectorized, and why not",
     )
     report.add_argument("--schedule", metavar="NAME|FILE", help="as for run")
-    report.add_argument("--estimates", action="append", metavar="K=V,...", help="as for export")
+    report.add_argument(
+        "--estimates",
+        action="append",
+        metavar="K=V,...",
+        help="typical parameter values the optimizer plans for (default: an app's paper size)",
+    )
 
     graph = commands.add_parser("graph", help="draw the stage graph of an app or your pipeline")
     graph.add_argument(
@@ -296,7 +301,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="APP|FILE.py:function",
         help="an app, or the function of your file that returns the pipeline's outputs",
     )
-    graph.add_argument("--estimates", action="append", metavar="K=V,...", help="as for export")
+    graph.add_argument(
+        "--estimates",
+        action="append",
+        metavar="K=V,...",
+        help="with --schedule: typical parameter values the groups are planned for (default: an "
+        "app's paper size)",
+    )
     graph.add_argument(
         "-o", "--output", required=True, help="FILE.dot, or FILE.svg/.png (needs Graphviz's dot)"
     )
