@@ -422,6 +422,17 @@ CYCLES = {
         ],
         r"cycle: f reads itself at `f\(x - 1, y - 1\)`, earlier along more than one dimension",
     ),
+    "summed-area table with border rows": (
+        lambda f, img, x, y, R, C: [
+            Case((x == 0) & (y == 0), img(x, y)),
+            Case(x == 0, f(0, y - 1) + img(x, y)),
+            Case(y == 0, f(x - 1, 0) + img(x, y)),
+            f(x - 1, y) + f(x, y - 1) - f(x - 1, y - 1) + img(x, y),
+        ],
+        r"cycle: f reads itself at `f\(0, y - 1\)`, whose index 0 `0` is not x shifted by a "
+        r"constant while it reads an earlier point along another dimension; a scan reads its "
+        r"own earlier points along one dimension only.*split it into one scan per dimension",
+    ),
     "reads along two dimensions": (
         lambda f, img, x, y, R, C: [Case((x > 0) & (y > 0), f(x - 1, y) + f(x, y - 1)), 0],
         r"cycle: f reads itself earlier along more than one dimension \(`f\(x - 1, y\)` along x, "

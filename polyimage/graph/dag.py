@@ -126,6 +126,14 @@ def scan_dimension(func: Function):
     scanned: dict = {}
     for ref in refs:
         shifted = _earlier_along(func, ref)
+        if isinstance(shifted, str) and _also_earlier(func, ref):
+            raise PipelineError(
+                cycle.format(ref) + f", {shifted} while it reads an earlier point along another "
+                "dimension; a scan reads its own earlier points along one dimension only, its own "
+                "variable on every other: split it into one scan per dimension (a summed-area "
+                "table is a running sum along the rows, then one down the columns of that: "
+                "docs/dsl.md)"
+            )
         if isinstance(shifted, str):
             raise PipelineError(
                 cycle.format(ref) + f", {shifted}; a stage may read itself only at points "
@@ -143,6 +151,14 @@ def scan_dimension(func: Function):
             f"into one scan per dimension"
         )
     return next(iter(scanned))
+
+
+def _also_earlier(func, ref) -> bool:
+    """Whether `ref` reads an earlier point (`v - k`) along some dimension while another index
+    is not its own variable shifted by a constant."""
+    forms = [linear_form(arg) for arg in ref.args]
+    own = [f is not None and f[0] is var and f[1] == 1 for f, var in zip(forms, func.variables)]
+    return not all(own) and any(o and f[2] < 0 for o, f in zip(own, forms))
 
 
 def _earlier_along(func, ref):
