@@ -1,6 +1,6 @@
 """Measured schedules: `compile(..., schedule="measured")` returns a `MeasuredPipeline`. Its first
-call times a few candidate schedules (auto's choice, greedy-cost, naive, and auto's tiles halved
-and doubled) on the call's own arrays and runs on the fastest from then on.
+call times a few candidate schedules (auto's choice, greedy-cost, greedy, naive, and auto's
+tiles halved and doubled) on the call's own arrays and runs on the fastest from then on.
 
 The choice is kept under <cache>/measured/<key>.json, the key a digest of the compile (the key
 of its auto compile: pipeline, estimates, options, target, weights, compiler), the CPU, the
@@ -46,7 +46,7 @@ log = logging.getLogger("polyimage")
 STORE = "measured"
 STORE_FORMAT = 1
 # candidates compiled by their name; auto's tile variants are compiled from their text
-NAMED = ("auto", "greedy-cost", "naive")
+NAMED = ("auto", "greedy-cost", "greedy", "naive")
 HALVED, DOUBLED = "auto-halved", "auto-doubled"
 RUNS = 7  # timed calls of a candidate at most, after one warm-up
 SLOWER = GIVE_UP  # a median over the best one's times this drops its candidate (after MIN_RUNS)

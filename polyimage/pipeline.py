@@ -184,7 +184,7 @@ def compile(
         schedule: "auto" (the default: groups and tile sizes from the cost model), "naive"
             (one parallel loop nest per stage), the baselines "greedy" (PolyMage's heuristic)
             and "greedy-cost" (pairwise merging by the cost model), "measured" (the first
-            call times auto's choice, greedy-cost, naive and auto's tiles halved and doubled
+            call times auto's choice, greedy-cost, greedy, naive and auto's tiles halved and doubled
             on its arguments and keeps the fastest, remembered for this machine in the cache
             folder: a `MeasuredPipeline`), or a `Schedule` (or its text or JSON form) naming
             groups of stages after inlining, with one or two levels of tile sizes.

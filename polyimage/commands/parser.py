@@ -457,9 +457,9 @@ def _tune_schedule_parser(commands) -> None:
         help="time candidate schedules of an app or your pipeline and keep the fastest",
         description="Compile an app, or the pipeline a function of your file returns "
         "(FILE.py:function), under each candidate of schedule='measured' (auto's choice, "
-        "greedy-cost, naive, auto's tiles halved and doubled), time them on random inputs of "
-        "the estimates' sizes, print each one's median and the fastest, and keep the choice "
-        "in the build cache for this CPU, target and thread count: a compile with "
+        "greedy-cost, greedy, naive, auto's tiles halved and doubled), time them on random "
+        "inputs of the estimates' sizes, print each one's median and the fastest, and keep the "
+        "choice in the build cache for this CPU, target and thread count: a compile with "
         "schedule='measured' (the same pipeline, name and estimates) called on inputs of "
         "those sizes then runs the fastest at once, without timing. A progress bar on stderr "
         "shows the compiles and rounds of calls. Run it on a quiet machine.",
