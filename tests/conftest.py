@@ -11,10 +11,16 @@ NEEDS_CLANG = "needs clang with OpenMP (Debian packages clang and libomp-dev)"
 def pytest_addoption(parser):
     parser.addoption("--soak", action="store_true", help="run long randomized tests")
     parser.addoption(
+        "--sanitize-seeds",
+        type=int,
+        default=5,
+        help="seeds of random pipelines run under the sanitizers (tests/test_sanitizers.py)",
+    )
+    parser.addoption(
         "--sanitize-seconds",
         type=float,
-        default=90.0,
-        help="budget of the random pipelines run under the sanitizers (tests/test_sanitizers.py)",
+        default=0.0,
+        help="time for more seeds under the sanitizers after those (tests/test_sanitizers.py)",
     )
 
 
@@ -26,21 +32,46 @@ def pytest_terminal_summary(terminalreporter, config):
         terminalreporter.write_line(f"under ASan and UBSan: {items}")
 
 
-# the longest test files (minutes of a 2-core CI run between them), started first: the README's
-# command hands whole files to its workers in collection order, and one of these collected
-# last (they sort late: test_s...) left the other worker idle for a minute or more at the end
+# the longest test files, longest first (about, on a 2-core CI run), started first: the README's
+# command hands whole files to its workers in collection order (pytest_configure), and one of
+# these collected last left the other worker idle for a minute or more at the end; the files
+# not named here take 15 s or less each
 LONGEST_FIRST = (
     "test_schedules_apps.py",
     "test_sanitizers.py",
-    "test_schedules_random.py",
-    "test_auto_schedule.py",
-    "test_names.py",
+    "test_halide_manual.py",  # skipped without Halide (CI); minutes with it
     "test_memory_regressions.py",
     "test_dask.py",
     "test_borders.py",
+    "test_reductions_tiled.py",
+    "test_vectorize_all.py",
+    "test_auto_schedule.py",
+    "test_schedules_random.py",
     "test_reductions_parallel.py",
-    "test_residues.py",
+    "test_semantics_arithmetic.py",
+    "test_pixel_types.py",
+    "test_names.py",
+    "test_cache.py",
+    "test_semantics_types.py",
+    "test_random_features.py",
+    "test_integer_zero_sign.py",
+    "test_origin_invariance.py",
+    "test_grouping_cost.py",
+    "test_units.py",
+    "test_scans.py",
+    "test_export.py",
+    "test_autotune_cli.py",
+    "test_exp_poly.py",
 )
+
+
+def pytest_configure(config):
+    """Keep the order of LONGEST_FIRST under `--dist loadfile`: pytest-xdist (3.6 and later)
+    otherwise hands out files by their number of tests, most first, and the two tests of
+    test_sanitizers.py (more than a minute) started among the last files, run alone by one
+    worker at the end while the other had nothing left to do."""
+    if getattr(config.option, "loadscopereorder", None):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(config, items):

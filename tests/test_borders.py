@@ -164,9 +164,12 @@ def test_random_pipelines_with_mirrored_and_wrapped_reads_match_the_interpreter(
     checked = 0
     for seed in range(1, 40, 2):
         rp = random_pipeline(seed, borders=True)
-        naive = polyimage.compile(rp.outputs, schedule="naive", inline=rp.inline)
-        if "_index_i64(" not in naive.c_source:
+        # planned first: a seed whose reads fold no index (most of them) is not built
+        planned = polyimage.compile(rp.outputs, schedule="naive", inline=rp.inline, build=False)
+        if "_index_i64(" not in planned.c_source:
             continue
+        naive = polyimage.compile(rp.outputs, schedule="naive", inline=rp.inline)
+        assert naive.c_source == planned.c_source
         expected = polyimage.interpret(rp.outputs, **rp.arguments)
         assert_calls_match(naive, expected, rp.arguments, f"seed {seed}: naive")
         for k in range(2):

@@ -355,6 +355,16 @@ def _write_meta(text):
     return lambda entry: (entry / "meta.json").write_text(text)
 
 
+@pytest.fixture(scope="module")
+def built_by_a_child(tmp_path_factory):
+    """(a cache in which a child process built the pipeline, the child's report): built once,
+    each damage test damaging a copy of it."""
+    root = tmp_path_factory.mktemp("built_by_a_child") / "cache"
+    first = _finish_child(_start_child(root))
+    assert first["hit"] is False
+    return root, first
+
+
 @pytest.mark.parametrize(
     "damage",
     [
@@ -382,11 +392,13 @@ def _write_meta(text):
         "meta-wrong-types",
     ],
 )
-def test_damaged_entry_is_rebuilt_with_a_warning(tmp_path, damage):
+def test_damaged_entry_is_rebuilt_with_a_warning(tmp_path, damage, built_by_a_child):
     """Each damage once made every later compile fail (ImportError, SIGBUS, OSError)."""
+    pristine, first = built_by_a_child
     root = tmp_path / "cache"
-    first = _finish_child(_start_child(root))
-    entry = Path(first["path"])
+    shutil.copytree(pristine, root)  # the entry a child built, as it left it
+    entry = root / Path(first["path"]).relative_to(pristine)
+    assert cache.damage(entry) is None
     damage(entry)
     proc = _start_child(root)
     stdout, stderr = proc.communicate(timeout=120)

@@ -36,20 +36,29 @@ from polyimage.scale.halo import SplitError
 SPLIT_APPS = ("unsharp_mask", "harris", "bilateral_grid", "camera_pipe")
 
 
+# the inputs' size for chunks of 3 (blocks of a few pixels: hundreds of them at SMALL_SIZE)
+TINY_SIZE = {"R": 23, "C": 31}
+
+
 @pytest.fixture(scope="module")
 def apps():
-    """{app: (pipeline, inputs at SMALL_SIZE, parameters, whole-image output)}, compiled once."""
-    found = {}
+    """apps(name, size=None): (pipeline, inputs at `size` (default SMALL_SIZE), parameters,
+    whole-image output), each app compiled once."""
+    compiled, found = {}, {}
 
-    def get(name):
-        if name not in found:
+    def get(name, size=None):
+        if name not in compiled:
             app = load_app(name)
             outputs, _ = app.build()
             pipe = polyimage.compile(outputs, estimates=app.PAPER_SIZE, name=name)
-            photos = [load_image(bundled(p)) for p in app.PHOTOS]
-            arrays = app.prepare(photos, app.SMALL_SIZE)
-            found[name] = (pipe, arrays, dict(app.DEFAULTS), pipe(**arrays, **app.DEFAULTS))
-        return found[name]
+            compiled[name] = app, pipe, [load_image(bundled(p)) for p in app.PHOTOS]
+        app, pipe, photos = compiled[name]
+        size = size or app.SMALL_SIZE
+        key = (name, tuple(sorted(size.items())))
+        if key not in found:
+            arrays = app.prepare(photos, size)
+            found[key] = (pipe, arrays, dict(app.DEFAULTS), pipe(**arrays, **app.DEFAULTS))
+        return found[key]
 
     return get
 
@@ -68,9 +77,10 @@ def _chunked(arrays, size):
     + [("pyramid_blend", 13), ("pyramid_blend", 40)],
 )
 def test_apps_on_dask_equal_the_whole_image(apps, name, size):
-    """Chunks smaller than the halo (3; 13 for pyramid_blend, whose halo is 28), ragged last
-    chunks (13 and 40 divide neither 67 nor 93)."""
-    pipe, arrays, params, whole = apps(name)
+    """Chunks smaller than the halo (3, on inputs of TINY_SIZE; 13 for pyramid_blend, whose
+    halo is 28), ragged last chunks (3 divides neither 23 nor 31; 13 and 40 neither 67 nor
+    93)."""
+    pipe, arrays, params, whole = apps(name, TINY_SIZE if size == 3 else None)
     out = pdask.apply(pipe, **_chunked(arrays, size), **params)
     assert isinstance(out, da.Array) and out.shape == whole.shape and out.dtype == whole.dtype
     result = out.compute(scheduler="threads")

@@ -106,10 +106,10 @@ def _generated_identifiers() -> list:
     chain = _template([f"n{k}" for k in range(4 + 3 * 3)])
     words = set()
     for schedule in ("naive", "auto", "group 0: n4, n7, n10 [8x16 then 4x8]"):
-        words |= set(WORD.findall(polyimage.compile([chain], schedule=schedule).c_source))
-    words |= set(
-        WORD.findall(polyimage.compile([_histogram("hist", "img", "N", "b", "k")]).c_source)
-    )
+        pipe = polyimage.compile([chain], schedule=schedule, build=False)  # the C, not built
+        words |= set(WORD.findall(pipe.c_source))
+    hist = polyimage.compile([_histogram("hist", "img", "N", "b", "k")], build=False)
+    words |= set(WORD.findall(hist.c_source))
     return sorted(words - set(CALL_KEYWORDS))
 
 

@@ -30,7 +30,8 @@ from polyimage.testing import (
 
 pytestmark = pytest.mark.filterwarnings("ignore::polyimage.UncoveredReadWarning")
 
-SEEDS = range(30)
+# 20 seeds draw every feature of the generator (test_generator_covers_the_dsl) by seed 13
+SEEDS = range(20)
 SCHEDULES_PER_SEED = 2
 SOAK_SEEDS = range(1000, 1500)
 SOAK_SCHEDULES_PER_SEED = 5
@@ -118,7 +119,9 @@ def test_generator_is_deterministic():
         schedules = [random_schedule(graph, random.Random(seed)) for _ in range(2)]
         assert schedules[0] == schedules[1]
         sources = [
-            polyimage.compile(rp.outputs, schedule=schedules[0], inline=rp.inline).c_source
+            polyimage.compile(
+                rp.outputs, schedule=schedules[0], inline=rp.inline, build=False
+            ).c_source
             for rp in (first, second)
         ]
         assert sources[0] == sources[1]
