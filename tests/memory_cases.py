@@ -369,6 +369,19 @@ def register_blocks_of_channels() -> MemoryCase:
     return MemoryCase("register blocks of channels", [conv_nchw()], ("naive", "auto"), arguments)
 
 
+def lines_of_a_row_scan() -> MemoryCase:
+    """A scan along the contiguous dimension runs a few rows side by side (codegen.scans):
+    11 rows make two blocks of lines and three rows left to run alone."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    x, y = Variable(Int, "x"), Variable(Int, "y")
+    img = Image(Float, "img", [R, C])
+    box = ([x, y], [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)])
+    smooth = Function(box, Float, "smooth")
+    smooth.defn = [Case(y == 0, img(x, y)), img(x, y) * 0.25 + smooth(x, y - 1) * 0.75]
+    arguments = dict(img=np.random.default_rng(7).random((11, 37), np.float32))
+    return MemoryCase("lines of a row scan", [smooth], ("naive", "auto"), arguments)
+
+
 CASES = (
     two_level_group,
     reduce_target_through_a_cast,
@@ -381,6 +394,7 @@ CASES = (
     channels_together,
     register_blocks,
     register_blocks_of_channels,
+    lines_of_a_row_scan,
 )
 
 

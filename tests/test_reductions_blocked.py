@@ -10,12 +10,14 @@ from oracle import assert_same
 import polyimage
 from polyimage import (
     Case,
+    Cast,
     Condition,
     Double,
     Float,
     Image,
     Int,
     Interval,
+    Min,
     Op,
     Parameter,
     Reduce,
@@ -53,7 +55,42 @@ def test_a_matrix_product_runs_by_register_blocks_in_panels(tmp_path):
     text = pipe.report()
     assert "register blocks of 4 i by" in text and "k in panels of" in text
     assert pipe.scalar_stages in ((), None) and "priced as scalar" not in text
-    assert "pim_acc[4][" in pipe.c_source
+    assert "pim_vec pim_a0_0" in pipe.c_source
+
+
+@pytest.mark.parametrize("typ, op", [(Float, Op.Max), (UInt, Op.Sum), (Int, Op.Mul)])
+def test_updates_vectors_cannot_express_keep_their_cells_in_an_array(typ, op, tmp_path):
+    """Only float sums and products run on vector variables; the others accumulate in an
+    array under `omp simd`, which the compiler vectorizes as it can."""
+    pipe = _compiled(matmul(typ, op), {"M": 256, "N": 256, "K": 256}, tmp_path)
+    assert "pim_vec " not in pipe.c_source and "pim_acc[4][" in pipe.c_source
+
+
+def _mixed(typ):
+    """A product with every operation the vector blocks write (- * / negation, a same-type
+    Cast, a parameter and a constant), and a row operand read through a clamp."""
+    M, N, K = (Parameter(Int, n) for n in "MNK")
+    s = Parameter(typ, "s")
+    A, B = Image(typ, "A", [M, K]), Image(typ, "B", [K, N + 3])
+    i, j, k = (Variable(Int, n) for n in "ijk")
+    rows, cols = Interval(Int, 0, M - 1), Interval(Int, 0, N - 1)
+    C = Reduction(([i, j], [rows, cols]), ([k], [Interval(Int, 0, K - 1)]), typ, "C")
+    row = A(i, Min(k * 2, K - 1))
+    value = -(row - B(k, j + 3) * 0.5) / s + Cast(typ, B(k, j) - s) * row
+    C.defn = [Reduce(C(i, j), value, Op.Sum)]
+    return C
+
+
+@pytest.mark.parametrize("typ", [Float, Double])
+def test_vector_blocks_equal_the_interpreter_on_any_arithmetic(typ, tmp_path, small_blocks, rng):
+    out = _mixed(typ)
+    pipe = _compiled(out, {"M": 64, "N": 256, "K": 64}, tmp_path)
+    assert "pim_vec pim_a0_0" in pipe.c_source
+    for m, n, k in [(3, 1, 2), (7, 37, 11), (10, 70, 23), (5, 131, 6)]:
+        a, b = _random((m, k), typ, rng), _random((k, n + 3), typ, rng)
+        want = polyimage.interpret([out], A=a, B=b, s=1.5)
+        for threads in (1, 2):
+            assert_same(pipe(A=a, B=b, s=1.5, threads=threads), want)
 
 
 @pytest.mark.parametrize(

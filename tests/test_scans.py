@@ -30,6 +30,7 @@ from polyimage import (
     UChar,
     Variable,
 )
+from polyimage.codegen import scans
 from polyimage.graph.dag import build_graph, scan_dimension
 from polyimage.schedule.tiling import WHOLE_TILE, TiledGroup, untileable_reason
 
@@ -222,8 +223,9 @@ def test_first_order_recursive_filter(axis):
 
 def test_a_scan_along_the_innermost_dimension_keeps_its_last_value_in_a_variable():
     """The read one step back comes from a variable set after each step, not from the buffer
-    just written (a store and a load on the recursion's critical path), in every schedule; a
-    read two steps back still reads the buffer."""
+    just written (a store and a load on the recursion's critical path), in every schedule (a
+    variable per line where lines run side by side); a read two steps back still reads the
+    buffer."""
     R, C, x, y, box = _grid()
     img = Image(Float, "img", [R, C])
     smooth = Function(box, Float, "smooth")
@@ -232,6 +234,9 @@ def test_a_scan_along_the_innermost_dimension_keeps_its_last_value_in_a_variable
         source = polyimage.compile([smooth], schedule=schedule, build=False).c_source
         assert "0.75f * pim_prev_y" in source, schedule
         assert not re.search(r"smooth\[[^]]*pim_w_y - INT64_C\(1\)", source), schedule
+    # untiled, rows run side by side, each with its own value one step back
+    lines = [f"0.75f * pim_prev_y_{k})" for k in range(scans.LINES)]
+    assert all(line in polyimage.compile([smooth], build=False).c_source for line in lines)
     second = Function(box, Float, "second")
     second.defn = [Case(y < 2, img(x, y)), second(x, y - 1) - 0.5 * second(x, y - 2)]
     source = polyimage.compile([second], schedule="naive", build=False).c_source

@@ -6,12 +6,16 @@ from __future__ import annotations
 
 from ..dsl import expr as E
 from ..dsl.constructs import Op
+from ..schedule.blocking import vector_ready
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from .cexpr import wide_name
 from .ctree import ONE_AT_A_TIME, Assign, Block, Declare, For, If, Node, Seq
 from .names import BLOCK_CELLS, PREFIX, UPDATES
+from .vector_blocks import vector_kernel
 
 P = PREFIX
+# the most steps of a register block's innermost reduction loops unrolled together
+UNROLLED_TAPS = 27
 
 
 def combine(printer, op: Op, typ, target: str, value: str) -> str:
@@ -21,17 +25,36 @@ def combine(printer, op: Op, typ, target: str, value: str) -> str:
     return f"({typ.c_name})({target} {op.value} {value})"
 
 
+def unrolled_taps(func, block) -> dict:
+    """{reduction-only variable index: its extent} for the innermost of them whose bounds are
+    constants, while the product of their extents stays at most UNROLLED_TAPS (a 3x3 or 5x5
+    window): unrolled, their steps run without loop overhead between them."""
+    unrolled: dict = {}
+    product = 1
+    for k in reversed(block.inner[1:] if block.panel_depth else block.inner):
+        interval = func.reduction_intervals[k]
+        if not (isinstance(interval.lb, E.Const) and isinstance(interval.ub, E.Const)):
+            break
+        count = interval.ub.value - interval.lb.value + 1
+        if count < 2 or product * count > UNROLLED_TAPS:
+            break
+        product *= count
+        unrolled[k] = count
+    return unrolled
+
+
 def blocked_updates(emitter, func, block, names) -> Node:
     """Register blocks (schedule.blocking.RegisterBlock), in parallel over the outer owned
     variables and chunks of rows. In a chunk, panels of columns and of the first
     reduction-only variable (sized for L2) run outside the register blocks; in a panel, each
     block of columns runs down every block of rows of the chunk, reading the same slice of the
     panel (kept in L1) while the rows' operands come from L2. A full block loads its cells
-    into a local array, which the compiler keeps in vector registers, updates them across the
-    reduction-only loops (one `omp simd` loop over the columns, every row in its body) and
-    stores them once; a partial block at
-    the end of the rows or columns updates its cells in place. Every cell sees its updates in
-    the written order: the panels of the reduction run in order."""
+    into vector variables (codegen.vector_blocks) where its update allows, else into a local
+    array (one `omp simd` loop over the columns, every row in its body), updates them across
+    the reduction-only loops (the innermost unrolled where their extents are small constants:
+    unrolled_taps) and stores them once; a partial block at the end of the rows or columns
+    updates its cells in place. Every cell sees its updates in the written order: the panels
+    of the reduction run in order."""
     variables = func.reduction_variables
     rows, cols = variables[block.rows], variables[block.columns]
     r, c = names[block.rows], names[block.columns]
@@ -67,17 +90,26 @@ def blocked_updates(emitter, func, block, names) -> Node:
         emitter.touch(store, True)
         return emitter.assign(target, combine(emitter.printer, update.op, func.typ, target, value))
 
+    unrolled = unrolled_taps(func, block)
+
     def reduction_loops(body) -> Node:
         node = body()
         for k in reversed(block.inner):
             lo, hi = f"{P}rlo_{names[k]}", f"{P}rhi_{names[k]}"
             if k == first and depth_bounds:
                 lo, hi = depth_bounds
-            node = For(wide_name(names[k]), lo, hi, Block((*emitter.aliases([variables[k]]), node)))
+            inner = Block((*emitter.aliases([variables[k]]), node))
+            node = For(wide_name(names[k]), lo, hi, inner, unroll=unrolled.get(k, 0))
         return node
+
+    in_vectors = vector_ready(func)
 
     def kernel(w: int, start: str) -> Block:
         """The register block of every row by `w` columns from `start`."""
+        if in_vectors:
+            return vector_kernel(
+                emitter, func, block, names, w // block.lanes, start, reduction_loops
+            )
 
         def each_row(body) -> Seq:
             return Seq(

@@ -134,7 +134,8 @@ class For(Node):
     """`for (TYPE var = lo; var <= hi; var += step) body` with its OpenMP properties:
     `parallel` "" (serial), "for" (inside a Parallel region) or "parallel for"; `simd`;
     `collapse` loops; `threads` and `condition` (num_threads and if clauses); `schedule`;
-    `reduction`, a reduction clause's "operator:variable"."""
+    `reduction`, a reduction clause's "operator:variable"; `unroll` (plain loops only: gcc
+    takes no unroll pragma after `omp simd`)."""
 
     var: str
     lo: str
@@ -151,14 +152,15 @@ class For(Node):
     schedule: str = ""
     uses: frozenset = field(default=frozenset(), compare=False)
     reduction: str = ""
+    unroll: int = 0  # a plain loop unrolled this many times (`#pragma GCC unroll`; clang too)
 
     def children(self) -> tuple:
         return (self.body,)
 
     def pragma(self) -> str:
-        """The `#pragma omp` line of this loop, or "" for a plain loop."""
+        """The `#pragma omp` line of this loop, its unroll pragma, or "" for a plain loop."""
         if not (self.parallel or self.simd):
-            return ""
+            return f"#pragma GCC unroll {self.unroll}" if self.unroll else ""
         words = ["#pragma omp"]
         words += [self.parallel] if self.parallel else []
         words += ["simd"] if self.simd else []

@@ -358,17 +358,24 @@ class LoopEmitter:
             return innermost()
 
         aliases = self.aliases(variables[:loops])
-        if carried is not None:
-            self.carried[stage_name] = carried
-        enclosing = self.printer.hoist
-        hoisted = self.printer.hoist = Hoisted(variables[:loops])
-        try:
-            inner = self._narrow_or_wide(innermost, generic)
-        finally:
-            self.printer.hoist = enclosing
-            self.carried.pop(stage_name, None)
-        folds = [self.declare("int64_t", [(n, t) for t, n in hoisted.items.items()])]
-        node = Block((*aliases, *(folds if hoisted.items else ()), inner))
+
+        def step(build, carried_as=carried) -> Block:
+            """The body of the loops: `build()` printed with the scan's value one step back
+            in `carried_as`, invariants hoisted in front."""
+            if carried_as is not None:
+                self.carried[stage_name] = carried_as
+            enclosing = self.printer.hoist
+            hoisted = self.printer.hoist = Hoisted(variables[:loops])
+            try:
+                inner = build()
+            finally:
+                self.printer.hoist = enclosing
+                self.carried.pop(stage_name, None)
+            folds = [self.declare("int64_t", [(n, t) for t, n in hoisted.items.items()])]
+            return Block((*aliases, *(folds if hoisted.items else ()), inner))
+
+        node = step(lambda: self._narrow_or_wide(innermost, generic))
+        lines = scans.line_count(self, stage_name, carried, loops, ndim)
         for d in reversed(range(loops)):
             var = variables[d]
             w, it = wide_name(self.names[var]), self.names[var]
@@ -390,7 +397,22 @@ class LoopEmitter:
                 clauses = dict(simd=True)
             if carried is not None and d == scan:
                 node = scans.carrying(self, stage_name, variables, carried, node)
-            node = For(w, f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}", node, **clauses)
+            if lines and d == scan - 1:
+                if clauses.get("schedule") and clauses.get("collapse") == 1:
+                    steps = f"({self._extents([var])} + {lines - 1}) / {lines}"
+                    clauses["schedule"] = shared_schedule(steps, f"{PREFIX}nthreads")
+                node = scans.interleaved(
+                    self,
+                    stage_name,
+                    variables,
+                    carried,
+                    lines,
+                    node,
+                    lambda own: step(lambda: self._narrow_or_wide(innermost, generic), own),
+                    clauses,
+                )
+            else:
+                node = For(w, f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}", node, **clauses)
             if carried is not None and d == scan:
                 typ = self.graph.stage(stage_name).func.typ.c_name
                 node = Block((Declare(typ, ((carried[2], "0"),)), node))

@@ -15,6 +15,9 @@ UPDATES = "updates"
 # the registers) or update its leftover cells in place (fewer than a vector of columns, or of
 # rows): the vectorization report leaves them out, as it does a stage's setup
 BLOCK_CELLS = "block cells"
+# the note on a register block written in vector types (codegen.vector_blocks): nothing in it
+# is left for the compiler to vectorize, and the vectorization report leaves it out
+VECTOR_TYPES = "vector types"
 _C_RESERVED = frozenset(
     """auto break case char const continue default do double else enum extern
 float for goto if inline int long register restrict return short signed sizeof static struct

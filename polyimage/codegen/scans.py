@@ -1,15 +1,21 @@
 """Scans in the loop nests of codegen.loops: a scan along the outermost dimension run by
 blocks of the next one (no barrier per step), and the value one step back of a scan along the
-innermost dimension kept in a variable."""
+innermost dimension kept in a variable, for several lines at once."""
 
 from __future__ import annotations
 
 from ..algebra.affine import linear_form
+from ..dsl import expr as E
 from ..dsl.types import Half
-from ..graph.dag import self_references
-from .cexpr import wide_name
-from .ctree import Block, For
+from ..graph.dag import definition_exprs, self_references
+from .cexpr import narrow_gather, wide_name
+from .ctree import Block, Declare, For, If, Node
 from .names import PREFIX
+
+# lines of a scan along the innermost dimension run side by side, a step of each in turn: their
+# chains of dependent operations overlap, where a line alone waits out the latency of every
+# step (a multiply and an add: about 7 cycles an element)
+LINES = 4
 
 
 def carried_value(emitter, stage_name, variables, scan):
@@ -80,3 +86,49 @@ def one_step_back(ref, var, dim) -> bool:
     """Whether `ref` reads its stage's point one step back along `dim` (`var - 1` there)."""
     form = linear_form(ref.args[dim]) if dim < len(ref.args) else None
     return form is not None and form[0] is var and form[1] == 1 and form[2] == -1
+
+
+def line_count(emitter, stage_name, carried, loops, ndim) -> int:
+    """LINES where the stage scans along its innermost loop, keeping its value one step back
+    (carried_value), inside a loop over its lines; 0 where a line runs alone (a gather with
+    32-bit offsets has a copy of the loop of its own: see LoopEmitter._narrow_or_wide)."""
+    if carried is None or loops != ndim or ndim < 2:
+        return 0
+    func = emitter.graph.stage(stage_name).func
+    if any(narrow_gather(ref) for e in definition_exprs(func) for ref in E.references(e)):
+        return 0
+    return LINES
+
+
+def interleaved(emitter, stage_name, variables, carried, lines, one_line, step, clauses) -> For:
+    """The loop over the lines (variables[-2]) of a scan along variables[-1], by `lines` lines
+    at a time: one loop along the scan runs a step of each in turn, each line with its own
+    value one step back (`carried`, suffixed by the line), built by `step(build, carried)`;
+    the lines left at the end run one at a time (`one_line`, the nest of one line)."""
+    names = emitter.names
+    it, scan = names[variables[-2]], names[variables[-1]]
+    start, end = f"{PREFIX}ls_{it}", f"{PREFIX}le_{it}"
+    typ = emitter.graph.stage(stage_name).func.typ.c_name
+
+    def line(k: int) -> Node:
+        own = (*carried[:2], f"{carried[2]}_{k}")
+        point = Declare("int64_t", ((wide_name(it), f"{start} + {k}"),), True)
+        body = carrying(emitter, stage_name, variables, own, step(own))
+        return Block((point, body))
+
+    steps = For(
+        wide_name(scan),
+        f"{PREFIX}lo_{scan}",
+        f"{PREFIX}hi_{scan}",
+        Block(tuple(map(line, range(lines)))),
+    )
+    values = Declare(typ, tuple((f"{carried[2]}_{k}", "0") for k in range(lines)))
+    alone = For(wide_name(it), start, end, one_line)
+    last = f"{start} + {lines - 1} < {PREFIX}hi_{it} ? {start} + {lines - 1} : {PREFIX}hi_{it}"
+    body = Block(
+        (
+            Declare("int64_t", ((end, last),), True),
+            If(f"{end} - {start} + 1 == {lines}", Block((values, steps)), Block((alone,))),
+        )
+    )
+    return For(start, f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}", body, step=str(lines), **clauses)

@@ -41,6 +41,7 @@ from ..dsl import expr as E
 from ..dsl import libm
 from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs
+from ..schedule.blocking import register_block, vector_ready
 from ..schedule.regions import NumericRegions
 from ..schedule.tiling import UntiledGroup, slide_dimension, tile_origin, tile_scale, tiling_plan
 from .tile_search import (  # noqa: F401  (read from here too)
@@ -60,6 +61,8 @@ DEFAULT_INNERMOST = 256
 SCAN_ALONE = "a scan runs alone and untiled under auto"
 # a point of a loop the compiler cannot vectorize costs about a vector's lanes of points
 SCALAR_LOOP = 8
+# the moves of its cell (a load and a store) an update makes outside a register block
+CELL_MOVES = 2
 L2_BYTE = 0.1
 # a live-out that other members read is computed into its scratchpad and copied out to its full
 # buffer in a pass of its own, not overlapped with the computation as a store straight into the
@@ -235,6 +238,19 @@ class CostModel:
                 * self.updates_per_point(name)
             )
         return self._ops[name]
+
+    def register_share(self, name) -> float:
+        """The share of its operations a stage run alone pays: a Reduction computed by
+        register blocks in vector variables (schedule.blocking) keeps its cells in registers,
+        saving each update the load and store of its cell (CELL_MOVES) that other loops
+        make; 1 elsewhere."""
+        func = self.graph.stage(name).func
+        if not isinstance(func, Reduction) or self.machine is None:
+            return 1.0
+        if register_block(func, self.evaluate, self.machine) is None or not vector_ready(func):
+            return 1.0
+        per_update = self.ops(name) / self.updates_per_point(name)
+        return per_update / (per_update + CELL_MOVES)
 
     def updates_per_point(self, name) -> float:
         """Updates per cell: a Reduction's points over its cells (at least 1), else 1."""
@@ -564,9 +580,10 @@ class CostModel:
         func = self.graph.stage(name).func
         reads = sum(self.points(p) * self.itemsize(p) for p in self.graph.stage(name).producers)
         rows = points / max(extent(self.evaluate, func.intervals[-1]), 1) if func.ndim else 1
+        ops = self.ops(name) * self.register_share(name)
         time = (
             weights.live_data * (reads + points * self.itemsize(name))
-            + weights.overlap * self.machine.op_scale * points * self.ops(name)
+            + weights.overlap * self.machine.op_scale * points * ops
             + weights.row_start * rows
         )
         return time / self.machine.cores

@@ -15,11 +15,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..algebra.affine import linear_form
+from ..algebra.affine import is_affine, linear_form
 from ..algebra.evaluate import extent
 from ..dsl import expr as E
+from ..dsl.cases import Op
 from ..dsl.types import Half
-from .reduction_order import contiguous_variable
+from .reduction_order import contiguous_variable, unit_stride
 
 # rows of a register block, and vectors of the contiguous dimension per row: 8 accumulators
 # leave registers for the broadcasts and loads with AVX2's 16 vector registers, 16 with
@@ -36,6 +37,9 @@ TASKS_PER_CORE = 4
 # the most values of the first reduction-only variable in one panel; fewer where a block's
 # slice of the panel would not fit in half the L1
 PANEL_DEPTH = 256
+# the operations a register block runs on vectors, and the updates it combines
+ARITHMETIC = ("+", "-", "*", "/")
+COMBINED = (Op.Sum, Op.Mul)
 
 
 @dataclass(frozen=True)
@@ -154,3 +158,39 @@ def _blocked_form(func):
 
 def _moves(ref, var) -> bool:
     return any(n is var for a in ref.args for n in E.walk(a))
+
+
+def vector_ready(func) -> bool:
+    """Whether the single update of Reduction `func` can run on vectors of its columns
+    (its contiguous variable): a float sum or product whose value, where it moves with the
+    columns, is + - * / and negation in the Reduction's own type over reads that step one
+    element per column (affine in their last index)."""
+    typ = func.typ
+    k = contiguous_variable(func)
+    if k is None:
+        return False
+    column = func.reduction_variables[k]
+    update = func.cases[0].value
+    if not typ.is_float or typ.c_name not in ("float", "double") or update.op not in COMBINED:
+        return False
+
+    def lanes(e) -> bool:
+        if not any(n is column for n in E.walk(e)):
+            return e.typ == typ
+        if e.typ != typ:
+            return False
+        if isinstance(e, E.Reference):
+            return (
+                e.func.typ == typ
+                and unit_stride(e, column)
+                and all(is_affine(a) for a in e.args if any(n is column for n in E.walk(a)))
+            )
+        if isinstance(e, E.BinOp):
+            return e.op in ARITHMETIC and lanes(e.a) and lanes(e.b)
+        if isinstance(e, E.Neg):
+            return lanes(e.a)
+        if isinstance(e, E.Cast):
+            return e.a.typ == typ and lanes(e.a)
+        return False
+
+    return lanes(update.value)

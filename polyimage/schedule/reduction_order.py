@@ -103,7 +103,7 @@ def contiguous_variable(func, unrolled=()) -> int | None:
         form = owned_forms(func, var)[last]
         if form is None or form[0] != 1:
             continue
-        if all(_unit_stride(ref, var) for ref in _references(func)):
+        if all(unit_stride(ref, var) for ref in _references(func)):
             return k
     return None
 
@@ -117,7 +117,7 @@ def _references(func):
             yield from (n for n in E.walk(root) if isinstance(n, E.Reference))
 
 
-def _unit_stride(ref, var) -> bool:
+def unit_stride(ref, var) -> bool:
     """Whether stepping `var` by one moves the reference `ref` by one element or none: `var`
     appears only in its last index, with coefficient 0 or 1."""
     *outer, last = ref.args or (E.Const(0, Int),)
