@@ -25,7 +25,8 @@ from .reduction_order import contiguous_variable, unit_stride
 # rows of a register block, and vectors of the contiguous dimension per row: 8 accumulators
 # leave registers for the broadcasts and loads with AVX2's 16 vector registers, 16 with
 # AVX-512's 32 (gcc reads the columns' operand once per row, folded into the multiply: the
-# more vectors per row, the fewer loads per multiply-add)
+# more vectors per row, the fewer loads per multiply-add); a block whose columns hold fewer
+# vectors takes more rows, to keep as many accumulators
 BLOCK_ROWS = 4
 BLOCK_VECTORS = 2
 WIDE_BLOCK_VECTORS = 4  # with vectors of 64 bytes (AVX-512: 32 registers)
@@ -82,12 +83,16 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
     extents = [extent(evaluate, iv) for iv in func.reduction_intervals]
     itemsize = func.typ.dtype.itemsize
     lanes = max(1, machine.vector_bytes // itemsize)
-    vectors = WIDE_BLOCK_VECTORS if machine.vector_bytes >= 64 else BLOCK_VECTORS
-    vectors = max(1, min(vectors, extents[columns] // lanes))
+    most = WIDE_BLOCK_VECTORS if machine.vector_bytes >= 64 else BLOCK_VECTORS
+    vectors = max(1, min(most, extents[columns] // lanes))
     width = vectors * lanes
     updates = math.prod(extents[k] for k in inner)
     if extents[rows] < BLOCK_ROWS or extents[columns] < width or updates < MIN_UPDATES:
         return None
+    # narrower blocks take more rows, as many accumulators as a block of full width
+    height = BLOCK_ROWS * (most // vectors)
+    while height > BLOCK_ROWS and extents[rows] < height:
+        height -= BLOCK_ROWS
     outer = tuple(k for k in sorted(owned) if k not in (rows, columns))
     depth = extents[inner[0]]
     below = math.prod(extents[k] for k in inner[1:])  # points per value of the first
@@ -102,7 +107,7 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
     panel_columns = max(width, min(fit, whole))
     tasks_outer = math.prod(extents[k] for k in outer)
     blocks = CHUNK_BLOCKS
-    while blocks > 1 and tasks_outer * -(-extents[rows] // (blocks * BLOCK_ROWS)) < (
+    while blocks > 1 and tasks_outer * -(-extents[rows] // (blocks * height)) < (
         TASKS_PER_CORE * machine.cores
     ):
         blocks //= 2
@@ -111,9 +116,9 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
         columns,
         outer,
         tuple(inner),
-        BLOCK_ROWS,
+        height,
         width,
-        blocks * BLOCK_ROWS,
+        blocks * height,
         panel_columns,
         panel_depth,
         lanes,
