@@ -70,8 +70,17 @@ def column(value, count: int) -> np.ndarray:
 
 
 def scalar(evaluate, e) -> int:
-    """The integer value of an expression of the parameters only."""
-    return int(np.asarray(evaluate(e, {}, 1)).reshape(-1)[0])
+    """The integer value of an expression of the parameters only, remembered by an
+    Evaluator (the cost model asks for the same bounds thousands of times)."""
+    known = getattr(evaluate, "scalars", None)
+    if known is None:
+        return int(np.asarray(evaluate(e, {}, 1)).reshape(-1)[0])
+    hit = known.get(id(e))
+    if hit is not None and hit[0] is e:
+        return hit[1]
+    value = int(np.asarray(evaluate(e, {}, 1)).reshape(-1)[0])
+    known[id(e)] = (e, value)  # the expression kept: its id stays its own
+    return value
 
 
 def extent(evaluate, iv) -> int:
@@ -87,6 +96,7 @@ class Evaluator:
         self.origins = origins
         self.params = params
         self.where = where
+        self.scalars: dict = {}  # {id(expression): (expression, value)}: see scalar()
 
     def __call__(self, e: E.Expr, points: dict, count: int) -> np.ndarray:
         with np.errstate(all="ignore"):
