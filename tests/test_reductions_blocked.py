@@ -58,6 +58,11 @@ def test_a_matrix_product_runs_by_register_blocks_in_panels(tmp_path):
     pipe = _compiled(matmul(), {"M": 512, "N": 512, "K": 1024}, tmp_path)
     text = pipe.report()
     assert "register blocks of 4 i by" in text and "k in panels of" in text
+    # and why: the block's intensity, where the accumulators and the panel of B live
+    assert re.search(r"a step loads 4 values \(broadcast\) and \d+ vectors for \d+ vector", text)
+    assert "in vector variables" in text and re.search(
+        r"a panel of B \(\d+ KiB\) stays in L2", text
+    )
     assert pipe.scalar_stages in ((), None) and "priced as scalar" not in text
     assert "pim_vec pim_a0_0" in pipe.c_source
 

@@ -61,16 +61,39 @@ class RegisterBlock:
     panel_columns: int
     panel_depth: int
     lanes: int = 1  # elements of one vector: the narrowest block at the end of the columns
+    panel_bytes: int = 0  # a panel of the operands read along the columns
+    slice_bytes: int = 0  # a block's slice of that panel
 
     def describe(self, func) -> str:
+        """The blocks and why: what a step of the reduction loads for how many vector
+        updates (the block's intensity), where the accumulators live, and which cache holds
+        the panel of the operands read along the columns and a block's slice of it."""
         names = [v.name for v in func.reduction_variables]
         depth = f" in panels of {self.panel_depth}" if self.panel_depth else ""
+        vectors = max(1, self.width // max(1, self.lanes))
+        held = "vector variables" if vector_ready(func) else "an array under omp simd"
+        along = sorted({ref.func.name for ref in _along(func, self.columns)})
         return (
             f"register blocks of {self.height} {names[self.rows]} by {self.width} "
             f"{names[self.columns]}, accumulated across {', '.join(names[k] for k in self.inner)}"
-            f"; tasks of {self.chunk} {names[self.rows]}, panels of {self.panel_columns} "
-            f"{names[self.columns]} by {names[self.inner[0]]}{depth} (for L2)"
+            f" in {held}: a step loads {self.height} values (broadcast) and {vectors} vectors "
+            f"for {self.height * vectors} vector updates; tasks of {self.chunk} "
+            f"{names[self.rows]}, panels of {self.panel_columns} {names[self.columns]} by "
+            f"{names[self.inner[0]]}{depth}: a panel of {', '.join(along)} "
+            f"({_kib(self.panel_bytes)}) stays in L2, a block's slice ({_kib(self.slice_bytes)}) "
+            "in L1"
         )
+
+
+def _kib(count: int) -> str:
+    return f"{count / 1024:.0f} KiB" if count >= 1024 else f"{count} B"
+
+
+def _along(func, columns) -> list:
+    """The reads of the update that move with the columns."""
+    column = func.reduction_variables[columns]
+    update = func.cases[0].value
+    return [n for n in E.walk(update.value) if isinstance(n, E.Reference) and _moves(n, column)]
 
 
 def register_block(func, evaluate, machine) -> RegisterBlock | None:
@@ -122,6 +145,8 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
         panel_columns,
         panel_depth,
         lanes,
+        panel_points * panel_columns * itemsize,
+        panel_points * width * itemsize,
     )
 
 
