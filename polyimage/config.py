@@ -127,14 +127,24 @@ def with_contraction(flags: tuple, contract: bool) -> tuple:
     return tuple(chosen if f.startswith(CONTRACT_FLAG) else f for f in flags)
 
 
-def check_contract(name: str, contract) -> bool:
-    """`contract` if it is True or False, else ArgumentError (a ValueError) naming `name`:
-    a text such as "no" would read as true."""
-    if not isinstance(contract, bool):
-        raise ArgumentError(
-            f"{name} must be True or False (multiply-add contraction on or off), got {contract!r}"
-        )
-    return contract
+# reassociation: the C compiler may regroup float sums and products (and so vectorize a sum
+# along its reduction loop, which it does only with signed zeros ignored) and divide by a
+# constant as a multiplication by its reciprocal; gcc and clang both take these
+REASSOCIATE_FLAGS = ("-fassociative-math", "-fno-signed-zeros", "-freciprocal-math")
+
+
+def with_reassociation(flags: tuple, reassociate: bool) -> tuple:
+    """`flags` with REASSOCIATE_FLAGS at their end (`reassociate`) or without them."""
+    kept = tuple(f for f in flags if f not in REASSOCIATE_FLAGS)
+    return kept + (REASSOCIATE_FLAGS if reassociate else ())
+
+
+def check_switch(name: str, value, meaning: str) -> bool:
+    """`value` if it is True or False, else ArgumentError (a ValueError) naming `name` and
+    what it turns on or off (`meaning`): a text such as "no" would read as true."""
+    if not isinstance(value, bool):
+        raise ArgumentError(f"{name} must be True or False ({meaning} on or off), got {value!r}")
+    return value
 
 
 DEFAULT_CACHE_MAX = 1 << 30
@@ -228,9 +238,19 @@ class Options:
 
     def for_contract(self, contract: bool) -> "Options":
         """These options with multiply-add contraction on (`-ffp-contract=fast`) or off."""
-        return dataclasses.replace(
-            self, cflags=with_contraction(self.cflags, check_contract("contract", contract))
-        )
+        contract = check_switch("contract", contract, "multiply-add contraction")
+        return dataclasses.replace(self, cflags=with_contraction(self.cflags, contract))
+
+    @property
+    def reassociate(self) -> bool:
+        """Whether the flags let the C compiler regroup float arithmetic (every one of
+        REASSOCIATE_FLAGS): float results may then differ from the interpreter's."""
+        return all(f in self.cflags for f in REASSOCIATE_FLAGS)
+
+    def for_reassociate(self, reassociate: bool) -> "Options":
+        """These options with float reassociation on (REASSOCIATE_FLAGS) or off."""
+        reassociate = check_switch("reassociate", reassociate, "float reassociation")
+        return dataclasses.replace(self, cflags=with_reassociation(self.cflags, reassociate))
 
 
 def _flag(variable: str, text: str) -> bool:

@@ -223,13 +223,19 @@ def _cpu_note(options: Options) -> str:
 
 
 def _contract_note(options: Options) -> str:
-    if not options.contract:
-        return ""
-    return (
-        "Built with multiply-add contraction (`-ffp-contract=fast`, `compile(..., "
-        "contract=True)`): its results may differ from polyimage's interpreter in the last "
-        "bits.\n\n"
-    )
+    notes = []
+    if options.contract:
+        notes.append(
+            "Built with multiply-add contraction (`-ffp-contract=fast`, `compile(..., "
+            "contract=True)`): its results may differ from polyimage's interpreter in the "
+            "last bits.\n\n"
+        )
+    if options.reassociate:
+        notes.append(
+            "Built with float reassociation (`compile(..., reassociate=True)`): its results "
+            "may differ from polyimage's interpreter by rounding.\n\n"
+        )
+    return "".join(notes)
 
 
 def readme(compiled: Compiled, name: str, compiler: str, flags: list) -> str:

@@ -93,6 +93,7 @@ def compile(  # type: ignore[overload-overlap]
     check: bool | None = None,
     march: str | None = None,
     contract: bool | None = None,
+    reassociate: bool | None = None,
     background: Literal[False] = False,
     build: Literal[True] = True,
 ) -> MeasuredPipeline: ...
@@ -112,6 +113,7 @@ def compile(
     check: bool | None = None,
     march: str | None = None,
     contract: bool | None = None,
+    reassociate: bool | None = None,
     background: Literal[False] = False,
     build: bool = True,
 ) -> Pipeline: ...
@@ -131,6 +133,7 @@ def compile(
     check: bool | None = None,
     march: str | None = None,
     contract: bool | None = None,
+    reassociate: bool | None = None,
     *,
     background: Literal[True],
     build: bool = True,
@@ -151,6 +154,7 @@ def compile(
     check: bool | None = None,
     march: str | None = None,
     contract: bool | None = None,
+    reassociate: bool | None = None,
     background: bool = False,
     build: bool = True,
 ) -> Pipeline | BackgroundPipeline | MeasuredPipeline: ...
@@ -169,6 +173,7 @@ def compile(
     check: bool | None = None,
     march: str | None = None,
     contract: bool | None = None,
+    reassociate: bool | None = None,
     background: bool = False,
     build: bool = True,
 ) -> Pipeline | BackgroundPipeline | MeasuredPipeline:
@@ -205,6 +210,10 @@ def compile(
             (`-ffp-contract=fast`): faster where the CPU has FMA, float results may differ
             from the interpreter's in the last bits (default: off, results identical, unless
             POLYIMAGE_CFLAGS say otherwise); part of the cache key.
+        reassociate: True lets the C compiler regroup float sums and products (a sum along
+            a Reduction's loop then runs in vectors) and divide by a constant as a
+            multiplication by its reciprocal, as Halide does by default: float results may
+            differ from the interpreter's by rounding (default: off); part of the cache key.
         background: return at once a `BackgroundPipeline` that compiles in a thread; calls
             made before it is built run on a naive compile.
         build: False runs every pass but builds no module for this machine: the pipeline can
@@ -220,6 +229,8 @@ def compile(
         options = (options or Options.from_env()).for_march(march)
     if contract is not None:
         options = (options or Options.from_env()).for_contract(contract)
+    if reassociate is not None:
+        options = (options or Options.from_env()).for_reassociate(reassociate)
 
     def make_pipeline(chosen_schedule: ScheduleLike, chosen_options: Options | None) -> Pipeline:
         return compiled_pipeline(

@@ -19,6 +19,10 @@ CONTRACT_NOTE = (
     "multiply-add contraction: on (-ffp-contract=fast); results may differ from the "
     "interpreter's in the last bits"
 )
+REASSOCIATE_NOTE = (
+    "float reassociation: on (-fassociative-math -fno-signed-zeros -freciprocal-math); "
+    "results may differ from the interpreter's by rounding"
+)
 
 
 def pipeline_report(
@@ -102,6 +106,8 @@ def pipeline_report(
     lines.append(f"C target: -march={request.options.march}")
     if request.options.contract:
         lines.append(CONTRACT_NOTE)
+    if request.options.reassociate:
+        lines.append(REASSOCIATE_NOTE)
     if serial and kernel is not None:
         lines.append(f"threads: serial build (the compiler {kernel.info.compiler} has no OpenMP)")
     lines.append("passes: " + ", ".join(f"{k} {v * 1e3:.1f} ms" for k, v in pass_seconds.items()))

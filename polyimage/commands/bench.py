@@ -44,8 +44,10 @@ OPTIONAL_BASELINES = (
     ),
     ("Halide", "halide", "the halide:<autoscheduler> and halide:manual timings"),
 )
-# the label of a variant built with multiply-add contraction (bench --contract)
+# the labels of the variants built with multiply-add contraction (bench --contract) and with
+# float reassociation (bench --reassociate)
 CONTRACTED = "+fma"
+REASSOCIATED = "+reassoc"
 # the schedule timed beside the app's: the fastest of a few candidates on this machine, its
 # choice kept in the cache (polyimage.measured)
 MEASURED: Final = "measured"
@@ -159,15 +161,16 @@ def bench_app(
     contract=False,
     load=0,
     callers=None,
+    reassociate=False,
 ) -> dict:
     """Time every variant of one app; returns {variant: timing} plus compile times. polyimage
     compiles with `options` (commands.targets.target_options) under each of the app's
     schedules and "measured" (its first call times its candidates, unless an earlier run kept
-    the choice), Halide for `target`; with `contract`, the default schedule is also built
-    with multiply-add contraction and timed as
-    "polyimage:<schedule>+fma". Given `load`, every variant is timed again beside that many
-    busy processes; given `callers`, each polyimage schedule is called from that many threads
-    at once (commands/contention)."""
+    the choice), Halide for `target`; with `contract` (`reassociate`), the default schedule
+    is also built with multiply-add contraction (float reassociation) and timed as
+    "polyimage:<schedule>+fma" ("+reassoc"). Given `load`, every variant is timed again
+    beside that many busy processes; given `callers`, each polyimage schedule is called from
+    that many threads at once (commands/contention)."""
     options = options or Options.from_env()
     app = load_app(name)
     photos = [load_image(bundled(p)) for p in app.PHOTOS]
@@ -191,16 +194,18 @@ def bench_app(
     report(f"  {name}: {trial.summary()}")
     schedules[f"polyimage:{MEASURED}"] = measured
     _, variants[f"polyimage:{MEASURED}"] = _preallocated(measured, threads, {**inputs, **params})
-    if contract:
-        label = default_schedule(app)
+    label = default_schedule(app)
+    for suffix, wanted, changed in (
+        (CONTRACTED, contract, options.for_contract),
+        (REASSOCIATED, reassociate, options.for_reassociate),
+    ):
+        if not wanted:
+            continue
+        schedule = app_schedules(app)[label]
         pipe = polyimage.compile(
-            outputs,
-            name=name,
-            schedule=app_schedules(app)[label],
-            estimates=dims,
-            options=options.for_contract(True),
+            outputs, name=name, schedule=schedule, estimates=dims, options=changed(True)
         )
-        _, variants[f"polyimage:{label}{CONTRACTED}"] = _preallocated(
+        _, variants[f"polyimage:{label}{suffix}"] = _preallocated(
             pipe, threads, {**inputs, **params}
         )
     for label, (build, derive) in getattr(app, "VARIANTS", {}).items():
@@ -345,25 +350,32 @@ def halide_line(timings: dict):
 
 
 def contract_line(timings: dict):
-    """Each contracted variant's median over its exact build's (bench --contract), or None
-    without one."""
-    parts = [
-        f"{variant} / {variant[: -len(CONTRACTED)]}: "
-        f"{t['median'] / timings[variant[: -len(CONTRACTED)]]['median']:.2f}x"
-        for variant, t in timings.items()
-        if variant.endswith(CONTRACTED) and variant[: -len(CONTRACTED)] in timings
-    ]
-    return "  multiply-add contraction: " + ", ".join(parts) if parts else None
+    """Each contracted and each reassociated variant's median over its exact build's (bench
+    --contract, --reassociate), or None without one."""
+    segments = []
+    for suffix, title in (
+        (CONTRACTED, "multiply-add contraction"),
+        (REASSOCIATED, "float reassociation"),
+    ):
+        parts = [
+            f"{variant} / {variant[: -len(suffix)]}: "
+            f"{t['median'] / timings[variant[: -len(suffix)]]['median']:.2f}x"
+            for variant, t in timings.items()
+            if variant.endswith(suffix) and variant[: -len(suffix)] in timings
+        ]
+        if parts:
+            segments.append(f"{title}: " + ", ".join(parts))
+    return "  " + "; ".join(segments) if segments else None
 
 
 def _schedule_of_app(variant: str) -> bool:
     """Whether `variant` is the app under one of polyimage's exact schedules (not another
     pipeline from the app's VARIANTS, labelled "polyimage:auto (label)", nor a contracted
-    build, "polyimage:auto+fma")."""
+    or reassociated build, "polyimage:auto+fma", "polyimage:auto+reassoc")."""
     return (
         variant.startswith("polyimage:")
         and " (" not in variant
-        and not variant.endswith(CONTRACTED)
+        and not variant.endswith((CONTRACTED, REASSOCIATED))
     )
 
 
@@ -408,13 +420,14 @@ def run_bench(
     contract=False,
     load=0,
     callers=None,
+    reassociate=False,
 ):
     """Benchmark `apps` (all by default) built for `target` (commands.targets.TARGETS) with the
     cache sizes `machine` ("l2=512K,llc=8M") overriding the host's, with `contract` their
-    default schedule with multiply-add contraction too; print what it measures on and the
-    table (beside the saved run `compare`, a JSON file), and write JSON and a chart (`plot`,
-    commands/plot.py) when asked. `load` busy processes and `callers` threads at once:
-    bench_app."""
+    default schedule with multiply-add contraction too (`reassociate`: float reassociation);
+    print what it measures on and the table (beside the saved run `compare`, a JSON file),
+    and write JSON and a chart (`plot`, commands/plot.py) when asked. `load` busy processes
+    and `callers` threads at once: bench_app."""
     contention.check_contention(load, callers)
     plot = check_plot(plot) if plot else None
     if json_path:
@@ -440,7 +453,17 @@ def run_bench(
     for name in names:
         report(f"{name}: preparing {size} inputs and compiling")
         results[name] = bench_app(
-            name, size, threads, runs, report, options, target, contract, load, callers
+            name,
+            size,
+            threads,
+            runs,
+            report,
+            options,
+            target,
+            contract,
+            load,
+            callers,
+            reassociate,
         )
     report(format_table(results, saved))
     for note in left_out:

@@ -65,6 +65,7 @@ def bench_command(args, options: Options) -> None:
             contract=args.contract,
             load=args.load,
             callers=args.callers,
+            reassociate=args.reassociate,
         )
 
 
@@ -85,6 +86,7 @@ def _group_bench(args) -> None:
             ("--target", args.target != "native"),
             ("--machine", args.machine),
             ("--contract", args.contract),
+            ("--reassociate", args.reassociate),
             ("--load", args.load),
             ("--callers", args.callers),
         )
@@ -119,6 +121,7 @@ def _dask_bench(args) -> None:
             ("--machine", args.machine),
             ("--size", args.size != "paper"),
             ("--contract", args.contract),
+            ("--reassociate", args.reassociate),
             ("--load", args.load),
             ("--callers", args.callers),
         )

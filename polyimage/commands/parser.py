@@ -183,6 +183,12 @@ def build_parser() -> argparse.ArgumentParser:
         "(-ffp-contract=fast), as polyimage:auto+fma beside polyimage:auto",
     )
     bench.add_argument(
+        "--reassociate",
+        action="store_true",
+        help="also time the default schedule built with float reassociation "
+        "(compile(..., reassociate=True)), as polyimage:auto+reassoc",
+    )
+    bench.add_argument(
         "--compare", metavar="OLD.json", help="print each time beside a saved --json run"
     )
     bench.add_argument(
