@@ -5,6 +5,7 @@ shape, the sizes (tails along every dimension) and the thread count."""
 
 import re
 
+import numpy as np
 import pytest
 from helpers import conv_nchw, conv_nhwc, matmul
 from oracle import assert_same
@@ -99,7 +100,7 @@ def test_vector_blocks_equal_the_interpreter_on_any_arithmetic(typ, tmp_path, sm
         a, b = _random((m, k), typ, rng), _random((k, n + 3), typ, rng)
         want = polyimage.interpret([out], A=a, B=b, s=1.5)
         for threads in (1, 2):
-            assert_same(pipe(A=a, B=b, s=1.5, threads=threads), want)
+            assert_same(pipe(A=a, B=b, s=1.5, threads=threads), want, exact=True)
 
 
 @pytest.mark.parametrize(
@@ -112,7 +113,7 @@ def test_matrix_products_equal_the_interpreter_at_every_size(typ, op, tmp_path, 
         a, b = _random((m, k), typ, rng), _random((k, n), typ, rng)
         want = polyimage.interpret([out], A=a, B=b)
         for threads in (1, 2):
-            assert_same(pipe(A=a, B=b, threads=threads), want)
+            assert_same(pipe(A=a, B=b, threads=threads), want, exact=True)
 
 
 @pytest.mark.parametrize("build", [conv_nchw, conv_nhwc])
@@ -128,7 +129,7 @@ def test_convolutions_equal_the_interpreter(build, tmp_path, small_blocks, rng):
         arrays = {name: _random(shape, Float, rng) for name, shape in images.items()}
         want = polyimage.interpret([out], **arrays)
         for threads in (1, 2):
-            assert_same(pipe(threads=threads, **arrays), want)
+            assert_same(pipe(threads=threads, **arrays), want, exact=True)
 
 
 def test_the_blocks_follow_the_operand_read_along_the_columns(tmp_path):
@@ -171,3 +172,40 @@ def test_blocks_narrower_than_the_widest_take_more_rows(vector_bytes):
     assert wide.height == blocking.BLOCK_ROWS
     assert wide.height * wide.width // lanes == narrow.height * narrow.width // lanes
     assert narrow.width == min(32, wide.width) and narrow.height >= wide.height
+
+
+def _written_in_order(order: str):
+    """A matrix product whose reduction domain lists i, j and k in `order` (each cell still
+    sums over k in order)."""
+    M, N, K = (Parameter(Int, n) for n in "MNK")
+    A, B = Image(Float, "A", [M, K]), Image(Float, "B", [K, N])
+    var = {n: Variable(Int, n) for n in "ijk"}
+    extent = {"i": M, "j": N, "k": K}
+    rows, cols = Interval(Int, 0, M - 1), Interval(Int, 0, N - 1)
+    domain = ([var[n] for n in order], [Interval(Int, 0, extent[n] - 1) for n in order])
+    C = Reduction(([var["i"], var["j"]], [rows, cols]), domain, Float, "C")
+    C.defn = [Reduce(C(var["i"], var["j"]), A(var["i"], var["k"]) * B(var["k"], var["j"]), Op.Sum)]
+    return C
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_block_shapes_and_loop_orders_equal_the_interpreter(seed, tmp_path, monkeypatch):
+    """Block heights, vectors per row, tasks and panels drawn at random, the reduction domain
+    written in a random order: every size (tails along every dimension) on 1 and 2 threads
+    gives the interpreter's result bit for bit."""
+    draw = np.random.default_rng(seed)
+    monkeypatch.setattr(blocking, "BLOCK_ROWS", int(draw.integers(1, 6)))
+    monkeypatch.setattr(blocking, "BLOCK_VECTORS", int(draw.integers(1, 3)))
+    monkeypatch.setattr(blocking, "WIDE_BLOCK_VECTORS", int(draw.integers(1, 5)))
+    monkeypatch.setattr(blocking, "CHUNK_BLOCKS", int(draw.integers(1, 4)))
+    monkeypatch.setattr(blocking, "PANEL_DEPTH", int(draw.integers(1, 9)))
+    order = "".join(draw.permutation(list("ijk")))
+    out = _written_in_order(order)
+    pipe = _compiled(out, {"M": 64, "N": 256, "K": 64}, tmp_path)
+    for m, n, k in [(1, 1, 1), (5, 17, 3), (9, 67, 10), (6, 150, 13)]:
+        a = draw.standard_normal((m, k)).astype(np.float32)
+        b = draw.standard_normal((k, n)).astype(np.float32)
+        want = polyimage.interpret([out], A=a, B=b)
+        for threads in (1, 2):
+            what = f"order {order}, {m}x{n}x{k}"
+            assert_same(pipe(A=a, B=b, threads=threads), want, what, exact=True)
