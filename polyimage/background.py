@@ -7,13 +7,16 @@ from __future__ import annotations
 
 import dataclasses
 import threading
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
 from .errors import ArgumentError
 
 if TYPE_CHECKING:
     from .config import Options
-    from .pipeline import Pipeline
+
+# the compiled pipeline (polyimage.pipeline.Pipeline, which imports this module): anything
+# callable
+Built = TypeVar("Built", bound=Callable[..., Any])
 
 FALLBACK_SCHEDULE = "naive"
 
@@ -26,7 +29,7 @@ def quick_options(options: Options) -> Options:
     )
 
 
-class BackgroundPipeline:
+class BackgroundPipeline(Generic[Built]):
     """A pipeline compiled in a thread: first a naive compile built quickly (`quick_options`),
     then the one asked for. A call runs on the latter once it is built, else on the former
     (waiting for it if need be); `wait()` returns the optimized `Pipeline` (raising its compile
@@ -34,14 +37,14 @@ class BackgroundPipeline:
 
     def __init__(
         self,
-        make_pipeline: Callable[[Any, Options | None], Pipeline],
+        make_pipeline: Callable[[Any, Options | None], Built],
         schedule: Any,
         options: Options,
     ):
         self._make_pipeline, self._fallback_options = make_pipeline, quick_options(options)
         self._schedule = schedule
-        self._fallback: Pipeline | None = None
-        self._optimized: Pipeline | None = None
+        self._fallback: Built | None = None
+        self._optimized: Built | None = None
         self._error: BaseException | None = None
         self._changed = threading.Condition()
         self._ended = False
@@ -69,7 +72,7 @@ class BackgroundPipeline:
         """Whether the compile asked for has ended (built or failed)."""
         return self._ended
 
-    def wait(self, timeout: float | None = None) -> Pipeline:
+    def wait(self, timeout: float | None = None) -> Built:
         """The optimized `Pipeline`, once built: blocks up to `timeout` seconds (None: as long
         as it takes), raising TimeoutError after that, or the compile's own error."""
         if timeout is not None and not (isinstance(timeout, (int, float)) and timeout >= 0):
@@ -88,7 +91,7 @@ class BackgroundPipeline:
         one, once built)."""
         return "optimized" if self._ended else "fallback"
 
-    def _current(self) -> Pipeline:
+    def _current(self) -> Built:
         with self._changed:
             self._changed.wait_for(lambda: self._ended or self._fallback is not None)
             fallback = None if self._ended else self._fallback

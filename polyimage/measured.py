@@ -19,7 +19,17 @@ import time
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Optional, Sequence
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Callable,
+    Generic,
+    Mapping,
+    Optional,
+    Protocol,
+    Sequence,
+    TypeVar,
+)
 
 import numpy as np
 
@@ -39,7 +49,6 @@ if TYPE_CHECKING:
 
     from .config import Options
     from .lower import Compiled, Request
-    from .pipeline import Pipeline
     from .profile import Profile
 
 log = logging.getLogger("polyimage")
@@ -54,6 +63,25 @@ BUDGET_SECONDS = 5.0  # past MIN_RUNS, the rounds stop once the timed calls took
 
 # progress(done, total, what): the steps of a trial (compiles, rounds of calls) as they end
 ProgressCallback = Callable[[int, int, str], None]
+
+
+class Candidate(Protocol):
+    """What a trial uses of a compiled candidate (a polyimage.pipeline.Pipeline, whose module
+    imports this one)."""
+
+    compiled: Any
+    schedule: Any
+
+    def __call__(self, *images: Any, **arguments: Any) -> Any: ...
+
+    def report(self, vectorization: bool = False) -> str: ...
+
+    def release(self) -> None: ...
+
+    def profile(self, *images: Any, **arguments: Any) -> Any: ...
+
+
+Built = TypeVar("Built", bound=Candidate)
 
 
 @dataclass(frozen=True)
@@ -267,7 +295,7 @@ class CallArguments:
     threads: Optional[int]
     arguments: Mapping[str, Any]
 
-    def repeated(self, pipe: Pipeline) -> Callable[[], object]:
+    def repeated(self, pipe: Candidate) -> Callable[[], object]:
         """A call of `pipe` on these arguments writing into `out`, else (after the first)
         into the first call's outputs, allocated once as a caller's would be."""
         into = [self.out]
@@ -287,20 +315,18 @@ def _requested(field: str, doc: str) -> Any:
     return property(lambda pipe: getattr(pipe._request, field), doc=doc)
 
 
-class MeasuredPipeline:
+class MeasuredPipeline(Generic[Built]):
     """A pipeline that chooses its schedule by timing: its first call (or `tune()`) times the
     candidates on its arguments, or finds the choice kept for them, and runs on the fastest
     from then on; every attribute of a `Pipeline` (`schedule`, `report()`, `profile()`...) is
     the winner's, auto's before the first call. `trial` says what was measured."""
 
-    def __init__(
-        self, make_pipeline: Callable[[Any, Optional[Options]], Pipeline], request: Request
-    ):
+    def __init__(self, make_pipeline: Callable[[Any, Optional[Options]], Built], request: Request):
         self._make_pipeline, self._request = make_pipeline, request
         self._key = compile_key(request)
-        self._candidates: dict[str, Pipeline] = {}
+        self._candidates: dict[str, Built] = {}
         self._trial: Trial | None = None
-        self._winner: Pipeline | None = None
+        self._winner: Built | None = None
         self._lock = threading.Lock()
 
     graph = _requested("graph", "The pipeline as written (calls are checked against it).")
@@ -315,7 +341,7 @@ class MeasuredPipeline:
         return self._trial
 
     @property
-    def candidates(self) -> dict[str, Pipeline]:
+    def candidates(self) -> dict[str, Built]:
         """The candidates compiled so far, by label (only the winner when it came from the
         store); the losers' buffers are released after the trial."""
         return dict(self._candidates)
@@ -370,7 +396,7 @@ class MeasuredPipeline:
                 warnings.warn(f"could not keep the measured schedule: {exc}", CacheWarning)
         return trial
 
-    def _candidate(self, label: str, text: str | None) -> Pipeline:
+    def _candidate(self, label: str, text: str | None) -> Built:
         """Candidate `label` compiled (once): by name, or from its schedule's text."""
         if label not in self._candidates:
             schedule = label if label in NAMED else Schedule.parse(text or "")
@@ -430,7 +456,7 @@ class MeasuredPipeline:
             path="",
         )
 
-    def _current(self) -> Pipeline:
+    def _current(self) -> Built:
         """The winner, else (before the first call) auto's compile."""
         with self._lock:
             return self._winner or self._candidate("auto", None)

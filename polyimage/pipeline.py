@@ -96,7 +96,7 @@ def compile(  # type: ignore[overload-overlap]
     reassociate: bool | None = None,
     background: Literal[False] = False,
     build: Literal[True] = True,
-) -> MeasuredPipeline: ...
+) -> MeasuredPipeline[Pipeline]: ...
 
 
 @overload
@@ -137,7 +137,7 @@ def compile(
     *,
     background: Literal[True],
     build: bool = True,
-) -> BackgroundPipeline: ...
+) -> BackgroundPipeline[Pipeline]: ...
 
 
 @overload
@@ -157,7 +157,7 @@ def compile(
     reassociate: bool | None = None,
     background: bool = False,
     build: bool = True,
-) -> Pipeline | BackgroundPipeline | MeasuredPipeline: ...
+) -> Pipeline | BackgroundPipeline[Pipeline] | MeasuredPipeline[Pipeline]: ...
 
 
 def compile(
@@ -176,7 +176,7 @@ def compile(
     reassociate: bool | None = None,
     background: bool = False,
     build: bool = True,
-) -> Pipeline | BackgroundPipeline | MeasuredPipeline:
+) -> Pipeline | BackgroundPipeline[Pipeline] | MeasuredPipeline[Pipeline]:
     """Compile the pipeline computing `outputs` to a callable `Pipeline`.
 
     Args:

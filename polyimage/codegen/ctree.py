@@ -236,13 +236,6 @@ class Function(Node):
         return f"{lead}{self.returns} {self.name}({', '.join(self.params)})"
 
 
-@dataclass(frozen=True)
-class Raw(Node):
-    """Text printed as it is, at the left margin (the prelude, helper functions)."""
-
-    text: str
-
-
 # statements printed on one line, after a branch's condition too
 SIMPLE = (Line, Declare, Assign, Call)
 
@@ -356,9 +349,6 @@ class _Printer:
 
     def _pragma(self, node, depth, stages, notes):
         self.emit(f"#pragma {node.text}", depth)
-
-    def _raw(self, node, depth, stages, notes):
-        self.lines += node.text.split("\n")
 
     def _block(self, node, depth, stages, notes, opened=False):
         """A block; `opened`: its brace goes at the end of the line above (a loop's or a

@@ -4,12 +4,25 @@ plain value that always holds, and DefinitionList, the `f.defn` list that re-che
 from __future__ import annotations
 
 import enum
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Union
+from typing import Any, Callable, Iterable, Protocol, Union
 
 from . import expr as E
 
-if TYPE_CHECKING:
-    from .constructs import Function
+
+class Defined(Protocol):
+    """What owns a DefinitionList (a Function of dsl.constructs), as the list reads it."""
+
+    name: str
+    _defn: Any
+
+    @property
+    def cases(self) -> tuple: ...
+
+    @property
+    def defn(self) -> Any: ...
+
+    @defn.setter
+    def defn(self, pieces: Any) -> None: ...
 
 
 class Op(enum.Enum):
@@ -67,7 +80,7 @@ class DefinitionList(list):
     and leaves `f` unchanged when they fail. Before `f` is defined the list cannot be read
     (the compiler reports the missing definition), only extended."""
 
-    def __init__(self, owner: Function, cases: Iterable[Case]):
+    def __init__(self, owner: Defined, cases: Iterable[Case]):
         super().__init__(cases)
         self._owner = owner
         self._source = owner._defn

@@ -5,7 +5,7 @@ and walks over a tree."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable, Iterator, Sequence
+from typing import Callable, Iterator, Protocol, Sequence
 
 from .arithmetic import (  # noqa: F401  (the nodes and their typing are read from here too)
     ARITH_OPS,
@@ -44,9 +44,6 @@ from .types import (  # noqa: F401  (E.Long and the other types are read from he
     promote,
     type_of_dtype,
 )
-
-if TYPE_CHECKING:
-    from .constructs import Function
 
 __all__ = [
     "Expr",
@@ -142,12 +139,25 @@ class Select(Expr):
         return (self.cond, self.a, self.b)
 
 
+class Stage(Protocol):
+    """What a Reference reads (a Function, an Image or a Reduction of dsl.constructs), as the
+    expression nodes see it: the constructs import this module, not the other way."""
+
+    name: str
+    typ: ScalarType
+    variables: tuple  # of Variable, one per dimension
+    intervals: tuple  # of dsl.constructs.Interval, one per dimension
+
+    @property
+    def ndim(self) -> int: ...
+
+
 class Reference(Expr):
     """`f(i, j)`: the value of stage `f` at a point; indices must be integer expressions."""
 
     __slots__ = ("func", "args")
 
-    def __init__(self, func: Function, indices: Sequence[ExprLike]):
+    def __init__(self, func: Stage, indices: Sequence[ExprLike]):
         self.func = func
         args = tuple(strong(to_expr(a)) for a in indices)
         if len(args) != func.ndim:
