@@ -38,6 +38,16 @@ def passive_waiting_by_default() -> None:
         os.environ.update(WAIT_DEFAULTS)
 
 
+def describe_waiting() -> str:
+    """How idle OpenMP threads wait in this process, for the report: the variables set (by
+    the user, or by passive_waiting_by_default when a kernel loaded), else what will be."""
+    chosen = [f"{name}={os.environ[name]}" for name in WAIT_VARIABLES if name in os.environ]
+    if chosen:
+        return "OpenMP waiting: " + " ".join(chosen) + " (read once, when the runtime loads)"
+    defaults = " ".join(f"{name}={value}" for name, value in WAIT_DEFAULTS)
+    return f"OpenMP waiting: {defaults}, set when the first kernel loads the runtime"
+
+
 def call_threads(operations: float) -> int:
     """The threads of a call whose caller did not name them: one for fewer than SERIAL_OPS
     `operations`, else 0 (its share of the cores, CALLS.share)."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Mapping, Sequence
 
+from .calls import describe_waiting
 from .dsl.constructs import Reduction
 from .schedule.reduction_order import loop_order, reordered
 from .schedule.tiling import TiledGroup, UntiledGroup
@@ -104,6 +105,7 @@ def pipeline_report(
     lines += [f"  {w}" for w in compiled.warnings]
     lines += [copy.describe() for copy in copied]
     lines.append(f"C target: -march={request.options.march}")
+    lines.append(describe_waiting())
     if request.options.contract:
         lines.append(CONTRACT_NOTE)
     if request.options.reassociate:

@@ -152,6 +152,21 @@ def test_idle_threads_spin_briefly_then_sleep_unless_the_user_says_how_they_wait
         monkeypatch.setenv(name, "7")
         passive_waiting_by_default()
         assert [n for n in calls.WAIT_VARIABLES if n in os.environ] == [name]
+        assert calls.describe_waiting().startswith(f"OpenMP waiting: {name}=7 ")
+
+
+def test_the_report_says_how_idle_threads_wait(monkeypatch):
+    """Before any kernel loads, the report names what polyimage will set; after, what is set."""
+    for name in calls.WAIT_VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    before = calls.describe_waiting()
+    assert "OMP_WAIT_POLICY=passive" in before and "when the first kernel loads" in before
+    monkeypatch.setenv("OMP_WAIT_POLICY", "active")
+    img = Image(Float, "img", [Parameter(Int, "R"), Parameter(Int, "C")])
+    out = Function.like(img, Float, "out")
+    out.defn = [img(*out.variables) * 2.0]
+    text = polyimage.compile([out], build=False).report()
+    assert "OpenMP waiting: OMP_WAIT_POLICY=active (read once" in text
 
 
 def test_a_fresh_process_sets_the_wait_before_its_first_kernel_loads(tmp_path):
