@@ -94,7 +94,8 @@ def export_pipeline(
     _run(shared, folder, log_lines)
     obj.unlink()
     files["manifest"].write_text(
-        json.dumps(manifest(compiled, name, compiler, flags, files, code.header), indent=1) + "\n"
+        json.dumps(manifest(compiled, name, compiler, flags, files, code.declarations), indent=1)
+        + "\n"
     )
     files["readme"].write_text(readme(compiled, name, compiler, flags))
     exported = Exported(folder, name, files, time.perf_counter() - start)
@@ -150,7 +151,7 @@ def _run(argv: list, folder: Path, log_lines: list) -> None:
 
 
 def manifest(
-    compiled: Compiled, name: str, compiler: str, flags: list, files: dict, header: str
+    compiled: Compiled, name: str, compiler: str, flags: list, files: dict, declarations: str
 ) -> dict:
     """What `polyimage.load` needs to check and make a call: the parameters, inputs and
     outputs in the entry's order, with their extents and domains, the constraints, and the C
@@ -180,7 +181,7 @@ def manifest(
         "outputs": list(request.graph.outputs),
         "stages": domains,
         "constraints": [to_data(c) for c in request.constraints],
-        "cdef": declarations(header),
+        "cdef": declarations,
     }
 
 
@@ -205,12 +206,6 @@ def _domain(func: Function) -> dict:
             [v.name, v.typ.name, to_data(iv.lb), to_data(iv.ub)] for v, iv in reductions
         ],
     }
-
-
-def declarations(header: str) -> str:
-    """The function prototypes of the header, as cffi's cdef takes them."""
-    lines = [line for line in header.splitlines() if line.startswith(("int ", "const ", "void "))]
-    return "\n".join(lines)
 
 
 def _cpu_note(options: Options) -> str:

@@ -31,7 +31,7 @@ from .jit.cache import fields_digest, write_whole
 from .lower import Compiled, Request
 from .version import __version__
 
-RECORD_FORMAT = 2
+RECORD_FORMAT = 3
 # folders of the package that are not the compiler: their changes keep compile records valid
 NOT_COMPILER = ("apps", "autotune", "images")
 RECORDS = "records"

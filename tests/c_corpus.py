@@ -35,7 +35,7 @@ def module_text(cmodule) -> str:
     """Everything a CModule holds as text: kernel.c, the cdef and each translation unit."""
     parts = [cmodule.source, "/* ---- cdef */", cmodule.cdef]
     for k, unit in enumerate(cmodule.units):
-        parts += [f"/* ---- unit {k} */", unit]
+        parts += [f"/* ---- unit {k} */", unit.text]
     parts.append(f"/* ---- profile timers {cmodule.profile!r} */")
     return "\n".join(parts)
 

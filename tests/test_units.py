@@ -80,7 +80,7 @@ def test_layout_keeps_each_function_once_and_maps_lines(monkeypatch):
         "int", "entry", (), (ctree.Call("f0", ("1",)), ctree.Line("return 0;")), qualifiers=""
     )
     laid = layout("#include <x.h>\n", "typedef int w;", functions, entry)
-    source, units = laid.source, laid.units
+    source, units = laid.source, [unit.text for unit in laid.units]
     assert len(units) > 2
     for k in range(7):
         definitions = [u for u in units if f"PIM_SHARED void f{k}(int a)\n{{" in u]
@@ -96,7 +96,7 @@ def test_small_code_stays_one_unit():
     entry = ctree.Function("int", "e", ("void",), (), qualifiers="")
     laid = layout("#include <x.h>\n", "typedef int w;", [_function("f", 0)], entry)
     assert len(laid.units) == 1
-    assert laid.units[0] == f'#line 1 "{SOURCE_NAME}"\n' + laid.source
+    assert laid.units[0].text == f'#line 1 "{SOURCE_NAME}"\n' + laid.source
     assert "static PIM_NOINLINE void f(int a)" in laid.source
 
 
@@ -112,9 +112,10 @@ def test_a_unit_holds_the_helpers_its_functions_use(monkeypatch):
     helpers = (("floordiv", "int64_t"), ("max", "int64_t"))
     laid = layout("#include <x.h>\n", "", [divides, plain], entry, owners=[0, 1], helpers=helpers)
     assert len(laid.units) == 3
-    assert "pim_floordiv_i64(int64_t a" in laid.units[1] and "pim_max_i64" not in laid.units[1]
-    assert "pim_floordiv_i64(int64_t a" not in laid.units[2]
-    assert "pim_max_i64(int64_t a" in laid.units[0]  # the main unit defines them all
+    texts = [unit.text for unit in laid.units]
+    assert "pim_floordiv_i64(int64_t a" in texts[1] and "pim_max_i64" not in texts[1]
+    assert "pim_floordiv_i64(int64_t a" not in texts[2]
+    assert "pim_max_i64(int64_t a" in texts[0]  # the main unit defines them all
 
 
 @pytest.mark.parametrize("unit_statements", [10, 40])
@@ -244,7 +245,7 @@ def test_large_units_build_with_o2_and_small_ones_with_o3(monkeypatch, tmp_path)
     out, R, C = _chain()
     options = Options(cache_dir=tmp_path / "cache")
     pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
-    sizes = [len(u) for u in pipe.cmodule.units]
+    sizes = [len(u.text) for u in pipe.cmodule.units]
     threshold = sorted(sizes)[len(sizes) // 2]  # about half the units are large
     monkeypatch.setattr(build_module, "O2_UNIT_BYTES", threshold)
     pipe = polyimage.compile(

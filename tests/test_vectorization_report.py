@@ -271,18 +271,20 @@ def test_a_reused_units_messages_are_replayed_at_its_new_lines(monkeypatch, tmp_
 def test_replayed_messages_move_with_the_units_line_directives(tmp_path):
     """The same unit code placed further down kernel.c: each message keeps its place in the
     piece of code its `#line` directive starts."""
+    from polyimage.codegen.units import Unit
     from polyimage.jit.objects import keep_log, replayed_log
 
     kept = tmp_path / "ab12.o"
-    before = '#line 1 "kernel.c"\nhelpers\n#line 50 "kernel.c"\nloops\n'
-    after = '#line 1 "kernel.c"\nhelpers\n#line 80 "kernel.c"\nloops\n'
+    before = Unit(((1, "helpers\n"), (50, "loops\n")))
+    after = Unit(((1, "helpers\n"), (80, "loops\n")))
+    assert before.code == after.code and after.text.startswith('#line 1 "kernel.c"\nhelpers\n')
     log = (
         "# 0.20 s\ngcc -c unit1.c -fopt-info-vec-missed\n"
         "kernel.c:3:1: missed: in the helpers\nkernel.c:61:9: optimized: loop vectorized\n"
     )
-    keep_log(log, before, kept)
-    replayed = replayed_log(kept, after)
+    keep_log(log, before.lines, kept)
+    replayed = replayed_log(kept, after.lines)
     assert "kernel.c:3:1: missed: in the helpers" in replayed
     assert "kernel.c:91:9: optimized: loop vectorized" in replayed
     assert "gcc -c unit1.c -fopt-info-vec-missed" in replayed
-    assert replayed_log(tmp_path / "other.o", after) is None
+    assert replayed_log(tmp_path / "other.o", after.lines) is None

@@ -18,7 +18,18 @@ from ..schedule.memory import buffer_lifetimes, buffer_slots
 from ..schedule.tiling import UntiledGroup
 from . import checked
 from .cexpr import CExprPrinter
-from .ctree import CHUNKS_PER_THREAD, Assign, Block, Call, Declare, Function, If, Label, Line
+from .ctree import (
+    CHUNKS_PER_THREAD,
+    Assign,
+    Block,
+    Call,
+    Declare,
+    Function,
+    If,
+    Label,
+    Line,
+    Pointer,
+)
 from .jam import IN_ORDER_DEFINE
 from .loops import LoopEmitter
 from .names import PREFIX, NameRegistry
@@ -125,7 +136,7 @@ class CModule:
     inputs: tuple
     outputs: tuple
     profile: tuple = ()
-    units: tuple = ()  # translation units (codegen.units); the main one first
+    units: tuple = ()  # translation units (codegen.units.Unit); the main one first
     checked: bool = False  # the checked build (codegen.checked)
     functions: tuple = ()
     loops: tuple = ()
@@ -164,12 +175,12 @@ def generate_module(
     inputs = tuple(sorted(img.name for img in graph.images))
     args = [f"void *{PREFIX}ws", f"int {PREFIX}nthreads"]
     if profile:
-        args.append(f"double *restrict {PREFIX}prof")
+        args.append(Pointer("double", f"{PREFIX}prof"))
     timers: list = []
     args += [f"{p.typ.c_name} {names[p]}" for p in graph.parameters]
     by_name = {s.name: s.func for s in graph.stages}
-    args += [f"const {by_name[n].typ.c_name} *restrict {names[by_name[n]]}" for n in inputs]
-    args += [f"{by_name[n].typ.c_name} *restrict {names[by_name[n]]}" for n in graph.outputs]
+    args += [Pointer(by_name[n].typ.c_name, names[by_name[n]], True) for n in inputs]
+    args += [Pointer(by_name[n].typ.c_name, names[by_name[n]]) for n in graph.outputs]
 
     nthreads, fail = f"{PREFIX}nthreads", Line(f"goto {PREFIX}fail;")
     body: list = [Line(text.strip()) for text in checked.entry_start()] if check else []
@@ -280,7 +291,7 @@ def generate_module(
         source=laid.source,
         units=laid.units,
         function=function,
-        cdef=entry.signature().replace("restrict ", "")
+        cdef=entry.signature(restrict=False)
         + ";\n"
         + workspace_cdef(function)
         + (checked.cdef(function) if check else ""),

@@ -216,6 +216,20 @@ class Stage(Node):
 
 
 @dataclass(frozen=True)
+class Pointer:
+    """A pointer parameter, `[const] TYPE *restrict NAME`: without `restrict` in a declaration
+    for cffi's cdef, which does not take it."""
+
+    c_type: str
+    name: str
+    const: bool = False
+
+    def text(self, restrict: bool = True) -> str:
+        qualifier = "restrict " if restrict else ""
+        return f"{'const ' if self.const else ''}{self.c_type} *{qualifier}{self.name}"
+
+
+@dataclass(frozen=True)
 class Function(Node):
     """A C function: `[qualifiers] [attributes] returns name(params) { body }`; `stages` are
     those its loops compute (an outlined nest), for the printer's loop map."""
@@ -231,9 +245,11 @@ class Function(Node):
     def children(self) -> tuple:
         return self.body
 
-    def signature(self) -> str:
+    def signature(self, restrict: bool = True) -> str:
+        """The function's head; without `restrict` on its Pointer parameters for cffi."""
         lead = "".join(f"{part} " for part in (self.qualifiers, self.attributes) if part)
-        return f"{lead}{self.returns} {self.name}({', '.join(self.params)})"
+        params = [p.text(restrict) if isinstance(p, Pointer) else p for p in self.params]
+        return f"{lead}{self.returns} {self.name}({', '.join(params)})"
 
 
 # statements printed on one line, after a branch's condition too

@@ -26,10 +26,13 @@ MESSAGE_BYTES = 512
 
 @dataclass(frozen=True)
 class ExportedC:
-    """The exported library's C (`source`: kernel.c and the entry) and its header."""
+    """The exported library's C (`source`: kernel.c and the entry), its header, and the
+    prototypes of its functions (`declarations`, as the header states them and cffi's cdef
+    takes them)."""
 
     source: str
     header: str
+    declarations: str
 
 
 def exported_c(
@@ -71,15 +74,18 @@ def exported_c(
             body.append(f"    extents[{b.first + d}] = {writer.int64(extent)};")
     body += [f"    return {OK};", "}", "", entry_fn, "{"]
     body += _entry_body(name, cmodule, params, buffers) + ["}", ""]
-    body += _accessors(name, cmodule.function)
+    accessors = _accessors(name, cmodule.function)
+    for k, (prototype, lines) in enumerate(accessors):
+        body += ([""] if k else []) + [prototype, "{", *lines, "}"]
     extra = [helper_source(op, c) for op, c in sorted(helpers) if (op, c) not in cmodule.helpers]
     source = cmodule.source + _SHIM_PRELUDE + "".join(h + "\n" for h in extra) + "\n"
     source += "\n".join(body) + "\n"
     header = _header(name, params, buffers, constraints, version, link, estimates or {})
-    header += f"{extents_fn};\n\n{entry_fn};\n\nconst char *{name}_error(void);\n"
-    header += f"void *{name}_workspace_new(void);\nvoid {name}_workspace_free(void *workspace);\n"
+    header += f"{extents_fn};\n\n{entry_fn};\n\n"
+    header += "".join(f"{prototype};\n" for prototype, _ in accessors)
     header += _HEADER_END.format(guard=_guard(name))
-    return ExportedC(source=source, header=header)
+    prototypes = [extents_fn, entry_fn] + [prototype for prototype, _ in accessors]
+    return ExportedC(source, header, "\n".join(f"{p};" for p in prototypes))
 
 
 def _buffers(graph, cmodule, names: NameRegistry) -> list:
@@ -129,22 +135,15 @@ def _entry_body(name: str, cmodule, params: list, buffers: list) -> list:
 
 
 def _accessors(name: str, function: str) -> list:
-    """The error message and workspace functions under the export's name."""
+    """(prototype, body lines) of the error message and workspace functions under the
+    export's name."""
     return [
-        f"const char *{name}_error(void)",
-        "{",
-        f"    return {PREFIX}message;",
-        "}",
-        "",
-        f"void *{name}_workspace_new(void)",
-        "{",
-        f"    return {function}_workspace_new();",
-        "}",
-        "",
-        f"void {name}_workspace_free(void *workspace)",
-        "{",
-        f"    {function}_workspace_free(workspace);",
-        "}",
+        (f"const char *{name}_error(void)", [f"    return {PREFIX}message;"]),
+        (f"void *{name}_workspace_new(void)", [f"    return {function}_workspace_new();"]),
+        (
+            f"void {name}_workspace_free(void *workspace)",
+            [f"    {function}_workspace_free(workspace);"],
+        ),
     ]
 
 

@@ -35,6 +35,30 @@ _SHARED_DEFINE = """\
 
 
 @dataclass(frozen=True)
+class Unit:
+    """A translation unit as pieces of code, each under the kernel.c line it stands at (0: it
+    follows the piece before, with no directive of its own)."""
+
+    pieces: tuple  # ((line, text), ...)
+
+    @property
+    def text(self) -> str:
+        """The unit's C: each piece under its `#line` directive."""
+        return "".join(_at(line, text) if line else text for line, text in self.pieces)
+
+    @property
+    def code(self) -> str:
+        """The unit's code without its directives (they move with the code before the unit in
+        kernel.c, and change nothing in its object)."""
+        return "".join(text for _, text in self.pieces)
+
+    @property
+    def lines(self) -> tuple:
+        """The kernel.c lines its `#line` directives name, in order."""
+        return tuple(line for line, _ in self.pieces if line)
+
+
+@dataclass(frozen=True)
 class Layout:
     """kernel.c, its translation units (the main one first) and where its loops stand in it
     (ctree.LoopLines, in kernel.c's lines)."""
@@ -69,26 +93,22 @@ def layout(header: str, workspace: str, functions, entry, owners=None, helpers=(
     sizes = [statements(function) + 1 for function in functions]
     bins = _partition(sizes, list(range(len(functions))) if owners is None else owners)
     if not bins:
-        return Layout(source, (_at(1, source),), tuple(loops))
+        return Layout(source, (Unit(((1, source),)),), tuple(loops))
     moved = {k for members in bins for k in members}
     function_starts = starts[2:-1]
-    main = [_at(1, header + helper_text + "\n" + _SHARED_DEFINE)]
-    main += [_shared(functions[k]).signature() + ";\n" for k in sorted(moved)]
-    main += [_at(starts[1], pieces[1])]
-    main += [
-        _at(function_starts[k], pieces[2 + k]) for k in range(len(functions)) if k not in moved
-    ]
-    main.append(_at(starts[-1], pieces[-1]))
-    units = ["".join(main)]
+    main = [(1, header + helper_text + "\n" + _SHARED_DEFINE)]
+    main += [(0, _shared(functions[k]).signature() + ";\n") for k in sorted(moved)]
+    main += [(starts[1], pieces[1])]
+    main += [(function_starts[k], pieces[2 + k]) for k in range(len(functions)) if k not in moved]
+    main.append((starts[-1], pieces[-1]))
+    units = [Unit(tuple(main))]
     for members in bins:
-        code = "".join(
-            _at(function_starts[k], print_c(_shared(functions[k])).text + "\n") for k in members
-        )
         used = {
             name for k in members for kind, name in names_used(functions[k]) if kind == "helper"
         }
         text = "".join(helper_source(op, c) + "\n" for op, c in helpers if (op, c) in used)
-        units.append(_at(1, header + text + "\n" + _SHARED_DEFINE) + code)
+        code = [(function_starts[k], print_c(_shared(functions[k])).text + "\n") for k in members]
+        units.append(Unit(((1, header + text + "\n" + _SHARED_DEFINE), *code)))
     return Layout(source, tuple(units), tuple(loops))
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 from ..calls import affinity_cores, passive_waiting_by_default
 from ..codegen.checked import CHECK_FAILED
 from ..codegen.cmodule import CModule
-from ..codegen.units import SOURCE_NAME
+from ..codegen.units import SOURCE_NAME, Unit
 from ..config import Options
 from ..dsl.types import C_ARRAYS
 from ..errors import CheckError, CompileError
@@ -262,7 +262,8 @@ def _compile(
     ffi = FFI()
     ffi.cdef(cmodule.cdef)
     (staging / SOURCE_NAME).write_text(cmodule.source)
-    units = cmodule.units or (cmodule.source,)
+    laid = cmodule.units or (Unit(((1, cmodule.source),)),)
+    units = [unit.text for unit in laid]
     wrapper = staging / f"{module_name}.c"
     make_c_source(ffi, module_name, units[0] + _WRAPPERS_LINE, str(wrapper))
     files = [wrapper.name]
@@ -284,13 +285,13 @@ def _compile(
     names = ["main"] + [f"nests {k}" for k in range(1, len(files))]
     objects_root, fingerprint = reuse
     cached = [None] + [
-        object_cache.object_path(objects_root, fingerprint, command, text)
-        for command, text in zip(commands[1:], units[1:])
+        object_cache.object_path(objects_root, fingerprint, command, unit.code)
+        for command, unit in zip(commands[1:], laid[1:])
     ]
     reuse_object = object_cache.reuse_object
     todo = [k for k in range(len(commands)) if not reuse_object(cached[k], staging / objects[k])]
     reused = [k for k in range(len(commands)) if k not in todo]
-    replayed = {k: object_cache.replayed_log(cached[k], units[k]) for k in reused}
+    replayed = {k: object_cache.replayed_log(cached[k], laid[k].lines) for k in reused}
     ran = _run_all(
         [commands[k] + list(report) for k in todo],
         [units[k].count("\n") for k in todo],
@@ -305,7 +306,7 @@ def _compile(
         results[k] = done
         if done.failure is None and cached[k] is not None:
             object_cache.keep_object(staging / objects[k], cached[k])
-            object_cache.keep_log(done.log, units[k], cached[k])
+            object_cache.keep_log(done.log, laid[k].lines, cached[k])
     if len(files) > 1 and all(r.failure is None for r in results):
         results.append(_run(base + list(LINK_FLAGS) + objects + ["-o", module_file], staging))
         names.append("link")

@@ -16,13 +16,12 @@ from ..version import __version__
 from . import cache
 
 
-def object_path(root, fingerprint: str, command: list, text: str):
-    """Where the object of a unit compiled by `command` from `text` is kept, or None without an
-    object cache. The key leaves out the `#line` directives: they move with the code before the
-    unit in kernel.c, and without -g they change nothing in the object."""
+def object_path(root, fingerprint: str, command: list, code: str):
+    """Where the object of a unit compiled by `command` from `code` (codegen.units.Unit.code:
+    without its `#line` directives, which move with the code before the unit in kernel.c and
+    change nothing in the object without -g) is kept, or None without an object cache."""
     if root is None:
         return None
-    code = "\n".join(line for line in text.splitlines() if not line.startswith("#line "))
     argv = [a for a in command if not a.endswith((".c", ".o"))]
     key = cache.fields_digest([code, fingerprint, " ".join(argv), __version__])
     return Path(root) / key[:2] / f"{key}.o"
@@ -40,20 +39,20 @@ def reuse_object(kept, target: Path) -> bool:
         return False
 
 
-def keep_log(log: str, text: str, kept: Path) -> None:
-    """Keeps the compiler's output on a unit beside its object, with the lines its `#line`
-    directives named, so that a build reusing the object replays its messages
-    (replayed_log); an unwritable cache only loses them."""
+def keep_log(log: str, lines: tuple, kept: Path) -> None:
+    """Keeps the compiler's output on a unit beside its object, with the `lines` its `#line`
+    directives named (codegen.units.Unit.lines), so that a build reusing the object replays
+    its messages (replayed_log); an unwritable cache only loses them."""
     try:
-        data = json.dumps({"lines": _line_directives(text), "log": log})
+        data = json.dumps({"lines": list(lines), "log": log})
         cache.write_whole(kept.with_suffix(".log"), data)
     except OSError:
         pass
 
 
-def replayed_log(kept, text: str):
-    """The output kept with a reused object (keep_log), its messages moved to the lines of
-    kernel.c the unit `text` now stands at (its code is the same, its `#line` directives may
+def replayed_log(kept, lines: tuple):
+    """The output kept with a reused object (keep_log), its messages moved to the `lines` of
+    kernel.c the unit's pieces now stand at (its code is the same, its `#line` directives may
     name other lines), or None when none is kept."""
     if kept is None:
         return None
@@ -62,7 +61,7 @@ def replayed_log(kept, text: str):
         old, log = list(stored["lines"]), str(stored["log"])
     except (OSError, ValueError, TypeError, KeyError):
         return None
-    new = _line_directives(text)
+    new = list(lines)
     if len(old) != len(new) or old != sorted(old):
         return None
     cache.touch(Path(kept).with_suffix(".log"))
@@ -75,11 +74,6 @@ def replayed_log(kept, text: str):
     rest = log.partition("\n")[2]
     pattern = re.compile(rf"^{re.escape(SOURCE_NAME)}:(\d+):", re.M)
     return f"# 0.00 s, reused {Path(kept).name}\n" + pattern.sub(moved, rest)
-
-
-def _line_directives(text: str) -> list:
-    """The kernel.c lines the `#line` directives of a unit name, in order."""
-    return [int(m[1]) for m in re.finditer(r'^#line (\d+) "', text, re.M)]
 
 
 def keep_object(built: Path, kept: Path) -> None:
