@@ -173,7 +173,7 @@ def generate_module(
     helpers: set = set()
     printer = CExprPrinter(names, None, helpers)
     inputs = tuple(sorted(img.name for img in graph.images))
-    args = [f"void *{PREFIX}ws", f"int {PREFIX}nthreads"]
+    args: list = [f"void *{PREFIX}ws", f"int {PREFIX}nthreads"]  # texts and Pointers
     if profile:
         args.append(Pointer("double", f"{PREFIX}prof"))
     timers: list = []
