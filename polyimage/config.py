@@ -41,11 +41,9 @@ from .errors import ArgumentError
 # (AVX2's 16 registers: 139 -> 99 ms)
 DEFAULT_CFLAGS = (
     "-O3",
-    "-march=native",
     "-fopenmp",
     "-std=c99",
     "-fwrapv",
-    "-ffp-contract=off",
     "-fno-math-errno",
     "-fno-trapping-math",
     "--param",
@@ -97,11 +95,6 @@ DEFAULT_MARCH = "native"
 _MARCH = re.compile(r"[A-Za-z0-9][A-Za-z0-9._+-]*")
 
 
-def with_march(flags: tuple, march: str) -> tuple:
-    """`flags` building for `-march=<march>` instead of the CPU they named."""
-    return tuple(f"-march={march}" if f.startswith("-march=") else f for f in flags)
-
-
 def check_march(name: str, march) -> str:
     """`march` if it can be a gcc -march value (the compiler has the last word), else
     ValueError naming `name`."""
@@ -118,25 +111,10 @@ def check_march(name: str, march) -> str:
 CONTRACT_FLAG = "-ffp-contract="
 
 
-def with_contraction(flags: tuple, contract: bool) -> tuple:
-    """`flags` with every -ffp-contract= set to fast (`contract`) or off; one is added where
-    they had none."""
-    chosen = CONTRACT_FLAG + ("fast" if contract else "off")
-    if not any(f.startswith(CONTRACT_FLAG) for f in flags):
-        return tuple(flags) + (chosen,)
-    return tuple(chosen if f.startswith(CONTRACT_FLAG) else f for f in flags)
-
-
 # reassociation: the C compiler may regroup float sums and products (and so vectorize a sum
 # along its reduction loop, which it does only with signed zeros ignored) and divide by a
 # constant as a multiplication by its reciprocal; gcc and clang both take these
 REASSOCIATE_FLAGS = ("-fassociative-math", "-fno-signed-zeros", "-freciprocal-math")
-
-
-def with_reassociation(flags: tuple, reassociate: bool) -> tuple:
-    """`flags` with REASSOCIATE_FLAGS at their end (`reassociate`) or without them."""
-    kept = tuple(f for f in flags if f not in REASSOCIATE_FLAGS)
-    return kept + (REASSOCIATE_FLAGS if reassociate else ())
 
 
 def check_switch(name: str, value, meaning: str) -> bool:
@@ -168,7 +146,12 @@ class Options:
     cache_dir: Path = field(default_factory=lambda: _default_cache_dir())
     use_cache: bool = True
     cache_max_bytes: int = DEFAULT_CACHE_MAX
+    # the C compiler's flags but those of the typed fields march, contract and reassociate
+    # (flags naming those move into the fields: Options.flags derives them from the fields)
     cflags: tuple = DEFAULT_CFLAGS
+    march: str = DEFAULT_MARCH
+    contract: bool = False
+    reassociate: bool = False
     machine: dict = field(default_factory=dict)
     weights: tuple = ()
     weights_file: str = ""
@@ -176,6 +159,31 @@ class Options:
     dump_dir: str = ""
     check: bool = False
     plain_points: int = DEFAULT_PLAIN_POINTS
+
+    def __post_init__(self):
+        base, fields = typed_flags(tuple(self.cflags))
+        march = check_march("march", fields.get("march", self.march))
+        contract = check_switch(
+            "contract", fields.get("contract", self.contract), "multiply-add contraction"
+        )
+        reassociate = check_switch(
+            "reassociate", fields.get("reassociate", self.reassociate), "float reassociation"
+        )
+        for name, value in (
+            ("cflags", base),
+            ("march", march),
+            ("contract", contract),
+            ("reassociate", reassociate),
+        ):
+            object.__setattr__(self, name, value)
+
+    @property
+    def flags(self) -> tuple:
+        """Every flag a build passes: cflags, then those the typed fields ask for (-march,
+        -ffp-contract, REASSOCIATE_FLAGS)."""
+        contraction = CONTRACT_FLAG + ("fast" if self.contract else "off")
+        derived = (f"-march={self.march}", contraction)
+        return self.cflags + derived + (REASSOCIATE_FLAGS if self.reassociate else ())
 
     @classmethod
     def from_env(cls, environ=None) -> "Options":
@@ -204,7 +212,8 @@ class Options:
             cache_max_bytes=size_in_bytes("POLYIMAGE_CACHE_MAX", cache_max)
             if cache_max
             else DEFAULT_CACHE_MAX,
-            cflags=with_march(DEFAULT_CFLAGS, march) + extra,
+            cflags=DEFAULT_CFLAGS + extra,
+            march=march,
             machine=machine,
             weights=tuple(sorted(weights.items())),
             weights_file=weights_file,
@@ -216,41 +225,36 @@ class Options:
             else DEFAULT_PLAIN_POINTS,
         )
 
-    @property
-    def march(self) -> str:
-        """The CPU the flags build for (the last -march, as for gcc)."""
-        named = [f[len("-march=") :] for f in self.cflags if f.startswith("-march=")]
-        return named[-1] if named else DEFAULT_MARCH
-
     def for_march(self, march: str) -> "Options":
         """These options building for `-march=<march>`."""
-        return dataclasses.replace(
-            self, cflags=with_march(self.cflags, check_march("march", march))
-        )
-
-    @property
-    def contract(self) -> bool:
-        """Whether the flags let the C compiler fuse `a * b + c` into one multiply-add (the
-        last -ffp-contract= is not off): results may then differ from the interpreter's in
-        the last bits."""
-        named = [f[len(CONTRACT_FLAG) :] for f in self.cflags if f.startswith(CONTRACT_FLAG)]
-        return bool(named) and named[-1] != "off"
+        return dataclasses.replace(self, march=check_march("march", march))
 
     def for_contract(self, contract: bool) -> "Options":
         """These options with multiply-add contraction on (`-ffp-contract=fast`) or off."""
-        contract = check_switch("contract", contract, "multiply-add contraction")
-        return dataclasses.replace(self, cflags=with_contraction(self.cflags, contract))
-
-    @property
-    def reassociate(self) -> bool:
-        """Whether the flags let the C compiler regroup float arithmetic (every one of
-        REASSOCIATE_FLAGS): float results may then differ from the interpreter's."""
-        return all(f in self.cflags for f in REASSOCIATE_FLAGS)
+        return dataclasses.replace(self, contract=contract)
 
     def for_reassociate(self, reassociate: bool) -> "Options":
         """These options with float reassociation on (REASSOCIATE_FLAGS) or off."""
-        reassociate = check_switch("reassociate", reassociate, "float reassociation")
-        return dataclasses.replace(self, cflags=with_reassociation(self.cflags, reassociate))
+        return dataclasses.replace(self, reassociate=reassociate)
+
+
+def typed_flags(flags: tuple) -> tuple:
+    """(`flags` without those the typed fields of Options stand for, {field: value} of those
+    found): the last -march= as `march`, the last -ffp-contract= as `contract` (on unless
+    "off"), and REASSOCIATE_FLAGS all present as `reassociate`."""
+    fields: dict = {}
+    kept = []
+    for flag in flags:
+        if flag.startswith("-march="):
+            fields["march"] = flag[len("-march=") :]
+        elif flag.startswith(CONTRACT_FLAG):
+            fields["contract"] = flag[len(CONTRACT_FLAG) :] != "off"
+        else:
+            kept.append(flag)
+    if all(f in kept for f in REASSOCIATE_FLAGS):
+        fields["reassociate"] = True
+        kept = [f for f in kept if f not in REASSOCIATE_FLAGS]
+    return tuple(kept), fields
 
 
 def _flag(variable: str, text: str) -> bool:

@@ -340,7 +340,7 @@ def target_machine(options) -> tuple:
     width of the compiler's target, the figures `polyimage calibrate` kept for this CPU and
     target if any, then the overrides of `options.machine` (any field of Machine: a test or a
     bench can plan for a machine fixed whole, vector width and op cost included)."""
-    facts = target_facts(compiler_command(), tuple(options.cflags), facts_dir(options))
+    facts = target_facts(compiler_command(), options.flags, facts_dir(options))
     calibration = load_calibration(options)
     measured = calibration.machine_fields() if calibration else {}
     origin = (

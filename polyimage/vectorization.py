@@ -84,7 +84,7 @@ def vectorization(compiled, kernel=None) -> tuple:
     if verdicts is not None:
         return verdicts
     compiler, options = compiler_command(), compiled.options
-    family = compiler_facts(compiler, tuple(options.cflags), facts_dir(options)).family
+    family = compiler_facts(compiler, options.flags, facts_dir(options)).family
     if family != "gcc":
         raise ArgumentError(
             f"the vectorization report reads gcc's -fopt-info messages; the C compiler "
@@ -212,7 +212,7 @@ _DIVISIONS_64 = {(op, c) for op in ("floordiv", "mod") for c in ("int64_t", "uin
 
 
 def _without_avx512(options) -> bool:
-    facts = target_facts(compiler_command(), tuple(options.cflags), facts_dir(options))
+    facts = target_facts(compiler_command(), options.flags, facts_dir(options))
     return facts.vector_bytes < 64
 
 

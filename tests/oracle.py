@@ -63,9 +63,9 @@ def assert_same_bits(actual, expected, what="result", nan_payloads=True):
 
 def bit_exact(pipe) -> bool:
     """Whether the docs promise `pipe`'s results equal the interpreter's bit for bit: built
-    without multiply-add contraction, and no float Sum or Mul Reduction reassociated by
-    chunks (a privatized one, docs/schedules.md)."""
-    if any(flag == "-ffp-contract=fast" for flag in pipe.options.cflags):
+    without multiply-add contraction nor reassociation, and no float Sum or Mul Reduction
+    reassociated by chunks (a privatized one, docs/schedules.md)."""
+    if pipe.options.contract or pipe.options.reassociate:
         return False
     for name, strategy in pipe.reductions.items():
         func = pipe.stage_graph.stage(name).func

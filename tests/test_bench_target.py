@@ -23,7 +23,7 @@ def test_machine_overrides_parse_sizes_and_cores():
 
 def test_the_avx2_target_builds_for_x86_64_v3_with_the_given_caches():
     options = targets.target_options("avx2", {"l2_bytes": 512 * 1024})
-    assert options.march == "x86-64-v3" and "-march=x86-64-v3" in options.cflags
+    assert options.march == "x86-64-v3" and "-march=x86-64-v3" in options.flags
     assert options.machine["l2_bytes"] == 512 * 1024
     assert targets.target_options("native", {}).march == "native"
     with pytest.raises(ArgumentError, match="--target"):

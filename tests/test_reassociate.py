@@ -20,7 +20,7 @@ import polyimage
 from polyimage import Float, Image, Int, Interval, Op, Parameter, Reduce, Reduction, Variable
 from polyimage.commands import bench
 from polyimage.commands.parser import build_parser
-from polyimage.config import DEFAULT_CFLAGS, REASSOCIATE_FLAGS, Options, with_reassociation
+from polyimage.config import DEFAULT_CFLAGS, REASSOCIATE_FLAGS, Options
 from polyimage.record import compile_key
 
 TOLERANCE = 1e-4
@@ -76,8 +76,12 @@ def test_the_options_read_reassociation_off_the_flags():
     assert not Options().reassociate
     assert Options().for_reassociate(True).reassociate
     assert not Options().for_reassociate(True).for_reassociate(False).reassociate
-    assert with_reassociation(DEFAULT_CFLAGS, True).count("-fassociative-math") == 1
-    assert Options(cflags=("-O2",)).for_reassociate(True).cflags == ("-O2", *REASSOCIATE_FLAGS)
+    assert Options().for_reassociate(True).flags.count("-fassociative-math") == 1
+    loose = Options(cflags=("-O2",)).for_reassociate(True)
+    assert loose.flags == ("-O2", "-march=native", "-ffp-contract=off", *REASSOCIATE_FLAGS)
+    # the three flags given in cflags move into the typed field
+    given = Options(cflags=DEFAULT_CFLAGS + REASSOCIATE_FLAGS)
+    assert given.reassociate and given.cflags == DEFAULT_CFLAGS
 
 
 @pytest.mark.parametrize("bad", ["yes", 1, None.__class__])

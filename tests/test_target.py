@@ -24,8 +24,8 @@ from polyimage.jit.toolchain import (
 def test_polyimage_march_replaces_native():
     options = Options.from_env({"POLYIMAGE_MARCH": "x86-64-v3"})
     assert options.march == "x86-64-v3"
-    assert "-march=x86-64-v3" in options.cflags and "-march=native" not in options.cflags
-    assert "-march=native" in Options.from_env({}).cflags
+    assert "-march=x86-64-v3" in options.flags and "-march=native" not in options.flags
+    assert "-march=native" in Options.from_env({}).flags
     for bad in ("has well", "-O0", "x;rm"):
         with pytest.raises(ValueError, match="POLYIMAGE_MARCH"):
             Options.from_env({"POLYIMAGE_MARCH": bad})
@@ -43,7 +43,7 @@ def test_an_avx2_target_builds_apart_and_matches_the_interpreter():
     arguments = dict(img=img, weight=3.0, threshold=0.001)
     native = polyimage.compile(outputs, estimates=unsharp_mask.PAPER_SIZE, march="native")
     avx2 = polyimage.compile(outputs, estimates=unsharp_mask.PAPER_SIZE, march="x86-64-v3")
-    assert avx2.options.march == "x86-64-v3" and "-march=x86-64-v3" in avx2.options.cflags
+    assert avx2.options.march == "x86-64-v3" and "-march=x86-64-v3" in avx2.options.flags
     assert avx2.build_info.key != native.build_info.key
     assert "C target: -march=x86-64-v3" in avx2.report()
     assert_same(avx2(**arguments), polyimage.interpret(outputs, **arguments))

@@ -70,7 +70,7 @@ def describe(target: str, options: Options, threads) -> dict:
         "cpu": cpu_model(),
         "target": target,
         "march": options.march,
-        "isa": resolved_target(compiler_command(), tuple(options.cflags), facts_dir(options)).get(
+        "isa": resolved_target(compiler_command(), options.flags, facts_dir(options)).get(
             "-march=", options.march
         ),
         "l1_bytes": machine.l1_bytes,

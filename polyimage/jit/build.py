@@ -207,7 +207,7 @@ def build(cmodule: CModule, options: Options) -> Kernel:
         if not options.use_cache:
             shutil.rmtree(root, ignore_errors=True)
     seconds = time.perf_counter() - start
-    serial = serial_build(compiler, options.cflags, facts_dir(options))
+    serial = serial_build(compiler, options.flags, facts_dir(options))
     assert entry is not None  # found in the cache, or installed there just now
     info = BuildInfo(key, entry, hit, seconds, units, compiler, serial, log_text)
     if hit:
@@ -224,7 +224,7 @@ def compile_flags(options: Options) -> tuple:
     `--param`s it knows; -fopenmp only with OpenMP, warning once when it has none) and the
     target's."""
     compiler = compiler_command()
-    given = tuple(options.cflags)
+    given = options.flags
     remembered = facts_dir(options)
     if serial_build(compiler, given, remembered):
         warn_serial(compiler)
@@ -237,7 +237,7 @@ def compile_flags(options: Options) -> tuple:
 def report_flags(compiler: str, options: Options, cflags: tuple) -> tuple:
     """The flags of gcc's vectorization report (VECTOR_REPORT_FLAGS) that `cflags` lack, for
     gcc only (clang's remarks say other things, in another form)."""
-    family = compiler_facts(compiler, tuple(options.cflags), facts_dir(options)).family
+    family = compiler_facts(compiler, options.flags, facts_dir(options)).family
     return tuple(f for f in VECTOR_REPORT_FLAGS if f not in cflags) if family == "gcc" else ()
 
 

@@ -148,7 +148,7 @@ def _rounded(value: float, reference: float) -> float:
 def calibration_path(options) -> Path:
     """Where the figures of this CPU under `options`' compiler and flags are kept."""
     compiler = compiler_command()
-    flags = tuple(options.cflags)
+    flags = options.flags
     fingerprint = compiler_fingerprint(compiler, flags, facts_dir(options))
     key = fields_digest([cpu_model(), compiler, fingerprint, *flags])
     return Path(options.cache_dir) / MACHINES / f"{key[:32]}.json"
