@@ -177,14 +177,24 @@ def test_a_batch_refuses_contraction(tmp_path):
         run_app("unsharp_mask", ["a.png"], f"{tmp_path}/out/", contract=True)
 
 
-def test_the_bench_times_a_contracted_build_beside_the_exact_one(monkeypatch):
+def test_the_bench_times_contracted_and_reassociated_builds_beside_the_exact_one(monkeypatch):
+    """bench --contract --reassociate: polyimage:auto+fma and polyimage:auto+reassoc, each
+    against polyimage:auto on one line."""
     monkeypatch.setattr(bench, "app_schedules", lambda app: {"auto": "auto"})
     monkeypatch.setattr(bench, "compile_times", lambda *a, **k: {"cold": 0, "cached": 0})
-    result = bench.bench_app("unsharp_mask", "small", 1, 1, report=lambda text: None, contract=True)
+    result = bench.bench_app(
+        "unsharp_mask", "small", 1, 1, report=lambda text: None, contract=True, reassociate=True
+    )
     timings = result["timings"]
-    assert {"polyimage:auto", "polyimage:auto+fma"} <= set(timings)
+    assert {"polyimage:auto", "polyimage:auto+fma", "polyimage:auto+reassoc"} <= set(timings)
     line = bench.contract_line(timings)
-    ratio = timings["polyimage:auto+fma"]["median"] / timings["polyimage:auto"]["median"]
-    assert line == f"  multiply-add contraction: polyimage:auto+fma / polyimage:auto: {ratio:.2f}x"
+    auto = timings["polyimage:auto"]["median"]
+    fused = timings["polyimage:auto+fma"]["median"] / auto
+    loose = timings["polyimage:auto+reassoc"]["median"] / auto
+    assert line == (
+        f"  multiply-add contraction: polyimage:auto+fma / polyimage:auto: {fused:.2f}x; "
+        f"float reassociation: polyimage:auto+reassoc / polyimage:auto: {loose:.2f}x"
+    )
     assert not bench._schedule_of_app("polyimage:auto+fma")
+    assert not bench._schedule_of_app("polyimage:auto+reassoc")
     assert bench.contract_line({"polyimage:auto": timings["polyimage:auto"]}) is None

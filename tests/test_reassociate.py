@@ -18,7 +18,6 @@ import pytest
 
 import polyimage
 from polyimage import Float, Image, Int, Interval, Op, Parameter, Reduce, Reduction, Variable
-from polyimage.commands import bench
 from polyimage.commands.parser import build_parser
 from polyimage.config import DEFAULT_CFLAGS, REASSOCIATE_FLAGS, Options
 from polyimage.record import compile_key
@@ -98,16 +97,8 @@ def test_an_export_of_a_reassociated_compile_says_so(tmp_path):
     assert "float reassociation" in exported.files["readme"].read_text()
 
 
-def test_the_bench_times_a_reassociated_build_beside_the_exact_one(monkeypatch):
+def test_the_bench_takes_reassociate():
+    """`polyimage bench --reassociate` parses; tests/test_contract.py times the variant beside
+    auto and auto+fma."""
     assert build_parser().parse_args(["bench", "harris", "--reassociate"]).reassociate
-    monkeypatch.setattr(bench, "app_schedules", lambda app: {"auto": "auto"})
-    monkeypatch.setattr(bench, "compile_times", lambda *a, **k: {"cold": 0, "cached": 0})
-    result = bench.bench_app(
-        "unsharp_mask", "small", 1, 1, report=lambda text: None, reassociate=True
-    )
-    timings = result["timings"]
-    assert {"polyimage:auto", "polyimage:auto+reassoc"} <= set(timings)
-    ratio = timings["polyimage:auto+reassoc"]["median"] / timings["polyimage:auto"]["median"]
-    line = bench.contract_line(timings)
-    assert line == f"  float reassociation: polyimage:auto+reassoc / polyimage:auto: {ratio:.2f}x"
-    assert not bench._schedule_of_app("polyimage:auto+reassoc")
+    assert not build_parser().parse_args(["bench", "harris"]).reassociate

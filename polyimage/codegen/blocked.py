@@ -14,7 +14,8 @@ from .names import BLOCK_CELLS, PREFIX, UPDATES
 from .vector_blocks import vector_kernel
 
 P = PREFIX
-# the most steps of a register block's innermost reduction loops unrolled together
+# the most steps of a register block's innermost reduction loops unrolled together (a 3x3
+# window of 3 channels)
 UNROLLED_TAPS = 27
 
 
@@ -27,7 +28,7 @@ def combine(printer, op: Op, typ, target: str, value: str) -> str:
 
 def unrolled_taps(func, block) -> dict:
     """{reduction-only variable index: its extent} for the innermost of them whose bounds are
-    constants, while the product of their extents stays at most UNROLLED_TAPS (a 3x3 or 5x5
+    constants, while the product of their extents stays at most UNROLLED_TAPS (a 3x3
     window): unrolled, their steps run without loop overhead between them."""
     unrolled: dict = {}
     product = 1
@@ -90,26 +91,33 @@ def blocked_updates(emitter, func, block, names) -> Node:
         emitter.touch(store, True)
         return emitter.assign(target, combine(emitter.printer, update.op, func.typ, target, value))
 
-    unrolled = unrolled_taps(func, block)
+    # the checked build checks every index: unrolled, its taps' checks would multiply
+    unrolled = unrolled_taps(func, block) if emitter.check_group is None else {}
 
-    def reduction_loops(body) -> Node:
+    def reduction_loops(body, unroll=False) -> Node:
+        """The reduction-only loops around `body()`, the small ones unrolled where `unroll`
+        (the register blocks; a block narrower than the full width unrolled too: left as loops
+        of vector statements, gcc -O3 with AddressSanitizer took minutes over them)."""
         node = body()
         for k in reversed(block.inner):
             lo, hi = f"{P}rlo_{names[k]}", f"{P}rhi_{names[k]}"
             if k == first and depth_bounds:
                 lo, hi = depth_bounds
             inner = Block((*emitter.aliases([variables[k]]), node))
-            node = For(wide_name(names[k]), lo, hi, inner, unroll=unrolled.get(k, 0))
+            times = unrolled.get(k, 0) if unroll else 0
+            node = For(wide_name(names[k]), lo, hi, inner, unroll=times)
         return node
 
     in_vectors = vector_ready(func)
 
     def kernel(w: int, start: str) -> Block:
         """The register block of every row by `w` columns from `start`."""
+
+        def loops(body) -> Node:
+            return reduction_loops(body, True)
+
         if in_vectors:
-            return vector_kernel(
-                emitter, func, block, names, w // block.lanes, start, reduction_loops
-            )
+            return vector_kernel(emitter, func, block, names, w // block.lanes, start, loops)
 
         def each_row(body) -> Seq:
             return Seq(
@@ -123,7 +131,7 @@ def blocked_updates(emitter, func, block, names) -> Node:
             )
 
         loaded = Block((each_row(lambda a: emitter.assign(a, cell())),), note=BLOCK_CELLS)
-        updated = reduction_loops(
+        updated = loops(
             lambda: columns(
                 lambda: Seq(
                     tuple(
