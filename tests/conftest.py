@@ -13,7 +13,7 @@ def pytest_addoption(parser):
     parser.addoption(
         "--sanitize-seeds",
         type=int,
-        default=5,
+        default=4,
         help="seeds of random pipelines run under the sanitizers (tests/test_sanitizers.py)",
     )
     parser.addoption(

@@ -2,7 +2,7 @@
 UndefinedBehaviorSanitizer: a result that matches the interpreter proves nothing about memory,
 so every call runs under the sanitizers, in a child process that loads their runtime first.
 
-Coverage: every memory case and pixel size, then the first `--sanitize-seeds` seeds (default 5)
+Coverage: every memory case and pixel size, then the first `--sanitize-seeds` seeds (default 4)
 of each kind of random pipeline, whatever the time; `--sanitize-seconds` adds seeds until that
 much time has passed (default none, so a run checks the same cases on any machine); a long run:
 `python -m pytest tests/test_sanitizers.py --sanitize-seconds 1800`. Needs gcc's libasan
