@@ -217,7 +217,7 @@ def _cpu_note(options: Options) -> str:
     )
 
 
-def _contract_note(options: Options) -> str:
+def _float_notes(options: Options) -> str:
     notes = []
     if options.contract:
         notes.append(
@@ -237,7 +237,7 @@ def readme(compiled: Compiled, name: str, compiler: str, flags: list) -> str:
     """The README of an export: the files, the line that links the library into a program,
     and how to load it back into Python."""
     cc = Path(shlex.split(compiler)[0]).name
-    notes = _cpu_note(compiled.options) + _contract_note(compiled.options)
+    notes = _cpu_note(compiled.options) + _float_notes(compiled.options)
     return f"""# {name}
 
 The pipeline `{name}`, exported by polyimage {__version__} with `{cc}` and

@@ -95,9 +95,10 @@ def blocked_updates(emitter, func, block, names) -> Node:
     unrolled = unrolled_taps(func, block) if emitter.check_group is None else {}
 
     def reduction_loops(body, unroll=False) -> Node:
-        """The reduction-only loops around `body()`, the small ones unrolled where `unroll`
-        (the register blocks; a block narrower than the full width unrolled too: left as loops
-        of vector statements, gcc -O3 with AddressSanitizer took minutes over them)."""
+        """The reduction-only loops around `body()`, the small ones unrolled where `unroll`:
+        in every register block, the narrower ones at the end of the columns too (left as
+        loops of vector statements, they took gcc -O3 with AddressSanitizer minutes); not
+        around the cells updated in place."""
         node = body()
         for k in reversed(block.inner):
             lo, hi = f"{P}rlo_{names[k]}", f"{P}rhi_{names[k]}"
@@ -114,7 +115,7 @@ def blocked_updates(emitter, func, block, names) -> Node:
         """The register block of every row by `w` columns from `start`."""
 
         def loops(body) -> Node:
-            return reduction_loops(body, True)
+            return reduction_loops(body, unroll=True)
 
         if in_vectors:
             return vector_kernel(emitter, func, block, names, w // block.lanes, start, loops)

@@ -374,7 +374,10 @@ class LoopEmitter:
             folds = [self.declare("int64_t", [(n, t) for t, n in hoisted.items.items()])]
             return Block((*aliases, *(folds if hoisted.items else ()), inner))
 
-        node = step(lambda: self._narrow_or_wide(innermost, generic))
+        def build():
+            return self._narrow_or_wide(innermost, generic)
+
+        node = step(build)
         lines = scans.line_count(self, stage_name, carried, loops, ndim)
         for d in reversed(range(loops)):
             var = variables[d]
@@ -408,7 +411,7 @@ class LoopEmitter:
                     carried,
                     lines,
                     node,
-                    lambda own: step(lambda: self._narrow_or_wide(innermost, generic), own),
+                    lambda own: step(build, own),
                     clauses,
                 )
             else:

@@ -48,6 +48,7 @@ OPTIONAL_BASELINES = (
 # float reassociation (bench --reassociate)
 CONTRACTED = "+fma"
 REASSOCIATED = "+reassoc"
+FLOAT_VARIANTS = {CONTRACTED: "multiply-add contraction", REASSOCIATED: "float reassociation"}
 # the schedule timed beside the app's: the fastest of a few candidates on this machine, its
 # choice kept in the cache (polyimage.measured)
 MEASURED: Final = "measured"
@@ -353,10 +354,7 @@ def contract_line(timings: dict):
     """Each contracted and each reassociated variant's median over its exact build's (bench
     --contract, --reassociate), or None without one."""
     segments = []
-    for suffix, title in (
-        (CONTRACTED, "multiply-add contraction"),
-        (REASSOCIATED, "float reassociation"),
-    ):
+    for suffix, title in FLOAT_VARIANTS.items():
         parts = [
             f"{variant} / {variant[: -len(suffix)]}: "
             f"{t['median'] / timings[variant[: -len(suffix)]]['median']:.2f}x"
@@ -375,7 +373,7 @@ def _schedule_of_app(variant: str) -> bool:
     return (
         variant.startswith("polyimage:")
         and " (" not in variant
-        and not variant.endswith((CONTRACTED, REASSOCIATED))
+        and not variant.endswith(tuple(FLOAT_VARIANTS))
     )
 
 

@@ -41,7 +41,8 @@ from ..dsl import expr as E
 from ..dsl import libm
 from ..dsl.constructs import Reduction
 from ..graph.dag import definition_exprs
-from ..schedule.blocking import register_block, vector_ready
+from ..schedule.blocking import vector_ready
+from ..schedule.reductions import reduction_strategy
 from ..schedule.regions import NumericRegions
 from ..schedule.tiling import UntiledGroup, slide_dimension, tile_origin, tile_scale, tiling_plan
 from .tile_search import (  # noqa: F401  (read from here too)
@@ -240,14 +241,15 @@ class CostModel:
         return self._ops[name]
 
     def register_share(self, name) -> float:
-        """The share of its operations a stage run alone pays: a Reduction computed by
+        """The share of its operations a stage run alone pays: a Reduction whose strategy is
         register blocks in vector variables (schedule.blocking) keeps its cells in registers,
         saving each update the load and store of its cell (CELL_MOVES) that other loops
         make; 1 elsewhere."""
         func = self.graph.stage(name).func
         if not isinstance(func, Reduction) or self.machine is None:
             return 1.0
-        if register_block(func, self.evaluate, self.machine) is None or not vector_ready(func):
+        strategy = reduction_strategy(func, self.evaluate, self.machine)
+        if strategy.kind != "blocked" or not vector_ready(func):
             return 1.0
         per_update = self.ops(name) / self.updates_per_point(name)
         return per_update / (per_update + CELL_MOVES)

@@ -177,7 +177,7 @@ def _blocked_form(func):
     columns = contiguous_variable(func)
     if not inner or columns is None or owned.get(columns) != func.ndim - 1:
         return None
-    along = [ref for ref in reads if _moves(ref, variables[columns])]
+    along = _along(func, columns)
     candidates = [
         k for k in owned if k != columns and not any(_moves(r, variables[k]) for r in along)
     ]
