@@ -82,6 +82,7 @@ LAYERS = (
         "lower",
         "background",
         "measured",
+        "trial",
         "record",
         "report",
         "dump",

@@ -2,23 +2,18 @@
 call times a few candidate schedules (auto's choice, greedy-cost, greedy, naive, and auto's
 tiles halved and doubled) on the call's own arrays and runs on the fastest from then on.
 
-The choice is kept under <cache>/measured/<key>.json, the key a digest of the compile (the key
-of its auto compile: pipeline, estimates, options, target, weights, compiler), the CPU, the
-thread count and the call's shapes, so that a later compile in any process finds it without
-timing. Files are written whole (a temporary file renamed into place); one that cannot be read
-is ignored with a CacheWarning, measured again and replaced.
+The choice is kept in the cache (polyimage.trial), so that a later compile in any process with
+the same compile, CPU, thread count and shapes finds it without timing.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import json
 import logging
 import threading
 import time
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -31,18 +26,14 @@ from typing import (
     TypeVar,
 )
 
-import numpy as np
-
 from .algebra.evaluate import Evaluator, extent
 from .arguments import bind_arguments, bind_positional, check_threads
-from .calls import available_cores
 from .errors import CacheWarning, PolyimageError
-from .grouping.machine import cpu_model
-from .jit.cache import fields_digest, touch, write_whole
 from .record import compile_key
 from .schedule.plan import GroupSchedule, Schedule
 from .schedule.tiling import TiledGroup
-from .timing import GIVE_UP, Timing, collector_paused, time_interleaved
+from .timing import Timing, collector_paused, time_interleaved
+from .trial import Trial, load_trial, save_trial, store_path, warn_damaged
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
@@ -52,13 +43,10 @@ if TYPE_CHECKING:
     from .profile import Profile
 
 log = logging.getLogger("polyimage")
-STORE = "measured"
-STORE_FORMAT = 1
 # candidates compiled by their name; auto's tile variants are compiled from their text
 NAMED = ("auto", "greedy-cost", "greedy", "naive")
 HALVED, DOUBLED = "auto-halved", "auto-doubled"
 RUNS = 7  # timed calls of a candidate at most, after one warm-up
-SLOWER = GIVE_UP  # a median over the best one's times this drops its candidate (after MIN_RUNS)
 BUDGET_SECONDS = 5.0  # past MIN_RUNS, the rounds stop once the timed calls took this long
 
 # progress(done, total, what): the steps of a trial (compiles, rounds of calls) as they end
@@ -82,145 +70,6 @@ class Candidate(Protocol):
 
 
 Built = TypeVar("Built", bound=Candidate)
-
-
-@dataclass(frozen=True)
-class Trial:
-    """The candidates of one measurement and the winner: each candidate's schedule text, the
-    median seconds and number of timed calls of those timed, the candidates left untimed as
-    the same schedule as an earlier one (`same_as`), when it was measured, whether it came
-    from the store, and the store file ("" when none was written or read)."""
-
-    winner: str
-    schedules: Mapping[str, str]
-    medians: Mapping[str, float]
-    calls: Mapping[str, int]
-    same_as: Mapping[str, str]
-    measured: str
-    from_store: bool
-    path: str
-
-    @property
-    def speedup(self) -> float:
-        """auto's median over the winner's: how much faster the winner ran than auto."""
-        return self.medians["auto"] / self.medians[self.winner]
-
-    def summary(self) -> str:
-        """One line: the winner, its gain over auto, and where the choice came from."""
-        if self.winner == "auto":
-            won = "auto won, the cost model's own choice"
-        else:
-            won = f"{self.winner} won, {self.speedup:.2f}x as fast as auto"
-        origin = f"from the store, measured {self.measured}" if self.from_store else "timed now"
-        return f"measured schedule: {won} ({origin})"
-
-    def describe(self) -> str:
-        """`summary()`, then a line per candidate: its median and timed calls, or why not."""
-        lines = [self.summary(), f"  {'candidate':<16}{'median ms':>11}{'calls':>7}"]
-        most = self.calls[self.winner]
-        for label in sorted(self.schedules, key=lambda k: self.medians.get(k, float("inf"))):
-            if label not in self.medians:
-                same = f"the same schedule as {self.same_as.get(label, 'another')}"
-                lines.append(f"  {label:<16}{'-':>11}{'-':>7}  {same}")
-                continue
-            note = (
-                "  <- chosen"
-                if label == self.winner
-                else f"  dropped: over {SLOWER}x the best"
-                if self.calls[label] < most
-                else ""
-            )
-            median, calls = self.medians[label] * 1e3, self.calls[label]
-            lines.append(f"  {label:<16}{median:>11.3f}{calls:>7}{note}")
-        if self.path:
-            lines.append(f"  kept in {self.path}")
-        return "\n".join(lines)
-
-    def to_json(self) -> str:
-        """What the store keeps of the trial, as JSON text."""
-        fields = ("winner", "schedules", "medians", "calls", "same_as", "measured")
-        data = {"format": STORE_FORMAT, **{name: getattr(self, name) for name in fields}}
-        return json.dumps(data, indent=1) + "\n"
-
-
-def store_path(
-    options: Options, key: str, arrays: Mapping[str, Any], params: Mapping[str, Any], threads: int
-) -> Path:
-    """The store file of a compile (`key`, its auto compile's) called on `arrays` with the
-    parameter values `params` (integers count) on `threads` threads (0: the default) here."""
-    shapes = sorted((name, tuple(a.shape), str(a.dtype)) for name, a in arrays.items())
-    sizes = sorted((name, int(v)) for name, v in params.items() if isinstance(v, (int, np.integer)))
-    digest = fields_digest(
-        [
-            f"measured {STORE_FORMAT}",
-            key,
-            cpu_model(),
-            f"threads {threads or f'default of {available_cores()}'}",
-            f"shapes {shapes}",
-            f"sizes {sizes}",
-        ]
-    )
-    return Path(options.cache_dir) / STORE / f"{digest[:40]}.json"
-
-
-def load_trial(path: Path) -> Trial | None:
-    """The Trial kept in `path`, or None: none kept, or (with a CacheWarning) one that cannot
-    be read back, to be measured again."""
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        _damaged(path, exc)
-        return None
-    try:
-        data = json.loads(text)
-        trial = Trial(
-            winner=data["winner"],
-            schedules=_typed(data["schedules"], str),
-            medians=_typed(data["medians"], float),
-            calls=_typed(data["calls"], int),
-            same_as=_typed(data["same_as"], str),
-            measured=str(data["measured"]),
-            from_store=True,
-            path=str(path),
-        )
-        if (
-            data["format"] != STORE_FORMAT
-            or not isinstance(trial.winner, str)
-            or trial.winner not in trial.schedules
-            or not {trial.winner, "auto"} <= trial.medians.keys() <= trial.calls.keys()
-        ):
-            raise ValueError("not a measured choice of this version")
-    except (ValueError, KeyError, TypeError, AttributeError) as exc:
-        _damaged(path, exc)
-        return None
-    touch(path)  # recently used, for the cache's eviction
-    return trial
-
-
-def _typed(data: Any, kind: type) -> dict:
-    """`data`, a JSON object, as a dict of `kind` values (numbers for float); TypeError else."""
-    kinds = (int, float) if kind is float else (kind,)
-    if not isinstance(data, dict) or not all(
-        isinstance(v, kinds) and not isinstance(v, bool) for v in data.values()
-    ):
-        raise TypeError(f"expected an object of {kind.__name__} values")
-    return {str(k): kind(v) for k, v in data.items()}
-
-
-def _damaged(path: Path, exc: BaseException) -> None:
-    """Warn that the choice kept in `path` is ignored, and why."""
-    warnings.warn(
-        f"measured schedule {path} cannot be read ({type(exc).__name__}); measuring again",
-        CacheWarning,
-        stacklevel=5,
-    )
-
-
-def save_trial(path: Path, trial: Trial) -> None:
-    """Write `trial` to `path` whole (readers see the old file, none, or the new one)."""
-    write_whole(path, trial.to_json())
 
 
 def tile_variants(compiled: Compiled) -> dict[str, Schedule]:
@@ -273,8 +122,8 @@ def time_candidates(
     calls: Mapping[str, Callable[[], object]], step: Callable[[str], None]
 ) -> dict[str, Timing]:
     """{label: Timing} of the candidates `calls`, timed side by side (timing.time_interleaved)
-    with the garbage collector paused: at most RUNS calls each, a candidate SLOWER times the
-    best dropped from MIN_RUNS calls on, the rounds ending when one is left or once
+    with the garbage collector paused: at most RUNS calls each, a candidate trial.SLOWER times
+    the best dropped from MIN_RUNS calls on, the rounds ending when one is left or once
     BUDGET_SECONDS were spent timing. `step(text)` hears of each round."""
     with collector_paused():
         return time_interleaved(
@@ -319,7 +168,8 @@ class MeasuredPipeline(Generic[Built]):
     """A pipeline that chooses its schedule by timing: its first call (or `tune()`) times the
     candidates on its arguments, or finds the choice kept for them, and runs on the fastest
     from then on; every attribute of a `Pipeline` (`schedule`, `report()`, `profile()`...) is
-    the winner's, auto's before the first call. `trial` says what was measured."""
+    the winner's, auto's before the first call. `trial` says what was measured. Made by
+    `compile(..., schedule="measured")`."""
 
     def __init__(self, make_pipeline: Callable[[Any, Optional[Options]], Built], request: Request):
         self._make_pipeline, self._request = make_pipeline, request
@@ -355,10 +205,23 @@ class MeasuredPipeline(Generic[Built]):
         progress: ProgressCallback | None = None,
         **arguments: ArrayLike,
     ) -> Trial:
-        """Choose the schedule for calls like this one (the arguments of a call): the choice
-        kept for them, else (or with `force`) the fastest candidate, timed and kept; returns
-        the Trial. Only the first choice counts: later calls with other shapes run its winner.
-        `progress(done, total, what)` hears of each compile and round of calls."""
+        """Choose the schedule for calls like this one: the choice kept for them, else the
+        fastest candidate, timed and kept. Only the first choice counts: later calls with
+        other shapes run its winner.
+
+        Args:
+            *images: the input image by position, as in a call.
+            out: preallocated outputs, as in a call (the timed calls write into them).
+            threads: the threads of each timed call, as in a call.
+            force: time the candidates again even where a choice is kept for these
+                arguments.
+            progress: `progress(done, total, what)` hears of each compile and round of
+                calls (a progress bar, say).
+            **arguments: the images and Parameters by name, as in a call.
+
+        Returns:
+            The `Trial`: the winner, and what each candidate measured.
+        """
         return self._tune(CallArguments(images, out, threads, arguments), force, progress)
 
     def _tune(
@@ -386,7 +249,7 @@ class MeasuredPipeline(Generic[Built]):
                 self._winner = self._candidate(stored.winner, stored.schedules[stored.winner])
                 return stored
             except PolyimageError as exc:
-                _damaged(path, exc)
+                warn_damaged(path, exc)
         trial = self._measure(call, progress)
         if keep:
             try:
@@ -468,7 +331,17 @@ class MeasuredPipeline(Generic[Built]):
         threads: int | None = None,
         **arguments: ArrayLike,
     ) -> Any:
-        """Run as `Pipeline.__call__` does, on the winner; the first call chooses it (`tune`)."""
+        """Run as `Pipeline.__call__` does, on the winner; the first call chooses it (`tune`).
+
+        Args:
+            *images: the input image by position, as in `Pipeline.__call__`.
+            out: preallocated outputs, as there.
+            threads: the threads of this call, as there.
+            **arguments: the images and Parameters by name, as there.
+
+        Returns:
+            The output array, or a tuple of them for several outputs.
+        """
         winner = self._winner
         if winner is None:
             self._tune(CallArguments(images, out, threads, arguments))
@@ -478,13 +351,31 @@ class MeasuredPipeline(Generic[Built]):
     def profile(
         self, *images: ArrayLike, runs: int = 5, threads: int | None = None, **arguments: ArrayLike
     ) -> Profile:
-        """`Pipeline.profile` of the winner, chosen first for these arguments if need be."""
+        """`Pipeline.profile` of the winner, chosen first for these arguments if need be.
+
+        Args:
+            *images: the input image by position, as in a call.
+            runs: the calls timed, as in `Pipeline.profile`.
+            threads: the threads of each call.
+            **arguments: the images and Parameters by name.
+
+        Returns:
+            The winner's `Profile`.
+        """
         self._tune(CallArguments(images, None, threads, arguments))
         return self._current().profile(*images, runs=runs, threads=threads, **arguments)
 
     def report(self, vectorization: bool = False) -> str:
         """What was measured (`Trial.describe`: the winner, each candidate's median, the gain
-        over auto, whether the choice came from the store), then the winner's report."""
+        over auto, whether the choice came from the store), then the winner's report.
+
+        Args:
+            vectorization: as in `Pipeline.report`: say which innermost loops the C
+                compiler vectorized.
+
+        Returns:
+            The report, several lines of text.
+        """
         trial = self._trial
         head = (
             trial.describe()

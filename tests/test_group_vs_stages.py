@@ -22,7 +22,8 @@ from polyimage import (
     Variable,
 )
 from polyimage.grouping import cost
-from polyimage.grouping.cost import CostModel, memory_streams
+from polyimage.grouping.cost import CostModel
+from polyimage.grouping.facts import memory_streams
 
 ESTIMATES = {"R": 1536, "C": 2560}
 

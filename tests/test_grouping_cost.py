@@ -28,7 +28,8 @@ from polyimage.algebra.evaluate import evaluate_scalar
 from polyimage.apps import bilateral_grid, harris, histogram_equalize, local_laplacian, unsharp_mask
 from polyimage.dsl import exp_poly
 from polyimage.graph.dag import build_graph
-from polyimage.grouping.cost import SCALAR_LOOP, CostModel, Weights, group_cost, strip_sizes
+from polyimage.grouping.cost import CostModel, Weights, group_cost, strip_sizes
+from polyimage.grouping.facts import SCALAR_LOOP
 from polyimage.pipeline import resolve_estimates
 from polyimage.testing import random_pipeline
 

@@ -24,12 +24,11 @@ from polyimage.measured import (
     HALVED,
     NAMED,
     MeasuredPipeline,
-    load_trial,
     scaled_group,
-    store_path,
     tile_variants,
 )
 from polyimage.record import compiler_digest
+from polyimage.trial import load_trial, store_path
 
 TESTS = Path(__file__).resolve().parent
 ESTIMATES = {"R": 45, "C": 61}  # odd sizes: no tile divides them

@@ -11,7 +11,8 @@ import polyimage
 from polyimage import Exp, Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.config import Options
 from polyimage.grouping.auto import auto_schedule
-from polyimage.grouping.cost import SCALAR_LOOP, CostModel, unpriced_scalar
+from polyimage.grouping.cost import CostModel, unpriced_scalar
+from polyimage.grouping.facts import SCALAR_LOOP
 from polyimage.vectorization import LoopVerdict
 
 ESTIMATES = {"R": 1024, "C": 1024}

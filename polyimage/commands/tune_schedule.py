@@ -18,7 +18,8 @@ from .cli_arguments import parse_estimates, pipeline_source, typed_values
 
 if TYPE_CHECKING:
     from polyimage.graph.dag import StageGraph
-    from polyimage.measured import MeasuredPipeline, ProgressCallback, Trial
+    from polyimage.measured import MeasuredPipeline, ProgressCallback
+    from polyimage.trial import Trial
 
 SEED = 0
 
