@@ -12,6 +12,7 @@ not lowering: pipeline.py builds `Compiled.cmodule` and wraps both in a `Pipelin
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import time
 import warnings
@@ -39,7 +40,7 @@ from .grouping.greedy import greedy_cost_schedule, greedy_schedule
 from .grouping.machine import Machine, cpu_model
 from .grouping.weights import foreign_weights, resolve_weights
 from .jit.calibrate import load_calibration
-from .jit.toolchain import compiler_command, facts_dir, target_facts
+from .jit.toolchain import facts_for
 from .poly.analysis import analyze
 from .poly.bounds import branch_free_stages, check_analysis, check_inlined
 from .schedule.memory import MemoryEstimate, memory_estimate, small_stages
@@ -58,11 +59,49 @@ DEFAULT_ESTIMATE = 1024
 
 
 @dataclass(frozen=True, eq=False)
+class Asked:
+    """What `compile` was called with, as given (its parameters are these fields, written
+    once more in its signature): resolve_request checks it into a Request; a compile made
+    again (another schedule, the background's quick options) replaces a field."""
+
+    outputs: Any
+    estimates: Any = None
+    constraints: Any = ()
+    name: str | None = None
+    schedule: Any = "auto"
+    inline: bool = True
+    options: Options | None = None
+    weights: Any = None
+    dump: Any = None
+    build: bool = True
+    background: bool = False
+
+    @classmethod
+    def of(cls, arguments: Mapping) -> Asked:
+        """The fields of `compile`'s `arguments` (its locals), with check, march, contract
+        and reassociate folded into the options where given."""
+        options = arguments["options"]
+        check, march = arguments.get("check"), arguments.get("march")
+        contract, reassociate = arguments.get("contract"), arguments.get("reassociate")
+        if check is not None:
+            options = dataclasses.replace(options or Options.from_env(), check=bool(check))
+        if march is not None:
+            options = (options or Options.from_env()).for_march(march)
+        if contract is not None:
+            options = (options or Options.from_env()).for_contract(contract)
+        if reassociate is not None:
+            options = (options or Options.from_env()).for_reassociate(reassociate)
+        fields = {name: arguments[name] for name in cls.__dataclass_fields__}
+        return cls(**{**fields, "options": options})
+
+
+@dataclass(frozen=True, eq=False)
 class Request:
     """What a compile was asked for, checked and resolved: the inputs of every pass and of the
     cache key. `graph` is the pipeline as written (calls are checked against it); `schedule`
     is the argument as given (a name from SCHEDULES, a Schedule or its text). Compared by
-    identity: DSL expressions have no truth value (record.compile_key says when two agree)."""
+    identity: DSL expressions have no truth value (record.compile_key says when two agree).
+    Kept as a Compiled record's `request`."""
 
     graph: StageGraph
     name: str
@@ -78,6 +117,7 @@ class Request:
     machine: Machine
     machine_origin: str
     scalar_stages: tuple = ()  # left scalar by an earlier build of this request: priced so
+    profile: bool = False  # a timer around every group and loop nest (Pipeline.profile)
 
 
 @dataclass(frozen=True, eq=False)
@@ -86,7 +126,8 @@ class Compiled:
     is generated from (after inlining, `inlined` saying what went where); `context` and
     `domains` are the parameter context and every stage's isl domain after inlining, as text;
     `auto` is the search result (its costs and statistics) when the schedule was "auto".
-    Compared by identity, as its plans hold DSL expressions."""
+    Compared by identity, as its plans hold DSL expressions. Made by `lower`, and kept as a
+    Pipeline's `compiled`."""
 
     request: Request
     stage_graph: StageGraph
@@ -122,9 +163,13 @@ class PassTimer:
     than `after_seconds` reports each pass of at least `min_pass_seconds` to the progress log."""
 
     def __init__(
-        self, after_seconds=PROGRESS_AFTER_SECONDS, min_pass_seconds=PROGRESS_MIN_PASS_SECONDS
+        self,
+        name: str = "pipeline",
+        after_seconds=PROGRESS_AFTER_SECONDS,
+        min_pass_seconds=PROGRESS_MIN_PASS_SECONDS,
     ):
-        self.seconds, self.name, self._started = {}, "pipeline", time.perf_counter()
+        self.seconds: dict[str, float] = {}
+        self.name, self._started = name, time.perf_counter()
         self.after_seconds, self.min_pass_seconds = after_seconds, min_pass_seconds
 
     @contextlib.contextmanager
@@ -152,48 +197,71 @@ def lower(
     dump=None,
     timer=None,
 ) -> Compiled:
-    """The Compiled record of the pipeline computing `outputs` (the arguments of `compile`)."""
-    timer = timer or PassTimer()
-    request = resolve_request(
-        outputs, estimates, constraints, name, schedule, inline, options, weights, timer
-    )
+    """The Compiled record of the pipeline computing `outputs`: every pass of `compile` up to
+    the C source, with nothing built.
+
+    Args:
+        outputs: the output Functions (one, or a list), as for `compile`.
+        estimates: typical parameter values, as for `compile`.
+        constraints: Conditions on Parameters that every call satisfies, as for `compile`.
+        name: the pipeline's name, as for `compile`.
+        schedule: a schedule's name ("auto", "naive", ...) or a `Schedule`, as for
+            `compile`.
+        inline: substitute pointwise producers into their consumers, as for `compile`.
+        options: build options, as for `compile` (they choose the machine model).
+        weights: cost weights, as for `compile`.
+        dump: a folder to write what each pass produced into, as for `compile`.
+        timer: collects the seconds of each pass (by default a fresh one).
+
+    Returns:
+        The `Compiled` record: the request, the stages after inlining, the schedule, the
+            group plans and the C module.
+    """
+    asked = Asked(outputs, estimates, constraints, name, schedule, inline, options, weights, dump)
+    timer = timer or PassTimer(pipeline_name(asked))
+    request = resolve_request(asked, timer)
     return run_passes(request, Dump(dump or request.options.dump_dir, request.name), timer)
 
 
-def resolve_request(
-    outputs, estimates, constraints, name, schedule, inline, options, weights, timer
-) -> Request:
-    """The stage graph (the build_graph pass) and every other input checked: estimates and
+def pipeline_name(asked: Asked) -> str:
+    """The name asked for, else the first output's (the C entry is `pipeline_<name>`)."""
+    if asked.name is not None:
+        if not (isinstance(asked.name, str) and asked.name.isidentifier()):
+            raise ArgumentError(f"pipeline name must be an identifier, got {asked.name!r}")
+        return asked.name
+    outputs = asked.outputs if isinstance(asked.outputs, (list, tuple)) else [asked.outputs]
+    return str(getattr(outputs[0], "name", "pipeline")) if outputs else "pipeline"
+
+
+def resolve_request(asked: Asked, timer: PassTimer) -> Request:
+    """What `asked` means, checked: the stage graph (the build_graph pass), estimates and
     constraints against its parameters, the weights (auto and greedy-cost only) and the
-    machine model."""
-    options = options or Options.from_env()
+    machine model (the machine_model step: the C compiler's target, asked once per
+    compiler and flags, and the calibration kept for this CPU)."""
+    options = asked.options or Options.from_env()
     with timer("build_graph"):
-        graph = build_graph(outputs)
-    name = name or graph.outputs[0]
-    if not name.isidentifier():
-        raise ArgumentError(f"pipeline name must be an identifier, got {name!r}")
-    timer.name = name
-    estimates = check_estimates(graph, estimates or {})
+        graph = build_graph(asked.outputs)
+    name = pipeline_name(asked)
+    estimates = check_estimates(graph, asked.estimates or {})
     param_values, assumed = resolve_estimates(graph, estimates)
-    weights_origin = None
-    if schedule in ("auto", "greedy-cost"):
-        weights, weights_origin = resolve_weights(weights, options)
+    weights, weights_origin = None, None
+    if asked.schedule in ("auto", "greedy-cost"):
+        weights, weights_origin = resolve_weights(asked.weights, options)
         if weights_origin.startswith("weights file"):
             note = foreign_weights(options.weights_file, cpu_model(), options.march)
             if note:
                 warnings.warn(note, WeightsWarning, stacklevel=5)
-    else:
-        weights = None
-    machine, machine_origin = target_machine(options)
+    with timer("machine_model"):
+        machine, machine_origin = target_machine(options)
     return Request(
         graph=graph,
         name=name,
         estimates=estimates,
         assumed=assumed,
         param_values=param_values,
-        constraints=check_constraints(graph, constraints),
-        schedule=schedule,
-        inline=bool(inline),
+        constraints=check_constraints(graph, asked.constraints),
+        schedule=asked.schedule,
+        inline=bool(asked.inline),
         options=options,
         weights=weights,
         weights_origin=weights_origin,
@@ -230,15 +298,7 @@ def run_passes(request: Request, dumped: Dump, timer: PassTimer) -> Compiled:
         plain = small_stages(stage_graph, params, request.options.plain_points)
     dumped.write("05-plans.txt", lambda: plans_text(plans))
     with timer("generate_c"):
-        cmodule = generate_module(
-            stage_graph,
-            request.name,
-            plans,
-            branch_free,
-            reductions=reductions,
-            check=request.options.check,
-            plain=plain,
-        )
+        cmodule = generate_c(request, stage_graph, plans, branch_free, reductions, plain)
     dumped.write("06-kernel.c", cmodule.source)
     return Compiled(
         request=request,
@@ -255,6 +315,36 @@ def run_passes(request: Request, dumped: Dump, timer: PassTimer) -> Compiled:
         plain_stages=plain,
         cmodule=cmodule,
     )
+
+
+def generate_c(request: Request, stage_graph, plans, branch_free, reductions, plain) -> CModule:
+    """The generate_c pass: the C of the group plans, as the request asks (checked build,
+    timers of the profiled build)."""
+    return generate_module(
+        stage_graph,
+        request.name,
+        plans,
+        branch_free,
+        profile=request.profile,
+        reductions=reductions,
+        check=request.options.check,
+        plain=plain,
+    )
+
+
+def profiled(compiled: Compiled) -> Compiled:
+    """The record under a request with `profile` set, its C generated again from its plans
+    (the generate_c pass alone): a timer around every group and loop nest."""
+    request = dataclasses.replace(compiled.request, profile=True)
+    cmodule = generate_c(
+        request,
+        compiled.stage_graph,
+        compiled.group_plans,
+        compiled.branch_free,
+        compiled.reductions,
+        compiled.plain_stages,
+    )
+    return dataclasses.replace(compiled, request=request, cmodule=cmodule)
 
 
 def inline_pass(graph, constraints, analysis, timer: PassTimer) -> tuple:
@@ -340,7 +430,7 @@ def target_machine(options) -> tuple:
     width of the compiler's target, the figures `polyimage calibrate` kept for this CPU and
     target if any, then the overrides of `options.machine` (any field of Machine: a test or a
     bench can plan for a machine fixed whole, vector width and op cost included)."""
-    facts = target_facts(compiler_command(), options.flags, facts_dir(options))
+    facts = facts_for(options)
     calibration = load_calibration(options)
     measured = calibration.machine_fields() if calibration else {}
     origin = (

@@ -10,6 +10,7 @@ stage graphs, warnings...) off its record, `pipe.compiled`.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import html
 import logging
 import threading
@@ -38,17 +39,20 @@ from .lower import (  # noqa: F401  (the constants and estimates are read from h
     PROGRESS_AFTER_SECONDS,
     PROGRESS_MIN_PASS_SECONDS,
     SCHEDULES,
+    Asked,
     Compiled,
     PassTimer,
     check_constraints,
     check_estimates,
+    pipeline_name,
+    profiled,
     resolve_estimates,
     resolve_request,
     run_passes,
     target_machine,
 )
 from .measured import MeasuredPipeline
-from .profile import Profile, profile_run, profiled_module
+from .profile import Profile, profile_run
 from .record import compile_key, load_compiled, save_compiled
 from .schedule.memory import MemoryEstimate
 
@@ -220,71 +224,54 @@ def compile(
             be exported (for another CPU, or with a cross compiler as CC), not called.
 
     Returns:
-        A `Pipeline` (a `BackgroundPipeline` with `background=True`, a `MeasuredPipeline`
-        with `schedule="measured"`): call it with images and parameters by name.
+        The compiled pipeline, to call with images and parameters by name: a `Pipeline`,
+            or a `BackgroundPipeline` with `background=True`, a `MeasuredPipeline` with
+            `schedule="measured"`.
+
+    Raises:
+        BoundsError: a read may leave its producer's domain.
+        PipelineError: the pipeline is malformed (a stage without a definition, a cycle).
+        CompileError: the C compiler failed (its log is kept).
     """
-    if check is not None:
-        options = dataclasses.replace(options or Options.from_env(), check=bool(check))
-    if march is not None:
-        options = (options or Options.from_env()).for_march(march)
-    if contract is not None:
-        options = (options or Options.from_env()).for_contract(contract)
-    if reassociate is not None:
-        options = (options or Options.from_env()).for_reassociate(reassociate)
-
-    def make_pipeline(chosen_schedule: ScheduleLike, chosen_options: Options | None) -> Pipeline:
-        return compiled_pipeline(
-            outputs,
-            estimates,
-            constraints,
-            name,
-            chosen_schedule,
-            inline,
-            chosen_options or options,
-            weights,
-            dump,
-            build,
-        )
-
+    asked = Asked.of(locals())
+    make_pipeline = functools.partial(compiled_again, asked)
     if isinstance(schedule, str) and schedule == "measured":
         if background or not build:
             raise ArgumentError(
                 'schedule="measured" times calls of the candidates on the first call: it '
                 "cannot go with background=True or build=False"
             )
-        request = resolve_request(
-            outputs, estimates, constraints, name, "auto", inline, options, weights, PassTimer()
+        auto = dataclasses.replace(asked, schedule="auto")
+        return MeasuredPipeline(
+            make_pipeline, resolve_request(auto, PassTimer(pipeline_name(auto)))
         )
-        return MeasuredPipeline(make_pipeline, request)
     if not background:
-        return make_pipeline(schedule, None)
+        return compiled_pipeline(asked)
     if not build:
         raise ArgumentError("background=True compiles to call: it cannot go with build=False")
     graph = build_graph(outputs)
     check_estimates(graph, estimates or {})
     check_constraints(graph, constraints)
-    return BackgroundPipeline(make_pipeline, schedule, options or Options.from_env())
+    return BackgroundPipeline(make_pipeline, schedule, asked.options or Options.from_env())
 
 
-def compiled_pipeline(
-    outputs: Outputs,
-    estimates: Estimates | None,
-    constraints: Sequence[BoolExpr],
-    name: str | None,
-    schedule: ScheduleLike,
-    inline: bool,
-    options: Options | None,
-    weights: WeightsLike | None,
-    dump: str | os.PathLike[str] | None,
-    build_module: bool,
-) -> Pipeline:
-    """`compile` in the foreground: the request resolved, its record loaded from the cache or
-    lowered afresh, the module built (unless `build_module` is False), the record kept."""
-    timer = PassTimer(PROGRESS_AFTER_SECONDS, PROGRESS_MIN_PASS_SECONDS)
-    request = resolve_request(
-        outputs, estimates, constraints, name, schedule, inline, options, weights, timer
+def compiled_again(asked: Asked, schedule: ScheduleLike, options: Options | None) -> Pipeline:
+    """The compile `asked` under another schedule and, where given, other options (the
+    candidates of "measured", the background's quick compile)."""
+    return compiled_pipeline(
+        dataclasses.replace(asked, schedule=schedule, options=options or asked.options)
     )
-    dumped = Dump(dump or request.options.dump_dir, request.name)
+
+
+def compiled_pipeline(asked: Asked) -> Pipeline:
+    """`compile` in the foreground, every step in order and timed: the request resolved (the
+    build_graph and machine_model steps), its record loaded from the cache (load_record) or
+    lowered afresh (the passes of lower.run_passes), the module built (build, then
+    plan_again/build_again where gcc left a stage scalar the model priced as vectors) unless
+    `asked.build` is False, and the record saved."""
+    timer = PassTimer(pipeline_name(asked), PROGRESS_AFTER_SECONDS, PROGRESS_MIN_PASS_SECONDS)
+    request = resolve_request(asked, timer)
+    dumped = Dump(asked.dump or request.options.dump_dir, request.name)
     key, compiled = None, None
     if request.options.use_cache and dumped.folder is None:
         with timer("load_record"):
@@ -295,7 +282,7 @@ def compiled_pipeline(
         compiled = run_passes(request, dumped, timer)
     _warn_assumed_estimates(compiled)
     kernel = None
-    if build_module:
+    if asked.build:
         with timer("build"):
             kernel = build(compiled.cmodule, request.options)
         if not cached:
@@ -303,7 +290,8 @@ def compiled_pipeline(
         dumped.copy("07-build.log", kernel.info.path / "build.log")
     dumped.write("passes.txt", lambda: passes_text(timer.seconds))
     if key is not None and not cached:
-        save_compiled(compiled, key, keep=[kernel.info.path] if kernel else [])
+        with timer("save_record"):
+            save_compiled(compiled, key, keep=[kernel.info.path] if kernel else [])
     log.info(
         "%s %s in %.3f s",
         "loaded" if cached else "compiled",
@@ -370,7 +358,8 @@ def _recorded(path: str, doc: str) -> Any:
 class Pipeline:
     """A compiled pipeline: call it with images and parameters as keyword arguments. It holds
     the `Compiled` record (`compiled`), the built module (`kernel`, None with build=False),
-    whether the record came from the cache (`cached`) and the seconds of every pass."""
+    whether the record came from the cache (`cached`) and the seconds of every pass. Made by
+    `compile`."""
 
     def __init__(
         self,
@@ -423,10 +412,6 @@ class Pipeline:
         """The generated C module: kernel.c, its translation units and its C tree."""
         return self.compiled.cmodule
 
-    @cmodule.setter
-    def cmodule(self, cmodule: Any) -> None:
-        self.compiled = dataclasses.replace(self.compiled, cmodule=cmodule)
-
     def release(self) -> None:
         """Free the memory calls keep for the next ones (intermediate buffers, scratchpads);
         the next call allocates afresh. Collecting the Pipeline frees it too."""
@@ -443,10 +428,17 @@ class Pipeline:
         return self.cmodule.source
 
     def report(self, vectorization: bool = False) -> str:
-        """Stages after inlining with their domains, the parameter context, what was inlined,
-        warnings, inputs calls had to copy (not C-contiguous) and pass times; with
-        `vectorization`, whether the C compiler vectorized each innermost loop and why not (read
-        from its build's log: see `scalar_stages`)."""
+        """What the compiler made of the pipeline, as text to print: the stages after inlining
+        with their domains, the parameter context, what was inlined, the schedule, warnings,
+        inputs calls had to copy (not C-contiguous) and pass times.
+
+        Args:
+            vectorization: also say whether the C compiler vectorized each innermost loop
+                and why not (read from its build's log: see `scalar_stages`).
+
+        Returns:
+            The report, several lines of text.
+        """
         from .report import pipeline_report
 
         with self._copied_lock:
@@ -515,13 +507,27 @@ class Pipeline:
         threads: int | None = None,
         **arguments: ArrayLike,
     ) -> Any:
-        """Run on the given images and parameters (by name; a pipeline with one input image
-        also takes it by position); returns the output array, or a tuple of them for several
-        outputs. `out` takes preallocated outputs, `threads` the threads of this call (at most
-        MAX_THREADS; by default one for a call of little work, else the cores, or
-        OMP_NUM_THREADS, shared among the calls running in this process at the time:
-        polyimage.calls). Intermediate buffers are kept for the next call (see `release`);
-        calls from several threads at once each use their own."""
+        """Run on the given images and parameters. Intermediate buffers are kept for the next
+        call (see `release`); calls from several threads at once each use their own.
+
+        Args:
+            *images: the input image, by position, for a pipeline with one input.
+            out: preallocated output arrays (one, or a sequence in the outputs' order), of
+                the outputs' shapes and types, written in place.
+            threads: the threads of this call (at most MAX_THREADS); by default one for a
+                call of little work, else the cores or OMP_NUM_THREADS, shared among the
+                calls running in this process at the time.
+            **arguments: each input image (a NumPy array of its type) and each Parameter
+                by name; sizes that the images' shapes give may be left out.
+
+        Returns:
+            The output array, or a tuple of them in the outputs' order for several outputs.
+
+        Raises:
+            ArgumentError: a missing or unknown argument, a shape or value that breaks the
+                pipeline's constraints, or `out` of the wrong shape.
+            ArgumentTypeError: an array of the wrong type (uint8 where float32 is expected).
+        """
         _, outputs, nthreads, params, inputs = self._prepare_call(images, out, threads, arguments)
         if not nthreads:
             nthreads = call_threads(self._operations(inputs + outputs))
@@ -548,9 +554,16 @@ class Pipeline:
 
     def export(self, folder: str | os.PathLike[str], name: str | None = None) -> Exported:
         """Write this pipeline into `folder` as a C library (source, header, static and shared
-        library, README, manifest) with entry `name` (default: the pipeline's name), built as
-        this pipeline was; `polyimage.load(folder)` calls it back without a compiler. Returns
-        an `export.Exported` listing the files."""
+        library, README, manifest), built as this pipeline was; `polyimage.load(folder)` calls
+        it back without a compiler (see Deploying a pipeline).
+
+        Args:
+            folder: the folder to write, made if need be.
+            name: the entry function's name (default: the pipeline's name).
+
+        Returns:
+            An `Exported` record: the folder, the entry's name and the files written.
+        """
         from .export import export_pipeline
 
         return export_pipeline(self.compiled, folder, name)
@@ -574,9 +587,19 @@ class Pipeline:
         self, *images: ArrayLike, runs: int = 5, threads: int | None = None, **arguments: ArrayLike
     ) -> Profile:
         """Time the groups and stages of a call on these arguments (a separate build with
-        timers compiled in, made once; the normal build has none). Print the result."""
+        timers compiled in, made once; the normal build has none). Print the result.
+
+        Args:
+            *images: the input image by position, as in a call.
+            runs: the calls timed after one warm-up; the profile gives their mean.
+            threads: the threads of each call, as in a call.
+            **arguments: the images and Parameters by name, as in a call.
+
+        Returns:
+            A `Profile`: the time of each group and stage; print it for a table.
+        """
         if self._profiled is None:
-            self._profiled = build(profiled_module(self.compiled), self.options)
+            self._profiled = build(profiled(self.compiled).cmodule, self.options)
         call = self._prepare_call(images, None, threads, arguments)
         return profile_run(self.compiled, self._profiled, call, runs)
 

@@ -9,7 +9,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .codegen.cmodule import CModule, generate_module
 from .schedule.tiling import UntiledGroup
 
 
@@ -56,20 +55,6 @@ class Profile:
         rest = self.seconds - sum(r.seconds for r in self.rows if not r.inner)
         lines.append(f"  {'':<7}{'(outside the groups: Python, threads)':<40}{rest * 1e3:>9.3f}")
         return "\n".join(lines)
-
-
-def profiled_module(compiled) -> CModule:
-    """The C of the `Compiled` record again, with a timer around every group and loop nest."""
-    return generate_module(
-        compiled.stage_graph,
-        compiled.name,
-        compiled.group_plans,
-        compiled.branch_free,
-        profile=True,
-        reductions=compiled.reductions,
-        check=compiled.options.check,
-        plain=compiled.plain_stages,
-    )
 
 
 def profile_run(compiled, kernel, call: tuple, runs: int) -> Profile:

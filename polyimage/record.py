@@ -58,7 +58,9 @@ def compile_key(request: Request) -> str:
         f"weights {request.weights!r}",
         f"machine {request.machine!r}",
         f"options {build!r}",
-    ] + ([f"scalar {request.scalar_stages!r}"] if request.scalar_stages else [])
+    ]
+    parts += [f"scalar {request.scalar_stages!r}"] if request.scalar_stages else []
+    parts += ["profiled"] if request.profile else []
     return fields_digest(parts)
 
 

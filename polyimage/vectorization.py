@@ -23,9 +23,9 @@ from .dsl.constructs import Reduction
 from .dsl.libm import is_library_call
 from .errors import ArgumentError
 from .graph.dag import definition_exprs
-from .grouping.cost import narrow_gather
+from .grouping.facts import narrow_gather
 from .jit.build import VECTOR_REPORT_FLAGS, build
-from .jit.toolchain import compiler_command, compiler_facts, facts_dir, target_facts
+from .jit.toolchain import compiler_command, compiler_facts, facts_dir, facts_for
 
 _MESSAGE = re.compile(rf"^{re.escape(SOURCE_NAME)}:(\d+):\d+: (optimized|missed): (.*)$")
 UNUSED_WIDE_COPY = "the int64 copy, removed: its table always fits the 32-bit copy"
@@ -212,7 +212,7 @@ _DIVISIONS_64 = {(op, c) for op in ("floordiv", "mod") for c in ("int64_t", "uin
 
 
 def _without_avx512(options) -> bool:
-    facts = target_facts(compiler_command(), options.flags, facts_dir(options))
+    facts = facts_for(options)
     return facts.vector_bytes < 64
 
 

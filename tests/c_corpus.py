@@ -44,7 +44,7 @@ def _app_cases():
     import polyimage
     from polyimage.apps import APP_NAMES, load_app
     from polyimage.codegen.export_c import exported_c
-    from polyimage.profile import profiled_module
+    from polyimage.lower import profiled
 
     for name in APP_NAMES:
         app = load_app(name)
@@ -54,8 +54,8 @@ def _app_cases():
                 outputs, name=name, schedule=schedule, estimates=app.PAPER_SIZE, build=False
             )
             yield f"app-{name}-{schedule}", module_text(pipe.cmodule)
-            profiled = profiled_module(pipe.compiled)
-            yield f"app-{name}-{schedule}-profiled", module_text(profiled)
+            profiled_c = profiled(pipe.compiled).cmodule
+            yield f"app-{name}-{schedule}-profiled", module_text(profiled_c)
             exported = exported_c(pipe.stage_graph, pipe.cmodule, name, pipe.constraints)
             yield f"app-{name}-{schedule}-export", exported.source + exported.header
         checked = polyimage.compile(

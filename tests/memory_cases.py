@@ -45,8 +45,9 @@ from polyimage import (
     repeat_edge,
     wrap,
 )
-from polyimage.codegen.cmodule import generate_module
 from polyimage.jit.build import build
+from polyimage.lower import generate_c
+from polyimage.pipeline import Pipeline
 from polyimage.schedule.regions import Region, Regions
 
 
@@ -417,9 +418,11 @@ def short_scratchpad(check=False):
     shorter = Region(((lo0, hi0), (lo1, hi1 - 1)), region.symbols)
     regions = Regions(plan.regions.tile_vars, {**plan.regions.by_stage, "bx": shorter})
     plan = dataclasses.replace(plan, regions=regions)
-    pipe.cmodule = generate_module(
-        pipe.stage_graph, "short_scratchpad", [plan], pipe.branch_free, check=check
+    compiled = dataclasses.replace(pipe.compiled, group_plans=(plan,))
+    cmodule = generate_c(
+        compiled.request, compiled.stage_graph, (plan,), compiled.branch_free, {}, frozenset()
     )
-    pipe.kernel = build(pipe.cmodule, pipe.options)
+    compiled = dataclasses.replace(compiled, cmodule=cmodule)
+    pipe = Pipeline(compiled, build(cmodule, compiled.options))
     arguments = dict(img=np.arange(12 * 19, dtype=np.float32).reshape(12, 19))
     return pipe, arguments

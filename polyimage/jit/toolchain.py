@@ -110,6 +110,11 @@ def target_facts(command: str, flags: tuple, cache_dir=None) -> TargetFacts:
     return TargetFacts(facts["vector_bytes"], tuple(facts["extra_flags"]))
 
 
+def facts_for(options) -> TargetFacts:
+    """TargetFacts of the C compiler and flags `options` build with (kept in its cache)."""
+    return target_facts(compiler_command(), options.flags, facts_dir(options))
+
+
 @functools.lru_cache(maxsize=16)
 def _queried(command: str, flags: tuple, cache_dir) -> dict:
     """Everything this module asks the compiler under `flags` (some 30 ms a run, a link
