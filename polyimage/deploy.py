@@ -66,13 +66,29 @@ class CallGraph:
 
 
 def load(folder: str | os.PathLike[str]) -> LoadedPipeline:
-    """The pipeline exported into `folder`, ready to call like the compiled one."""
+    """The pipeline exported into `folder`, ready to call like the compiled one, with
+    neither a C compiler nor islpy.
+
+    Args:
+        folder: a folder that `pipe.export` or `polyimage export` wrote.
+
+    Returns:
+        A `LoadedPipeline`, called as the compiled pipeline is.
+
+    Raises:
+        LoadError: the folder holds no export, or one this polyimage cannot read.
+    """
     return LoadedPipeline(folder)
 
 
 class LoadedPipeline:
     """An exported pipeline's shared library, called on NumPy arrays: `pipe(img=array, ...)`
-    with the arguments, `out=` and `threads=` of a compiled Pipeline."""
+    with the arguments, `out=` and `threads=` of a compiled Pipeline. `load(folder)` makes
+    one.
+
+    Args:
+        folder: a folder that `pipe.export` or `polyimage export` wrote.
+    """
 
     def __init__(self, folder: str | os.PathLike[str]):
         self.folder = Path(folder)
@@ -83,11 +99,12 @@ class LoadedPipeline:
         stages = tuple(_stage(d, params) for d in spec["stages"])
         self.graph = CallGraph(
             images=tuple(f for f in stages if isinstance(f, Image)),
-            parameters=tuple(params.values()),
+            parameters=tuple(params[n] for n in sorted(params)),  # by name, as a StageGraph
             stages=tuple(_Stage(f.name, f) for f in stages),
             outputs=tuple(spec["outputs"]),
         )
         self.constraints = tuple(from_data(c, params) for c in spec["constraints"])
+        # the entry's order: as declared, or by name in exports made before it was declared
         self._param_order = [n for n, _ in spec["params"]]
         self._input_order = [i["name"] for i in spec["inputs"]]
         self.ffi, self.lib = _open(self.folder, spec)
@@ -103,8 +120,22 @@ class LoadedPipeline:
         threads: int | None = None,
         **arguments: ArrayLike,
     ) -> Any:
-        """Run on the given images and parameters (by name; one input image also by position);
-        the output array, or a tuple of them for several outputs."""
+        """Run on the given images and parameters, as a compiled pipeline's call does, with
+        the same checks and messages.
+
+        Args:
+            *images: the input image, by position, for a pipeline with one input.
+            out: preallocated output arrays, written in place.
+            threads: the threads of this call, as in a compiled pipeline's call.
+            **arguments: each input image and Parameter by name.
+
+        Returns:
+            The output array, or a tuple of them for several outputs.
+
+        Raises:
+            ArgumentError: a missing or unknown argument, or a shape or value the pipeline
+                refuses.
+        """
         if images:
             arguments = bind_positional(self.graph, images, arguments)
         binding = bind_arguments(self.graph, arguments, self.constraints, self._bindings)

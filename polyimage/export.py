@@ -53,9 +53,23 @@ class Exported:
 def export_pipeline(
     compiled: Compiled, folder: str | os.PathLike[str], name: str | None = None
 ) -> Exported:
-    """Write the `Compiled` record's C into `folder` as a C library with entry `name`
-    (default: the pipeline's name), built by the compiler and flags of its options (CC picks
-    another compiler, a cross compiler included)."""
+    """Write the `Compiled` record's C into `folder` as a C library (source, header, static
+    and shared library, README, manifest), built by the compiler and flags of its options
+    (CC picks another compiler, a cross compiler included). `pipe.export(folder)` is this
+    on a Pipeline's record.
+
+    Args:
+        compiled: the record of a compile (`lower(...)`, or a Pipeline's `compiled`).
+        folder: the folder to write, made if need be.
+        name: the entry function's name (default: the pipeline's name).
+
+    Returns:
+        An `Exported` record: the folder, the entry's name and the files written.
+
+    Raises:
+        ArgumentError: `name` is not a C identifier, or `folder` cannot be written.
+        CompileError: the C compiler failed (its log is kept).
+    """
     start = time.perf_counter()
     name = check_export(folder, name or compiled.name)
     folder = Path(folder)
@@ -65,6 +79,7 @@ def export_pipeline(
         raise ArgumentError(f"cannot create the export folder {folder}: {exc.strerror}") from None
     compiler, cflags, _ = compile_flags(compiled.options)
     link = link_flags(cflags)
+    parameters = entry_parameters(compiled)
     code = exported_c(
         compiled.stage_graph,
         compiled.cmodule,
@@ -73,6 +88,7 @@ def export_pipeline(
         __version__,
         link,
         compiled.request.estimates,
+        parameters,
     )
     files = {
         "source": folder / f"{name}.c",
@@ -93,10 +109,8 @@ def export_pipeline(
     shared = cc + flags + list(SHARED_FLAGS) + [obj.name, "-o", files["shared"].name, "-lm"]
     _run(shared, folder, log_lines)
     obj.unlink()
-    files["manifest"].write_text(
-        json.dumps(manifest(compiled, name, compiler, flags, files, code.declarations), indent=1)
-        + "\n"
-    )
+    spec = manifest(compiled, name, compiler, flags, files, code.declarations, parameters)
+    files["manifest"].write_text(json.dumps(spec, indent=1) + "\n")
     files["readme"].write_text(readme(compiled, name, compiler, flags))
     exported = Exported(folder, name, files, time.perf_counter() - start)
     log.info("%s", exported.describe())
@@ -150,15 +164,27 @@ def _run(argv: list, folder: Path, log_lines: list) -> None:
         )
 
 
+def entry_parameters(compiled: Compiled) -> tuple:
+    """The exported entry's Parameters in the order the user declared them, as the pipeline
+    compiled in this process has them (a compile record from the cache may be older)."""
+    declared = [p.name for p in compiled.request.graph.declared_parameters]
+    return tuple(sorted(compiled.stage_graph.parameters, key=lambda p: declared.index(p.name)))
+
+
 def manifest(
-    compiled: Compiled, name: str, compiler: str, flags: list, files: dict, declarations: str
+    compiled: Compiled,
+    name: str,
+    compiler: str,
+    flags: list,
+    files: dict,
+    declarations: str,
+    parameters: Sequence,
 ) -> dict:
-    """What `polyimage.load` needs to check and make a call: the parameters, inputs and
-    outputs in the entry's order, with their extents and domains, the constraints, and the C
-    declarations of the library."""
+    """What `polyimage.load` needs to check and make a call: the parameters (`parameters`),
+    inputs and outputs in the entry's order, with their extents and domains, the
+    constraints, and the C declarations of the library."""
     graph, cmodule, request = compiled.stage_graph, compiled.cmodule, compiled.request
     by_name = {s.name: s.func for s in graph.stages}
-    params = {p.name: p for p in graph.parameters}
     domains = [_domain(s.func) for s in request.graph.stages]
     return {
         "format": MANIFEST_FORMAT,
@@ -169,7 +195,7 @@ def manifest(
         "shared": files["shared"].name,
         "static": files["static"].name,
         "codes": {"ok": OK, "memory": ERROR_MEMORY, "argument": ERROR_ARGUMENT},
-        "params": [[n, params[n].typ.name] for n in cmodule.params],
+        "params": [[p.name, p.typ.name] for p in parameters],
         "inputs": [
             {
                 "name": n,

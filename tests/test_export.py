@@ -292,8 +292,9 @@ def _blocks(kind: str) -> list:
 
 
 def _shell(block: str, folder, env=None):
-    """Run each line of a docs ```sh block in `folder`, polyimage as this Python's."""
-    for line in block.strip().splitlines():
+    """Run each line of a docs ```sh block in `folder` (a line ending in a backslash goes on
+    in the next), polyimage as this Python's."""
+    for line in block.replace("\\\n", "").strip().splitlines():
         line = re.sub(r"(^|=\S+ )polyimage ", rf"\1{sys.executable} -m polyimage ", line)
         done = subprocess.run(line, shell=True, cwd=folder, capture_output=True, text=True, env=env)
         assert done.returncode == 0, f"{line}\n{done.stdout}{done.stderr}"
@@ -351,7 +352,7 @@ int main(void) {
     float *img = malloc(sizeof(float) * 3 * (R + 4) * (C + 4));
     float *mask = malloc(sizeof(float) * 3 * R * C);
     for (int64_t i = 0; i < 3 * (R + 4) * (C + 4); i++) img[i] = (float)(i % 17) * 0.05f;
-    if (unsharp_mask(NULL, 1, C, R, 0.001f, 3.0f, img, img_extents, mask, mask_extents)) {
+    if (unsharp_mask(NULL, 1, R, C, 3.0f, 0.001f, img, img_extents, mask, mask_extents)) {
         fprintf(stderr, "%s\n", unsharp_mask_error());
         return 1;
     }
@@ -392,3 +393,58 @@ def test_the_header_says_what_each_argument_is(tmp_path):
     img = ((np.arange(3 * 9 * 11) % 17) * np.float32(0.05)).astype(np.float32).reshape(3, 9, 11)
     want = polyimage.interpret(outputs, img=img, threshold=0.001, weight=3.0)
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-6)
+
+
+def _gradient():
+    """A row gradient whose Parameters are declared `R, C, scale`: not their order by name."""
+    R, C = polyimage.Parameter(polyimage.Int, "R"), polyimage.Parameter(polyimage.Int, "C")
+    scale = polyimage.Parameter(polyimage.Float, "scale")
+    x, y = polyimage.Variable(polyimage.Int, "x"), polyimage.Variable(polyimage.Int, "y")
+    img = polyimage.Image(polyimage.Float, "img", [R + 2, C])
+    rows, cols = (
+        polyimage.Interval(polyimage.Int, 0, R - 1),
+        polyimage.Interval(polyimage.Int, 0, C - 1),
+    )
+    out = polyimage.Function(([x, y], [rows, cols]), polyimage.Float, "grad")
+    out.defn = [scale * (img(x + 2, y) - img(x, y))]
+    return [out]
+
+
+def _export_gradient(folder):
+    """The gradient exported into `folder`, and the interpreter's output for a 7 x 4 call."""
+    outputs = _gradient()
+    pipe = polyimage.compile(outputs, estimates={"R": 64, "C": 48}, name="grad", build=False)
+    pipe.export(folder)
+    img = np.random.default_rng(1).random((9, 4), dtype=np.float32)
+    return img, polyimage.interpret(outputs, img=img, scale=0.5)
+
+
+def test_the_entry_takes_the_parameters_in_their_declared_order(tmp_path):
+    img, expected = _export_gradient(tmp_path / "grad")
+    declared = "int32_t R, int32_t C, float scale"
+    for file in ("grad.h", "grad.c"):
+        text = (tmp_path / "grad" / file).read_text()
+        assert f"int grad(void *workspace, int nthreads, {declared}, const float *img" in text
+        assert f"int grad_extents({declared}, int64_t *extents)" in text
+    assert _manifest(tmp_path / "grad")["params"] == [
+        ["R", "Int"],
+        ["C", "Int"],
+        ["scale", "Float"],
+    ]
+    assert np.array_equal(polyimage.load(tmp_path / "grad")(img, scale=0.5), expected)
+
+
+def test_an_export_made_before_the_declared_order_still_loads(tmp_path, monkeypatch):
+    """An export whose entry takes its parameters by name (`grad(ws, n, C, R, scale, ...)`),
+    as before they came in declared order, in a manifest of format 1: the loader calls it
+    in the order its manifest lists."""
+    monkeypatch.setattr(
+        "polyimage.export.entry_parameters", lambda compiled: compiled.stage_graph.parameters
+    )
+    img, expected = _export_gradient(tmp_path / "old")
+    header = (tmp_path / "old" / "grad.h").read_text()
+    assert "int grad(void *workspace, int nthreads, int32_t C, int32_t R, float scale" in header
+    old = {**_manifest(tmp_path / "old"), "format": 1}
+    assert old["params"] == [["C", "Int"], ["R", "Int"], ["scale", "Float"]]
+    (tmp_path / "old" / "manifest.json").write_text(json.dumps(old))
+    assert np.array_equal(polyimage.load(tmp_path / "old")(img, scale=0.5), expected)

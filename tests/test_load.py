@@ -86,7 +86,7 @@ def test_the_library_refuses_overlapping_buffers_itself(pair):
     extents = ffi.new("int64_t[]", [3, 9, 9])
     out_extents = ffi.new("int64_t[]", [3, 5, 5])
     status = loaded.lib.unsharp_mask(
-        ffi.NULL, 1, 5, 5, 0.001, 3.0, pointer, extents, pointer, out_extents
+        ffi.NULL, 1, 5, 5, 3.0, 0.001, pointer, extents, pointer, out_extents
     )
     assert status == 2
     assert ffi.string(loaded.lib.unsharp_mask_error()).decode() == "output mask overlaps img"

@@ -43,15 +43,19 @@ def exported_c(
     version: str = "",
     link: str = "-fopenmp -lm",
     estimates=None,
+    parameters=None,
 ) -> ExportedC:
     """The exported C of `cmodule` (generated from `graph` after inlining) under the entry
     name `name` (checked by export.check_export), checking `constraints` (Conditions on
     parameters); `link` the flags a program links it with; `estimates` ({parameter name:
-    value}) are documented as the parameters' typical values."""
+    value}) are documented as the parameters' typical values. The entry takes `parameters`
+    in their order (default: the order they were declared in)."""
     names = NameRegistry()
     for taken in (name, cmodule.function, "workspace", "nthreads", "extents"):
         names.name(_Key(), taken)
-    params = [(p, names.name(p, p.name)) for p in graph.parameters]
+    c_names = {p.name: names.name(p, p.name) for p in graph.parameters}
+    entry_order = graph.declared_parameters if parameters is None else parameters
+    params = [(p, c_names[p.name]) for p in entry_order]
     buffers = _buffers(graph, cmodule, names)
     helpers: set = set()
     writer = _CheckWriter(CExprPrinter(names, None, helpers), params)
@@ -73,7 +77,7 @@ def exported_c(
         for d, extent in enumerate(b.extents):
             body.append(f"    extents[{b.first + d}] = {writer.int64(extent)};")
     body += [f"    return {OK};", "}", "", entry_fn, "{"]
-    body += _entry_body(name, cmodule, params, buffers) + ["}", ""]
+    body += _entry_body(name, cmodule, params, c_names, buffers) + ["}", ""]
     accessors = _accessors(name, cmodule.function)
     for k, (prototype, lines) in enumerate(accessors):
         body += ([""] if k else []) + [prototype, "{", *lines, "}"]
@@ -103,9 +107,10 @@ def _buffers(graph, cmodule, names: NameRegistry) -> list:
     return buffers
 
 
-def _entry_body(name: str, cmodule, params: list, buffers: list) -> list:
+def _entry_body(name: str, cmodule, params: list, c_names: dict, buffers: list) -> list:
     """The entry's lines: NULLs, parameter values (through `<name>_extents`), every extent and
-    overlap checked, then the pipeline called."""
+    overlap checked, then the pipeline called with its parameters in its own order (by
+    name, `cmodule.params`)."""
     count = sum(len(b.extents) for b in buffers)
     body = [f"    int64_t {PREFIX}expected[{max(count, 1)}];", f"    {PREFIX}message[0] = 0;"]
     for b in buffers:
@@ -124,7 +129,7 @@ def _entry_body(name: str, cmodule, params: list, buffers: list) -> list:
                 f'{_c_text(extent)} = %lld, got %lld", (long long){expected}, (long long){given});',
             ]
     body += _overlap_checks(buffers)
-    args = ", ".join([c for _, c in params] + [b.c_name for b in buffers])
+    args = ", ".join([c_names[n] for n in cmodule.params] + [b.c_name for b in buffers])
     return body + [
         f"    int {PREFIX}status = {cmodule.function}(workspace, nthreads, {args});",
         f"    if ({PREFIX}status == {ERROR_MEMORY})",

@@ -5,6 +5,7 @@ and walks over a tree."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Callable, Iterator, Protocol, Sequence
 
 from .arithmetic import (  # noqa: F401  (the nodes and their typing are read from here too)
@@ -82,6 +83,9 @@ __all__ = [
 ]
 
 
+_DECLARATIONS = itertools.count()  # Parameters numbered as created
+
+
 class Symbol(Expr):
     """A named scalar: a loop Variable or a pipeline Parameter."""
 
@@ -95,7 +99,17 @@ class Symbol(Expr):
 
 
 class Variable(Symbol):
-    """A dimension variable of a Function (`Variable(Int, "x")`)."""
+    """A dimension variable of a Function (`Variable(Int, "x")`): a stage's definition is
+    an expression of its variables, and a Reduction's reduction domain is made of them.
+
+    Args:
+        typ: an integer type, the type of the Interval it is paired with (`Int` as a rule).
+        name: its name in printed expressions and messages, a Python identifier.
+
+    Raises:
+        TypeError: `typ` is not an integer type.
+        ValueError: `name` is not an identifier.
+    """
 
     __slots__ = ()
 
@@ -106,18 +120,43 @@ class Variable(Symbol):
 
 
 class Parameter(Symbol):
-    """A scalar argument of the pipeline: integer ones size images, float ones are weights."""
+    """A scalar argument of the pipeline: integer ones size images, float ones are weights.
 
-    __slots__ = ()
+    A call takes it by name (`pipe(img=array, weight=2.0)`); a size that an input's shape
+    gives is read off that shape and may be left out.
+
+    Args:
+        typ: its type: an integer type for a size (`Int`), a float type for a weight.
+        name: the argument's name in a call, a Python identifier.
+
+    Raises:
+        TypeError: `typ` is Half (use Float).
+        ValueError: `name` is not an identifier.
+    """
+
+    __slots__ = ("declared",)
 
     def __init__(self, typ: TypeLike, name: str) -> None:
         super().__init__(typ, name)
+        self.declared = next(_DECLARATIONS)  # an exported entry takes Parameters in this order
         if self.typ is Half:
             raise TypeError(f"Parameter {name} cannot have type Half: use Float")
 
 
 class Select(Expr):
-    """`cond ? a : b`; only the chosen operand is evaluated."""
+    """`cond ? a : b`; only the chosen operand is evaluated, so a read that would leave a
+    producer's domain is legal on the side not taken. `Select(cond, 1, 0)` is a condition
+    as a number (see the DSL page, "Conditions as numbers").
+
+    Args:
+        cond: a Condition (`x < 5`, combined with `&`, `|` and `~`).
+        a: the value where `cond` holds.
+        b: the value elsewhere; `a` and `b` are converted to their common type, as `+`
+            converts them.
+
+    Raises:
+        TypeError: `cond` is not a Condition, or `a` or `b` is not a number.
+    """
 
     __slots__ = ("cond", "a", "b")
 
@@ -176,17 +215,43 @@ class Reference(Expr):
 
 
 def Min(a: ExprLike, b: ExprLike) -> Expr:
-    """The smaller of two values (NaN if either is NaN, as numpy.minimum)."""
+    """The smaller of two values (NaN if either is NaN, as numpy.minimum).
+
+    Args:
+        a: a value (an expression or a number).
+        b: another; on a tie the result is `b` (`Min(0.0, -0.0)` is `-0.0`).
+
+    Returns:
+        An expression of the two operands' common type.
+    """
     return BinOp.make("min", a, b)
 
 
 def Max(a: ExprLike, b: ExprLike) -> Expr:
-    """The larger of two values (NaN if either is NaN, as numpy.maximum)."""
+    """The larger of two values (NaN if either is NaN, as numpy.maximum).
+
+    Args:
+        a: a value (an expression or a number).
+        b: another; on a tie the result is `b`.
+
+    Returns:
+        An expression of the two operands' common type.
+    """
     return BinOp.make("max", a, b)
 
 
 def Clamp(e: ExprLike, lo: ExprLike, hi: ExprLike) -> Expr:
-    """`Min(Max(e, lo), hi)`."""
+    """`Min(Max(e, lo), hi)`: in an index, `Clamp(x + 1, 0, R - 1)` repeats the edge and
+    stays affine, so the compiler still proves the read in bounds.
+
+    Args:
+        e: the value to clamp.
+        lo: the smallest value kept.
+        hi: the largest value kept.
+
+    Returns:
+        An expression of the operands' common type.
+    """
     return Min(Max(e, lo), hi)
 
 

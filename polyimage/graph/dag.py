@@ -41,6 +41,11 @@ class StageGraph:
     outputs: tuple
     parameters: tuple
 
+    @property
+    def declared_parameters(self) -> tuple:
+        """The Parameters in the order the user created them (`parameters` is by name)."""
+        return tuple(sorted(self.parameters, key=lambda p: p.declared))
+
     def stage(self, name: str) -> Stage:
         return self._by_name[name]
 
