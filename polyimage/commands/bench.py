@@ -14,6 +14,7 @@ import platform
 import resource
 import tempfile
 import time
+from pathlib import Path
 from typing import Callable, Final
 
 import numpy as np
@@ -32,7 +33,7 @@ from polyimage.timing import collector_paused, round_orders
 
 from . import contention
 from .cli_arguments import check_folder
-from .plot import check_plot, draw
+from .plot import check_plot, draw, draw_ratios, halide_ratios
 from .targets import describe, header, parse_machine, target_options
 
 # optional baselines: (name, module to import, the timings it adds)
@@ -334,19 +335,14 @@ def format_table(results: dict, saved=None) -> str:
 def halide_line(timings: dict):
     """polyimage:auto's median over the best of Halide's autoschedulers' and over the
     hand-written Halide schedule's (halide:manual), or None without those timings."""
-    auto = timings.get("polyimage:auto", {}).get("median")
-    scheduled = {
-        s: timings[f"halide:{s}"]["median"] for s in AUTOSCHEDULERS if f"halide:{s}" in timings
-    }
-    manual = timings.get(f"halide:{MANUAL}", {}).get("median")
-    if not auto or not (scheduled or manual):
+    ratios = halide_ratios(timings)
+    if ratios is None:
         return None
     parts = []
-    if scheduled:
-        best = min(scheduled, key=scheduled.__getitem__)
-        parts.append(f"{auto / scheduled[best]:.2f}x best Halide autoscheduler ({best})")
-    if manual:
-        parts.append(f"{auto / manual:.2f}x halide:{MANUAL}")
+    if ratios.autoscheduler is not None:
+        parts.append(f"{ratios.autoscheduler:.2f}x best Halide autoscheduler ({ratios.best})")
+    if ratios.manual is not None:
+        parts.append(f"{ratios.manual:.2f}x halide:{MANUAL}")
     return "  polyimage:auto / Halide: " + ", ".join(parts)
 
 
@@ -419,14 +415,17 @@ def run_bench(
     load=0,
     callers=None,
     reassociate=False,
+    ratios=False,
 ):
     """Benchmark `apps` (all by default) built for `target` (commands.targets.TARGETS) with the
     cache sizes `machine` ("l2=512K,llc=8M") overriding the host's, with `contract` their
     default schedule with multiply-add contraction too (`reassociate`: float reassociation);
     print what it measures on and the table (beside the saved run `compare`, a JSON file),
-    and write JSON and a chart (`plot`, commands/plot.py) when asked. `load` busy processes
-    and `callers` threads at once: bench_app."""
+    and write JSON and a chart (`plot`, commands/plot.py; with `ratios`, auto's time over
+    Halide's) when asked. `load` busy processes and `callers` threads at once: bench_app."""
     contention.check_contention(load, callers)
+    if ratios and not plot:
+        raise ArgumentError("--ratios draws a chart: give --plot FILE.svg too")
     plot = check_plot(plot) if plot else None
     if json_path:
         check_folder("--json", json_path)
@@ -472,7 +471,10 @@ def run_bench(
     document.update(left_out=left_out, apps=results)
     if json_path:
         write_run(json_path, document, report)
-    if plot:
+    if plot and ratios:
+        draw_ratios([(Path(json_path).name if json_path else "this run", document)], plot)
+    elif plot:
         draw(document, plot)
+    if plot:
         report(f"wrote {plot}")
     return results
