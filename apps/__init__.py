@@ -74,11 +74,6 @@ def app_descriptions() -> dict:
 def load_app(name: str):
     """The module of app `name`."""
     if name not in APP_NAMES:
-        if name.endswith(".py"):
-            raise ArgumentError(
-                f"{name}: name the function of the file that returns the pipeline's outputs, "
-                f"as {name}:FUNCTION (for example {name}:build)"
-            )
         raise ArgumentError(
             f"unknown app {name!r}; available: {', '.join(APP_NAMES)}, or FILE.py:FUNCTION for "
             f"a pipeline of your own"

@@ -4,7 +4,8 @@ polyimage run APP [INPUT ...] [-o OUTPUT] [--param NAME=VALUE] [--schedule NAME|
 polyimage bench [APP ...] [--size paper|small] [--threads N] [--target avx2]  time the apps
 polyimage report APP | --all                                  stages, domains, inlining;
                                                               --all: the grouping search
-polyimage graph APP -o graph.svg|graph.dot [--schedule S]     draw an app's stage graph
+polyimage graph APP -o graph.svg|graph.dot [--schedule S]     draw an app's stage graph, its
+                                                              groups under auto or S
 polyimage cache info|clear                                    the build cache: where it is, its
                                                               entries and size; empty it
 polyimage calibrate [--target avx2] [--force]                measure what an operation costs on
@@ -16,8 +17,9 @@ polyimage tune-schedule APP [--estimates K=V,...] [--threads N]  time candidate 
                                                               for schedule="measured"
 polyimage --version
 
-The parser (polyimage.commands.parser) and a handler per command (polyimage.commands.handlers)
-live in polyimage.commands; this module is the entry point, turning errors into exit statuses.
+The parser (polyimage.commands.parser, each group of commands' options in a parser_* module)
+and a handler per command (polyimage.commands.handlers) live in polyimage.commands; this module
+is the entry point, turning errors into exit statuses.
 """
 
 from __future__ import annotations

@@ -73,7 +73,7 @@ def test_measure_counts_runs():
 
 def test_graph_dot(tmp_path):
     target = tmp_path / "g.dot"
-    assert main(["graph", "unsharp_mask", "-o", str(target)]) == 0
+    assert main(["graph", "unsharp_mask", "-o", str(target), "--as-written"]) == 0
     text = target.read_text()
     assert text.startswith('digraph "unsharp_mask"')
     assert (
@@ -89,6 +89,33 @@ def test_graph_svg_needs_dot(tmp_path, capsys):
         assert code == 0 and target.read_text().lstrip().startswith("<?xml")
     else:
         assert code == 2 and "needs Graphviz" in capsys.readouterr().err
+
+
+def test_graph_draws_the_groups_of_the_default_schedule(tmp_path):
+    """Without --schedule the graph is the pipeline as compile and run build it by default
+    (auto): the stages after inlining, each group in its box."""
+    default, auto = tmp_path / "default.dot", tmp_path / "auto.dot"
+    assert main(["graph", "unsharp_mask", "-o", str(default)]) == 0
+    assert main(["graph", "unsharp_mask", "-o", str(auto), "--schedule", "auto"]) == 0
+    text = default.read_text()
+    assert text == auto.read_text()
+    assert 'subgraph "cluster_0"' in text and 'label="group 0: ' in text
+    assert '"blurx" -> "blury";' not in text, "blury is inlined"
+
+
+def test_rendering_without_dot_says_what_to_install_before_compiling(tmp_path, capsys, monkeypatch):
+    def refuse(*args, **kwargs):
+        raise AssertionError("compiled before the output was checked")
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    monkeypatch.setattr(polyimage, "compile", refuse)
+    target = tmp_path / "graph.svg"
+    assert main(["graph", "unsharp_mask", "-o", str(target)]) == 2
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert len(lines) == 1 and "needs Graphviz's `dot` program" in lines[0], lines
+    assert "install the graphviz package" in lines[0]
+    assert f"or write -o {tmp_path / 'graph.dot'}, which needs no Graphviz" in lines[0]
+    assert not target.exists()
 
 
 def test_pipeline_to_dot_matches_graph():

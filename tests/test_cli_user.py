@@ -274,11 +274,11 @@ def test_run_takes_a_function_of_a_users_file(tmp_path, capsys):
     assert saved.shape == source.shape and np.abs(saved - expected).max() <= 1 / 255 + 1e-6
     # a grey 2-D image with a border: the bundled photo by default, R and C off its size
     assert main(["run", f"{tmp_path / 'mine.py'}:blurs", "--check", "--runs", "1"]) == 0
-    printed = capsys.readouterr().out
-    assert "max abs difference from the interpreter 0" in printed
-    assert "no INPUT given: img read(s) the bundled photo astronaut.png" in printed
+    printed = capsys.readouterr()
+    assert "max abs difference from the interpreter 0" in printed.out
+    assert "no INPUT given, so img reads the bundled photo astronaut.png" in printed.err
     assert main(["run", str(tmp_path / "mine.py"), "-o", str(out)]) == 2
-    assert "mine.py:FUNCTION" in one_line_error(capsys.readouterr().err)
+    assert f"here, {tmp_path / 'mine.py'}:blurs" in one_line_error(capsys.readouterr().err)
     assert main(["run", target, str(photo), str(photo)]) == 2
     assert "takes 1 input image(s) (img), got 2" in one_line_error(capsys.readouterr().err)
     assert main(["run", target, "--param", "gains=2"]) == 2
@@ -311,3 +311,67 @@ def test_run_writes_a_bordered_pipelines_output_at_the_photos_size(tmp_path, cap
     assert "max abs difference from the interpreter 0" in capsys.readouterr().out
     source = np.asarray(polyimage.io.load_image(photo))
     assert np.asarray(polyimage.io.load_image(out)).shape[:2] == source.shape[:2]
+
+
+FUNCTIONS_FILE = """
+def blurs():
+    pass
+
+
+def sharpen(strength=2.0, *, name="sharpen"):
+    pass
+
+
+def helper(image):
+    pass
+
+
+def _private():
+    pass
+"""
+
+
+def test_a_file_named_without_its_function_names_the_functions_it_could_be(
+    tmp_path, capsys, no_compile
+):
+    """`run mine.py` (the `:function` left out) names FILE.py:function and the file's
+    functions that take no arguments; a file that is no Python file, or none at all, is said
+    so, and a function the file lacks is answered with those it has."""
+    mine = tmp_path / "mine.py"
+    mine.write_text(FUNCTIONS_FILE)
+    assert main(["run", str(mine), "-o", str(tmp_path / "x.png")]) == 2
+    line = one_line_error(capsys.readouterr().err)
+    assert "FILE.py:function" in line and f"one of {mine}:blurs, {mine}:sharpen" in line, line
+    assert "helper" not in line and "_private" not in line
+    (tmp_path / "one.py").write_text("def build():\n    pass\n")
+    assert main(["report", str(tmp_path / "one.py")]) == 2
+    assert one_line_error(capsys.readouterr().err).endswith(f"here, {tmp_path / 'one.py'}:build")
+    notes = tmp_path / "notes.txt"
+    notes.write_text("not python\n")
+    assert main(["graph", str(notes), "-o", str(tmp_path / "g.dot")]) == 2
+    assert "is a file, not an app" in one_line_error(capsys.readouterr().err)
+    assert main(["export", str(tmp_path / "gone.py"), "-o", str(tmp_path / "lib")]) == 2
+    assert "gone.py: no such file" in one_line_error(capsys.readouterr().err)
+    assert main(["run", f"{mine}:blur"]) == 2
+    assert f"no function 'blur'; try one of {mine}:blurs" in one_line_error(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("name", ["unsharp_mask", "pyramid_blend"])
+def test_a_run_without_input_says_which_bundled_photos_it_reads(capsys, no_compile, name):
+    """Without INPUT an app runs on its bundled photos and says which, in one line on stderr
+    (stdout keeps the results)."""
+    assert main(["run", name]) == 2
+    captured = capsys.readouterr()
+    note, error = captured.err.strip().splitlines()
+    photos = load_app(name).PHOTOS
+    assert note.startswith(f"polyimage: note: {name}: no INPUT given")
+    assert f"bundled photo{'s' if len(photos) > 1 else ''} {', '.join(photos)}" in note
+    assert "compile reached" in error and "bundled" not in captured.out
+
+
+def test_graph_help_says_what_each_option_does(capsys):
+    assert main(["graph", "--help"]) == 0
+    flat = " ".join(capsys.readouterr().out.split())
+    assert "as for export" not in flat
+    assert "--estimates K=V,... typical parameter values the groups are planned for" in flat
+    assert "graphviz package" in flat and "FILE.dot writes Graphviz text and needs nothing" in flat

@@ -33,6 +33,7 @@ from polyimage import (
     Variable,
 )
 from polyimage.dsl import expr as E
+from polyimage.dsl.types import CONDITION_AS_NUMBER, Bool, common_type
 
 N = Parameter(Int, "N")
 x = Variable(Int, "x")
@@ -93,6 +94,33 @@ def test_if_on_an_expression_still_names_condition_select():
 def test_python_conversions_point_to_cast(convert, cast):
     with pytest.raises(TypeError, match=r"has no Python value.*" + cast):
         convert(x + 1)
+
+
+CONDITION = x > 0
+
+
+@pytest.mark.parametrize(
+    "as_number",
+    [
+        lambda: CONDITION + CONDITION,
+        lambda: CONDITION == CONDITION,
+        lambda: 2 * CONDITION,
+        lambda: -CONDITION,
+        lambda: Max(CONDITION, 1),
+        lambda: Sqrt(CONDITION),
+        lambda: polyimage.Select(x > 1, CONDITION, 0),
+        lambda: polyimage.saturating_cast(Int, CONDITION),
+        lambda: common_type(Bool, Int),
+        lambda: common_type(Bool, None, 0, 1),
+    ],
+)
+def test_every_condition_used_as_a_number_points_to_select(as_number):
+    """One way to turn a Condition into a number, said the same way by every refusal."""
+    with pytest.raises(TypeError) as info:
+        as_number()
+    assert str(info.value).endswith(CONDITION_AS_NUMBER), str(info.value)
+    assert "Select(cond, 1, 0)" in CONDITION_AS_NUMBER
+    assert '"Conditions as numbers"' in CONDITION_AS_NUMBER
 
 
 def test_power_operator_points_to_pow():

@@ -318,6 +318,25 @@ def test_a_bounds_error_names_a_point_at_the_estimates_and_the_fixes():
     assert n < 10 and point > n - 1, str(info.value)
 
 
+def test_a_read_past_an_edge_offers_the_border_modes_first():
+    """Reading an image or a stage just past its edge: the fixes start with the border modes
+    of docs/dsl.md, the read as written through repeat_edge, before Clamp and the others."""
+    a = Image(Float, "img", [N])
+    g = Function(([i], [row]), Float, "g")
+    g.defn = [a(i) * 2]
+    modes = "or mirror, mirror_interior, wrap, constant_exterior)"
+    for producer, index, first in (
+        (a, i - 1, f"read img through a border mode (`repeat_edge(img)(i - 1)`, {modes}"),
+        (g, i + 1, f"read g through a border mode (`repeat_edge(g)(i + 1)`, {modes}"),
+    ):
+        f = Function(([i], [row]), Float, "f")
+        f.defn = [producer(index)]
+        with pytest.raises(BoundsError) as info:
+            polyimage.compile(f, build=False)
+        fixes = str(info.value).split("; to fix it: ", 1)[1]
+        assert fixes.startswith(first) and "`Clamp(" in fixes, fixes
+
+
 def test_off_by_one_read_at_the_start():
     a = Image(Float, "img", [N])
     f = Function(([i], [row]), Float, "f")

@@ -33,7 +33,13 @@ from polyimage.errors import ArgumentError, PolyimageError
 from polyimage.graph import build_graph
 from polyimage.io import save_image
 
-from .cli_arguments import check_output_path, load_input, parse_params, resolve_schedule
+from .cli_arguments import (
+    check_output_path,
+    load_input,
+    note_bundled_photos,
+    parse_params,
+    resolve_schedule,
+)
 
 STREAMED = (".zarr", ".tif", ".tiff")
 SCHEDULER_TIMEOUT_SECONDS = 10
@@ -296,6 +302,8 @@ def run_large(
     picture = app.to_photo(result)
     start = time.perf_counter()
     with _client(scheduler, None) if scheduler else contextlib.nullcontext():
+        if not inputs:
+            note_bundled_photos(name, app.PHOTOS[:1])
         if _suffix(output) in STREAMED:
             pdask.save_image(output, picture)
         else:

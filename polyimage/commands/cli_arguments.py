@@ -4,6 +4,7 @@ an output path."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import os
 import sys
@@ -13,6 +14,11 @@ import polyimage
 from polyimage.apps import APP_NAMES, app_schedules, default_schedule, load_app
 from polyimage.errors import ArgumentError
 from polyimage.io import load_image, save_format
+
+USER_PIPELINE = (
+    "a pipeline of your own is given as FILE.py:function, the function of your file that "
+    "returns its outputs"
+)
 
 
 def resolve_schedule(app, choice=None):
@@ -93,6 +99,7 @@ def pipeline_source(target: str):
     (a function of no arguments returning the outputs: a Function or a list of them)."""
     path, sep, function = target.rpartition(":")
     if not sep or not path.endswith(".py"):
+        refuse_file_as_app(target)
         app = load_app(target)
         return app.build()[0], dict(app.PAPER_SIZE), app
     if not os.path.isfile(path):
@@ -109,7 +116,9 @@ def pipeline_source(target: str):
         sys.path.pop(0)
     make = getattr(module, function, None)
     if not callable(make):
-        raise ArgumentError(f"{target}: {path} has no function {function!r}")
+        raise ArgumentError(
+            f"{target}: {path} has no function {function!r}{_functions_hint(path, '; try ')}"
+        )
     outputs = make()
     if isinstance(outputs, polyimage.Function):
         outputs = [outputs]
@@ -123,6 +132,60 @@ def pipeline_source(target: str):
             f"of them), got {type(outputs).__name__}"
         )
     return list(outputs), {}, None
+
+
+def refuse_file_as_app(target: str) -> None:
+    """Refuse a file named where an app is expected: a pipeline of one's own is given as
+    FILE.py:function, and the message names the functions of the file that could be meant."""
+    if target in APP_NAMES or not (target.endswith(".py") or os.path.isfile(target)):
+        return
+    if not target.endswith(".py"):
+        raise ArgumentError(f"{target} is a file, not an app: {USER_PIPELINE}")
+    if not os.path.isfile(target):
+        raise ArgumentError(f"{target}: no such file; {USER_PIPELINE}")
+    raise ArgumentError(
+        f"{target}: {USER_PIPELINE}"
+        + (_functions_hint(target, "; here, ") or f"; {target} defines none without arguments")
+    )
+
+
+def _functions_hint(path, lead: str) -> str:
+    """`lead` and the functions of Python file `path` that take no arguments, as
+    `FILE.py:function` (one of them builds the pipeline), or "" when it has none."""
+    names = file_functions(path)
+    choices = ", ".join(f"{path}:{name}" for name in names)
+    return f"{lead}{'one of ' if len(names) > 1 else ''}{choices}" if names else ""
+
+
+def file_functions(path) -> list:
+    """The functions defined at the top of Python file `path` that can be called without
+    arguments, read from its source without running it (none if it does not parse)."""
+    try:
+        tree = ast.parse(Path(path).read_bytes())
+    except (OSError, SyntaxError, ValueError):
+        return []
+    return [
+        node.name
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and not node.name.startswith("_")
+        and len(node.args.posonlyargs) + len(node.args.args) == len(node.args.defaults)
+        and None not in node.args.kw_defaults
+    ]
+
+
+def note_bundled_photos(target: str, photos, images=()) -> None:
+    """Say on stderr, in one line, which bundled photos `target` reads for want of INPUT
+    (`images`: the input images of a user's pipeline that the photo fills)."""
+    readers = ", ".join(images) or "it"
+    verb = "read" if len(images) > 1 else "reads"
+    noun = "photo" if len(photos) == 1 else "photos"
+    print(
+        f"polyimage: note: {target}: no INPUT given, so {readers} {verb} the bundled {noun} "
+        f"{', '.join(photos)} (give photos after {target} to use yours)",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def parse_estimates(pairs) -> dict:

@@ -66,6 +66,7 @@ def bench_command(args, options: Options) -> None:
             load=args.load,
             callers=args.callers,
             reassociate=args.reassociate,
+            ratios=args.ratios,
         )
 
 
@@ -81,6 +82,7 @@ def _group_bench(args) -> None:
             ("--json", args.json),
             ("--plot", args.plot),
             ("--from", args.saved_run),
+            ("--ratios", args.ratios),
             ("--compare", args.compare),
             ("--dask", args.dask),
             ("--target", args.target != "native"),
@@ -98,12 +100,22 @@ def _group_bench(args) -> None:
 
 
 def _draw_saved_run(args) -> None:
-    """`polyimage bench --from RUN.json --plot FILE`: the graph of a run kept on disk."""
-    from .plot import check_plot, draw, load_run
+    """`polyimage bench --from RUN.json --plot FILE`: the graph of a run kept on disk; with
+    --ratios, auto against Halide in one or more runs (`--from` repeated)."""
+    from pathlib import Path
+
+    from .plot import check_plot, draw, draw_ratios, load_run
 
     if not args.plot:
         raise ArgumentError("--from draws a saved run: give --plot FILE.svg too")
-    draw(load_run(args.saved_run), check_plot(args.plot))
+    if len(args.saved_run) > 1 and not args.ratios:
+        raise ArgumentError("--from more than once draws the runs' --ratios: give --ratios too")
+    path = check_plot(args.plot)
+    runs = [(Path(saved).name, load_run(saved)) for saved in args.saved_run]
+    if args.ratios:
+        draw_ratios(runs, path)
+    else:
+        draw(runs[0][1], path)
     print(f"wrote {args.plot}")
 
 
@@ -116,6 +128,7 @@ def _dask_bench(args) -> None:
         option
         for option, given in (
             ("--plot", args.plot),
+            ("--ratios", args.ratios),
             ("--compare", args.compare),
             ("--target", args.target != "native"),
             ("--machine", args.machine),
@@ -266,10 +279,16 @@ def tune_schedule_command(args, options: Options) -> None:
 
 
 def graph_command(args, options: Options) -> None:
-    """`polyimage graph`: draw an app's stage graph."""
+    """`polyimage graph`: draw the stage graph of an app or a user's pipeline."""
     from .runner import draw_graph
 
-    draw_graph(args.app, args.output, schedule=args.schedule, estimates=args.estimates)
+    draw_graph(
+        args.app,
+        args.output,
+        schedule=args.schedule,
+        estimates=args.estimates,
+        as_written=args.as_written,
+    )
 
 
 HANDLERS = {

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import numpy as np
@@ -14,11 +15,14 @@ from polyimage.io import load_image, save_image
 
 from . import batch
 from .cli_arguments import (
+    check_folder,
     check_output_path,
     load_input,
+    note_bundled_photos,
     parse_estimates,
     parse_params,
     pipeline_source,
+    refuse_file_as_app,
     resolve_schedule,
 )
 from .timing import compile_timed, time_calls
@@ -53,6 +57,7 @@ def run_app(
         raise ArgumentError("--contract runs one compile here: not a batch or a large image")
     # without --contract the build is as the options say (POLYIMAGE_CFLAGS may ask for it)
     contract = contract or None
+    refuse_file_as_app(name)
     if is_user_pipeline(name):
         if on_dask:
             raise ArgumentError(f"{name}: batches and large images run the apps only")
@@ -77,11 +82,14 @@ def run_app(
     photos = [load_input(p) for p in inputs] or [load_image(bundled(p)) for p in app.PHOTOS]
     arrays = app.prepare(photos)
     outputs, _ = app.build()
+    chosen = resolve_schedule(app, schedule)
+    if not inputs:
+        note_bundled_photos(name, app.PHOTOS)
     pipe, compile_seconds = compile_timed(
         outputs,
         report,
         name=name,
-        schedule=resolve_schedule(app, schedule),
+        schedule=chosen,
         estimates=app.PAPER_SIZE,
         contract=contract,
     )
@@ -118,34 +126,61 @@ def compile_target(target: str, schedule=None, estimates=(), inline=True, build=
     return pipe
 
 
-def draw_graph(name: str, output: str, report=print, schedule=None, estimates=()) -> None:
+GRAPH_RENDERED = (".svg", ".png", ".pdf")
+
+
+def draw_graph(
+    name: str, output: str, report=print, schedule=None, estimates=(), as_written=False
+) -> None:
     """Write the stage graph of `name` (an app or FILE.py:function) as Graphviz text, or
-    render it with `dot`: as written, or, given a schedule, as compiled (after inlining) with
-    a colour per group."""
-    import shutil
+    render it with `dot`: as compiled under `schedule` (by default the one run and compile
+    use), a box of its own colour per group; with `as_written`, the stages before inlining."""
     import subprocess
 
     from polyimage.graph import build_graph
     from polyimage.graph.dot import to_dot
 
-    if schedule:
-        text = compile_target(name, schedule, estimates, build=False).to_dot()
-    else:
+    path = Path(output)
+    dot = graphviz_dot(path)
+    check_folder("-o", path)
+    if as_written:
+        if estimates:
+            raise ArgumentError("--estimates plans the groups, which --as-written leaves out")
         outputs, _, app = pipeline_source(name)
         text = to_dot(build_graph(outputs), app.NAME if app is not None else "pipeline")
-    path = Path(output)
-    if path.suffix == ".dot":
+    else:
+        text = compile_target(name, schedule, estimates, build=False).to_dot()
+    if dot is None:
         path.write_text(text)
     else:
-        dot = shutil.which("dot")
-        if dot is None:
-            raise ArgumentError(
-                f"rendering {path.suffix} needs Graphviz's `dot`; install it, or write a .dot file"
-            )
         subprocess.run(
-            [dot, f"-T{path.suffix[1:]}", "-o", str(path)], input=text, text=True, check=True
+            [dot, f"-T{path.suffix[1:].lower()}", "-o", str(path)],
+            input=text,
+            text=True,
+            check=True,
         )
     report(f"{name}: wrote {path}")
+
+
+def graphviz_dot(path: Path) -> str | None:
+    """The `dot` program that renders a graph into `path`, None for Graphviz text (.dot);
+    refuses, before any work, a format neither writes or a missing `dot`."""
+    suffix = path.suffix.lower()
+    if suffix == ".dot":
+        return None
+    if suffix not in GRAPH_RENDERED:
+        raise ArgumentError(
+            f"-o {path}: write Graphviz text (.dot) or a picture Graphviz's dot renders "
+            f"({', '.join(GRAPH_RENDERED)})"
+        )
+    dot = shutil.which("dot")
+    if dot is None:
+        raise ArgumentError(
+            f"-o {path}: rendering {suffix} needs Graphviz's `dot` program, not found on PATH: "
+            "install the graphviz package (apt install graphviz, brew install graphviz, conda "
+            f"install graphviz), or write -o {path.with_suffix('.dot')}, which needs no Graphviz"
+        )
+    return dot
 
 
 def report_app(

@@ -17,6 +17,7 @@ from polyimage.io import load_image, save_image
 from .cli_arguments import (
     check_output_path,
     load_input,
+    note_bundled_photos,
     pipeline_source,
     resolve_schedule,
     typed_values,
@@ -47,23 +48,16 @@ def run_user_pipeline(
         raise ArgumentError(
             f"{target} takes {len(images)} input image(s) ({names}), got {len(inputs)} photo(s)"
         )
-    if not inputs:
-        photo = bundled()
-        report(
-            f"{target}: no INPUT given: {', '.join(img.name for img in images)} read(s) the "
-            f"bundled photo {photo.name} (give photos after {target} to use yours)"
-        )
     photos = [load_input(p) for p in inputs] or [load_image(bundled())] * len(images)
     arguments = {img.name: photo_array(img, photo) for img, photo in zip(images, photos)}
     arguments.update(typed_values({p.name: p for p in graph.parameters}, params))
     sizes = bind_arguments(graph, arguments).params
     estimates = {p.name: sizes[p.name] for p in graph.parameters if p.typ.is_int}
+    chosen = resolve_schedule(None, schedule)
+    if not inputs:
+        note_bundled_photos(target, [bundled().name], [img.name for img in images])
     pipe, compile_seconds = compile_timed(
-        outputs,
-        report,
-        estimates=estimates,
-        schedule=resolve_schedule(None, schedule),
-        contract=contract,
+        outputs, report, estimates=estimates, schedule=chosen, contract=contract
     )
     result, median = time_calls(pipe, arguments, threads, runs, report)
     first = result[0] if isinstance(result, tuple) else result

@@ -20,6 +20,7 @@ from .literal_folding import WEAK_MATH, fold
 from .printer import LazyText, format_expr
 from .refusals import NoPythonValue, numpy_operand, refuse_numpy
 from .types import (
+    CONDITION_AS_NUMBER,
     Bool,
     Double,
     ScalarType,
@@ -228,7 +229,7 @@ def computed(e: Expr) -> Expr:
 def check_number(e: Expr, what: str, op: str):
     """Refuse a Condition where `op` needs a number (`what` names the operand)."""
     if e.typ is Bool:
-        raise TypeError(f"{what} of `{op}` is a Condition; use Select(cond, 1, 0) for a number")
+        raise TypeError(f"{what} of `{op}` is a Condition; {CONDITION_AS_NUMBER}")
 
 
 class BinOp(Expr):
@@ -316,7 +317,14 @@ class Call(Expr):
 
 class Cast(Expr):
     """Conversion to `typ`: float to int truncates toward zero, saturates, NaN gives 0; to
-    Half rounds to nearest even (beyond the largest Half, 65504, to infinity)."""
+    Half rounds to nearest even (beyond the largest Half, 65504, to infinity). Between
+    integer types it wraps, as NumPy's `astype` does.
+
+    Args:
+        typ: the type to convert to (`Int`, `Float`, `UChar`, ...).
+        a: the value to convert: an expression, a number, or a Condition (true is 1,
+            false 0; `Select(cond, 1, 0)` says the same).
+    """
 
     __slots__ = ("a",)
 
@@ -344,7 +352,22 @@ class BoolExpr(Expr):
 
 
 class Condition(BoolExpr):
-    """`Condition(lhs, op, rhs)` with op in < <= > >= == !=; operands compared in a common type."""
+    """`Condition(lhs, op, rhs)` with op in < <= > >= == !=; operands compared in a common type.
+
+    Python's comparisons build the same (`x < 5` is `Condition(x, "<", 5)`); combine
+    Conditions with `&` (and), `|` (or) and `~` (not). A Condition is not a number: use it
+    in a Case, a Select or a Cast (`Select(cond, 1, 0)`).
+
+    Args:
+        lhs: the left operand, an expression or a number.
+        op: one of `"<"`, `"<="`, `">"`, `">="`, `"=="`, `"!="`.
+        rhs: the right operand; both are converted to their common type, as `+` converts
+            them.
+
+    Raises:
+        ValueError: `op` is not a comparison.
+        TypeError: an operand is not a number (a Condition, say).
+    """
 
     __slots__ = ("lhs", "op", "rhs")
 

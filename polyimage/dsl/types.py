@@ -118,6 +118,11 @@ def as_type(typ: TypeLike) -> ScalarType:
         raise TypeError(f"expected a polyimage type such as Int or Float, got {typ!r}") from None
 
 
+CONDITION_AS_NUMBER = (
+    'write Select(cond, 1, 0) for its value as a number (docs/dsl.md, "Conditions as numbers")'
+)
+
+
 def arithmetic_type(typ: ScalarType) -> ScalarType:
     """The type values of `typ` are computed in: Half is a storage type, computed in Float."""
     return Float if typ is Half else typ
@@ -127,7 +132,7 @@ def promote(a: ScalarType, b: ScalarType) -> ScalarType:
     """Type of a binary operation on two typed operands: NumPy's result_type, with Half
     operands computed in Float (`Half + Half` is Float, `Half + Int` is Double)."""
     if a is Bool or b is Bool:
-        raise TypeError("a Condition cannot be used as a number; wrap it in Select or Cast")
+        raise TypeError(f"a Condition is not a number; {CONDITION_AS_NUMBER}")
     return _BY_DTYPE[np.result_type(arithmetic_type(a).dtype, arithmetic_type(b).dtype)]
 
 
@@ -149,7 +154,7 @@ def common_type(
     if b is not None:
         return promote(a, b)
     if a is Bool:
-        raise TypeError("a Condition cannot be used as a number; wrap it in Select or Cast")
+        raise TypeError(f"a Condition is not a number; {CONDITION_AS_NUMBER}")
     if isinstance(b_value, float) and a.is_int:
         return Double
     return arithmetic_type(a)
