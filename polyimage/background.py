@@ -33,7 +33,8 @@ class BackgroundPipeline(Generic[Built]):
     """A pipeline compiled in a thread: first a naive compile built quickly (`quick_options`),
     then the one asked for. A call runs on the latter once it is built, else on the former
     (waiting for it if need be); `wait()` returns the optimized `Pipeline` (raising its compile
-    error, if any), and every attribute other than calling waits for it."""
+    error, if any), and every attribute other than calling waits for it. Made by
+    `compile(..., background=True)`."""
 
     def __init__(
         self,
@@ -73,8 +74,19 @@ class BackgroundPipeline(Generic[Built]):
         return self._ended
 
     def wait(self, timeout: float | None = None) -> Built:
-        """The optimized `Pipeline`, once built: blocks up to `timeout` seconds (None: as long
-        as it takes), raising TimeoutError after that, or the compile's own error."""
+        """The optimized `Pipeline`, once built.
+
+        Args:
+            timeout: the seconds to wait at most (None: as long as it takes).
+
+        Returns:
+            The `Pipeline` of the compile asked for.
+
+        Raises:
+            TimeoutError: it is not built after `timeout` seconds.
+            ArgumentError: `timeout` is negative or not a number.
+            PolyimageError: the compile's own error, such as a BoundsError.
+        """
         if timeout is not None and not (isinstance(timeout, (int, float)) and timeout >= 0):
             raise ArgumentError(f"timeout must be a number of seconds >= 0, got {timeout!r}")
         with self._changed:
@@ -98,7 +110,15 @@ class BackgroundPipeline(Generic[Built]):
         return fallback if fallback is not None else self.wait()
 
     def __call__(self, *images: Any, **arguments: Any) -> Any:
-        """Run as `Pipeline.__call__` does, on whichever compile is ready."""
+        """Run as `Pipeline.__call__` does, on whichever compile is ready.
+
+        Args:
+            *images: the input image by position, as in `Pipeline.__call__`.
+            **arguments: the images, Parameters, `out=` and `threads=`, as there.
+
+        Returns:
+            The output array, or a tuple of them for several outputs.
+        """
         return self._current()(*images, **arguments)
 
     def __getattr__(self, name: str) -> Any:

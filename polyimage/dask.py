@@ -43,21 +43,46 @@ TIFF_SUFFIXES = (".tif", ".tiff")
 
 
 def plan(pipe, **arguments):
-    """The SplitPlan of a call (its axes, the reach into every stage and the alignment), or
-    a SplitError saying why the pipeline cannot be split; `arguments` as for `apply`."""
+    """How `apply` would split a call: its axes, the reach into every stage and the
+    alignment, to see what a block reads before computing anything.
+
+    Args:
+        pipe: a compiled pipeline.
+        **arguments: the images (Dask, Zarr or NumPy arrays) and Parameters by name, as
+            for `apply`.
+
+    Returns:
+        The plan, whose `axes` give each split axis's reach and alignment.
+
+    Raises:
+        SplitError: the pipeline cannot be computed block by block (a scan along a split
+            axis, say), and why.
+    """
     images, values = _bind(pipe, arguments)
     return split_plan(pipe.stage_graph, pipe.constraints, values)
 
 
 def apply(pipe, *, chunks=None, threads=None, **arguments):
-    """The output of `pipe` on Dask arrays (images and parameters by name, as in a call of
-    the pipeline; NumPy arrays are wrapped; Zarr arrays are read window by window in each
-    block's task, with no task per input chunk), as a Dask array, or a tuple of them for several
-    outputs. `chunks`: output points per block along every split axis (an int, or a dict by
-    size parameter); by default the blocks follow the chunks of the inputs. Block borders are
-    rounded to multiples of the alignment the pipeline's scale factors need. `threads`: the
-    OpenMP threads of each block's call (as in a call of the pipeline; 1 when Dask runs
-    several blocks at once on every core)."""
+    """The output of `pipe` on Dask arrays, computed block by block when Dask computes it;
+    each block equals the same points of a whole-image call.
+
+    Args:
+        pipe: a compiled pipeline.
+        chunks: output points per block along every split axis (an int, or a dict by size
+            parameter); by default the blocks follow the chunks of the inputs. Block borders
+            are rounded to multiples of the alignment the pipeline's scale factors need.
+        threads: the OpenMP threads of each block's call (as in a call of the pipeline; 1
+            when Dask runs several blocks at once on every core).
+        **arguments: the images and Parameters by name, as in a call of the pipeline:
+            Dask arrays; NumPy arrays are wrapped; Zarr arrays are read window by window in
+            each block's task, with no task per input chunk.
+
+    Returns:
+        A Dask array, or a tuple of them in the outputs' order for several outputs.
+
+    Raises:
+        SplitError: the pipeline cannot be computed block by block, and why.
+    """
     check_threads(threads)
     images, values = _bind(pipe, arguments)
     split = split_plan(pipe.stage_graph, pipe.constraints, values)
@@ -242,7 +267,20 @@ def _recompiled(recipe, threads):
 
 
 def open_image(path, chunks=None):
-    """A Zarr array or TIFF file as a Dask array, read chunk by chunk when computed."""
+    """A Zarr array or TIFF file as a Dask array, read chunk by chunk when computed.
+
+    Args:
+        path: a `.zarr` folder or a `.tif`/`.tiff` file.
+        chunks: the Dask chunks (an int, or a tuple of them per axis); by default the
+            file's own.
+
+    Returns:
+        A Dask array of the file's shape and type.
+
+    Raises:
+        ArgumentError: the file does not exist, is of another kind, or `chunks` is not
+            positive integers.
+    """
     suffix = os.path.splitext(os.fspath(path).rstrip("/"))[1].lower()
     if chunks is not None and not all(
         map(is_count, chunks if isinstance(chunks, tuple) else (chunks,))
@@ -290,8 +328,16 @@ class _TiffTarget:
 
 
 def save_image(path, array, **compute) -> None:
-    """Write a Dask array to a Zarr array or an uncompressed TIFF file, block by block
-    (`compute` goes to `dask.array.store`, e.g. `scheduler=`)."""
+    """Write a Dask array to a Zarr array or an uncompressed TIFF file, block by block.
+
+    Args:
+        path: a `.zarr` folder or a `.tif`/`.tiff` file, replaced if it exists.
+        array: the Dask array to compute and write (`apply`'s output, say).
+        **compute: passed to `dask.array.store` (`scheduler=`, say).
+
+    Raises:
+        ArgumentError: the path is of another kind.
+    """
     suffix = os.path.splitext(os.fspath(path).rstrip("/"))[1].lower()
     if suffix in ZARR_SUFFIXES:
         target = zarr.open_array(

@@ -168,22 +168,24 @@ def load_image(
 ) -> np.ndarray:
     """Read a PNG (8 or 16 bits per sample) or JPEG file into a NumPy array.
 
-    Parameters
-    ----------
-    path : str or os.PathLike
-        File to read.
-    dtype : None or dtype-like, optional
-        None returns the native integer type (uint8 or uint16); float16, float32 or
-        float64 return values scaled to [0, 1] by the maximum of the file's bit depth.
-    layout : {"HWC", "CHW"}, optional
-        Axis order for images with channels; gray images are always (H, W).
-    mode : {None, "L", "RGB", "RGBA"}, optional
-        None keeps the file's channels; otherwise convert to gray, RGB or RGBA.
+    Args:
+        path: the file to read.
+        dtype: None returns the file's integer type (uint8 or uint16); `np.float16`,
+            `np.float32` or `np.float64` return values scaled to [0, 1] by the largest value
+            of the file's bit depth.
+        layout: "HWC" or "CHW", the axis order of an image with channels; a gray image is
+            always (H, W).
+        mode: None keeps the file's channels; "L", "RGB" or "RGBA" converts to gray, RGB or
+            RGBA.
 
-    Returns
-    -------
-    numpy.ndarray
-        C-contiguous array of shape (H, W), (H, W, C) or (C, H, W).
+    Returns:
+        A C-contiguous array of shape (H, W), (H, W, C) or (C, H, W).
+
+    Raises:
+        ArgumentError: the file is not a PNG or JPEG image, or `layout` or `mode` is
+            unknown.
+        ArgumentTypeError: `dtype` is not None or a float type.
+        FileNotFoundError: there is no such file.
     """
     _check_layout(layout)
     if mode is not None and mode not in _MODES:
@@ -231,18 +233,17 @@ def save_image(
 ) -> None:
     """Write an array as PNG or JPEG, chosen by the file extension.
 
-    Parameters
-    ----------
-    path : str or os.PathLike
-        Destination; ``.png``, ``.jpg`` or ``.jpeg``.
-    array : array_like
-        (H, W) gray, or 3-D with 1, 3 or 4 channels in `layout`. uint8 is written
-        as 8-bit, uint16 as 16-bit (PNG only); float values are clipped to [0, 1]
-        (NaN as 0) and scaled to `bits`.
-    layout : {"HWC", "CHW"}, optional
-        Axis order of a 3-D `array`.
-    bits : {8, 16}, optional
-        Bit depth used for float arrays.
+    Args:
+        path: the file to write: `.png`, `.jpg` or `.jpeg`.
+        array: (H, W) gray, or 3-D with 1, 3 or 4 channels in `layout`. uint8 is written
+            as 8-bit, uint16 as 16-bit (PNG only); float values are clipped to [0, 1]
+            (NaN as 0) and scaled to `bits`.
+        layout: "HWC" or "CHW", the axis order of a 3-D `array`.
+        bits: 8 or 16, the bit depth a float array is written at (16: PNG only).
+
+    Raises:
+        ArgumentError: an unknown extension, layout or bit depth, or an array of another
+            shape.
     """
     _check_layout(layout)
     if bits not in (8, 16):
@@ -284,8 +285,20 @@ def save_image(
 
 
 def bundled_photo(name: str = "astronaut.png") -> Path:
-    """The path of a photo shipped with polyimage (one of BUNDLED_PHOTOS), from any folder:
-    `load_image(bundled_photo("camera.png"))`."""
+    """The path of a photo shipped with polyimage, from any folder:
+    `load_image(bundled_photo("camera.png"))`.
+
+    Args:
+        name: one of BUNDLED_PHOTOS: "astronaut.png" (512 x 512, RGB), "camera.png" (512 x
+            512, gray), "camera16.png" (the same at 16 bits), "chelsea.png" or "coffee.png"
+            (RGB).
+
+    Returns:
+        The photo's path.
+
+    Raises:
+        FileNotFoundError: no photo of that name is shipped.
+    """
     here = Path(__file__).resolve().parent
     for folder in (here / "images", here.parent / "images"):  # installed, then a checkout
         if (folder / name).is_file():

@@ -85,7 +85,15 @@ class Border:
     """`source` (an Image or a stage) extended to every integer point: reading `b(i, j)` gives
     the source's value where (i, j) lies in its domain and `mode`'s value elsewhere. Only the
     dimensions in `dims` (all by default) are extended; the others are read as written and
-    checked as usual."""
+    checked as usual. Made by `repeat_edge`, `mirror`, `mirror_interior`, `wrap` and
+    `constant_exterior`; a Border is read like a stage, `b(x - 1, y)`, and is not one.
+
+    Args:
+        source: the Image or stage to extend.
+        mode: "repeat_edge", "mirror", "mirror_interior", "wrap" or "constant_exterior".
+        value: the value outside, for "constant_exterior".
+        dims: the dimensions to extend (all by default).
+    """
 
     def __init__(
         self,
@@ -201,27 +209,78 @@ def _check_fits(value: float, typ: ScalarType, shown: str) -> None:
 
 
 def repeat_edge(source: Function, dims: Sequence[int] | None = None) -> Border:
-    """`source` extended by its edge values (NumPy's pad mode "edge")."""
+    """`source` extended by its edge values (NumPy's pad mode "edge"): `a a [a b c] c c`.
+
+    Args:
+        source: the Image or stage to extend.
+        dims: the dimensions to extend, by position (all by default); a read past another
+            dimension is refused as for the source itself.
+
+    Returns:
+        A Border, read like the source at any integer point: `b(x - 1, y)`.
+    """
     return Border(source, "repeat_edge", dims=dims)
 
 
 def mirror(source: Function, dims: Sequence[int] | None = None) -> Border:
-    """`source` mirrored at its edges, the edge pixel repeated (NumPy's "symmetric")."""
+    """`source` mirrored at its edges, the edge pixel repeated (NumPy's "symmetric"):
+    `b a [a b c] c b`.
+
+    Args:
+        source: the Image or stage to extend.
+        dims: the dimensions to extend, by position (all by default); a read past another
+            dimension is refused as for the source itself.
+
+    Returns:
+        A Border, read like the source at any integer point: `b(x - 1, y)`.
+    """
     return Border(source, "mirror", dims=dims)
 
 
 def mirror_interior(source: Function, dims: Sequence[int] | None = None) -> Border:
-    """`source` mirrored about its edge pixels, which appear once (NumPy's "reflect")."""
+    """`source` mirrored about its edge pixels, which appear once (NumPy's "reflect"):
+    `c b [a b c] b a`.
+
+    Args:
+        source: the Image or stage to extend.
+        dims: the dimensions to extend, by position (all by default); a read past another
+            dimension is refused as for the source itself.
+
+    Returns:
+        A Border, read like the source at any integer point: `b(x - 1, y)`.
+    """
     return Border(source, "mirror_interior", dims=dims)
 
 
 def wrap(source: Function, dims: Sequence[int] | None = None) -> Border:
-    """`source` repeated periodically (NumPy's pad mode "wrap")."""
+    """`source` repeated periodically (NumPy's pad mode "wrap"): `b c [a b c] a b`.
+
+    Args:
+        source: the Image or stage to extend.
+        dims: the dimensions to extend, by position (all by default); a read past another
+            dimension is refused as for the source itself.
+
+    Returns:
+        A Border, read like the source at any integer point: `b(x - 1, y)`.
+    """
     return Border(source, "wrap", dims=dims)
 
 
 def constant_exterior(
     source: Function, value: ExprLike, dims: Sequence[int] | None = None
 ) -> Border:
-    """`source` extended by `value`, converted to its type (NumPy's pad mode "constant")."""
+    """`source` extended by `value`, converted to its type (NumPy's pad mode "constant").
+
+    Args:
+        source: the Image or stage to extend.
+        value: the value outside the domain: a number, which must fit the source's type
+            (`inf` and `nan` given as such are kept), or an expression, which is cast.
+        dims: the dimensions to extend, by position (all by default).
+
+    Returns:
+        A Border, read like the source at any integer point.
+
+    Raises:
+        TypeError: a number that does not fit the source's type.
+    """
     return Border(source, "constant_exterior", value=value, dims=dims)

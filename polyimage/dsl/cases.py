@@ -26,7 +26,8 @@ class Defined(Protocol):
 
 
 class Op(enum.Enum):
-    """Reduction operators."""
+    """How a Reduce combines a value into its target: `Op.Sum` adds it, `Op.Mul` multiplies,
+    `Op.Min` and `Op.Max` keep the smaller or larger (NaN if either is NaN)."""
 
     Sum = "+"
     Mul = "*"
@@ -35,7 +36,19 @@ class Op(enum.Enum):
 
 
 class Case:
-    """One piece of a piecewise definition: where `cond` holds, the value is `value`."""
+    """One piece of a piecewise definition: where `cond` holds, the value is `value`.
+
+    In a Function's definition the Cases are tried in order and the first that holds gives
+    the value; in a Reduction's, every Case that holds applies its Reduce.
+
+    Args:
+        cond: a Condition on the stage's variables and Parameters (`x == 0`,
+            `(x > 0) & (y < C - 1)`).
+        value: the value there: an expression or a number; a `Reduce` in a Reduction.
+
+    Raises:
+        TypeError: `cond` is not a Condition.
+    """
 
     def __init__(self, cond: E.BoolExpr, value: Reduce | E.ExprLike):
         if not isinstance(cond, E.BoolExpr):
@@ -58,7 +71,19 @@ class Case:
 
 
 class Reduce:
-    """`Reduce(r(idx...), value, Op.Sum)`: combine `value` into element `idx` of Reduction r."""
+    """`Reduce(r(idx...), value, Op.Sum)`: combine `value` into element `idx` of Reduction r,
+    at every point of r's reduction domain.
+
+    Args:
+        target: the Reduction read at the point to update, `r(i, j)`: its indices may be
+            any integer expressions of the reduction variables (a histogram's bin computed
+            from the data is clamped into the domain).
+        value: the value combined into it, converted to the Reduction's type.
+        op: the operator: `Op.Sum`, `Op.Mul`, `Op.Min` or `Op.Max`.
+
+    Raises:
+        TypeError: `target` is not a reference to a stage, or `op` is not an Op.
+    """
 
     def __init__(self, target: E.Reference, value: E.ExprLike, op: Op):
         if not isinstance(target, E.Reference):

@@ -44,6 +44,18 @@ def _parameter_expr(value: E.ExprLike, typ: ScalarType, what: str) -> E.Expr:
 class Interval:
     """The inclusive range `[lb, ub]` of a dimension; bounds are affine in Parameters.
 
+    `Interval(Int, 0, R - 1)` spans the R rows of an image R rows high.
+
+    Args:
+        typ: the integer type of the dimension's variable (`Int` as a rule); it must be the
+            type of the Variable the Interval is paired with.
+        lb: the first point: a number or an integer expression of Parameters (`R / 2`).
+        ub: the last point, **inclusive**, as `lb`.
+
+    Raises:
+        TypeError: `typ` is not an integer type, or a bound uses a Variable, a stage or a
+            float.
+
     Attributes:
         typ: the integer type of the dimension's variable.
         lb: the first point, an expression in Parameters (`lowerBound` in PolyMage).
@@ -118,7 +130,9 @@ class Function:
 
     Accepts `Function(([x, y], [rows, cols]), Float, "f")` and the paper's
     `Function([x, y], [rows, cols], Float, "f")`; PolyMage's optional fifth argument (a hint
-    such as "const") is kept in `hint` and has no effect. Points no Case covers hold 0.
+    such as "const") is kept in `hint` and has no effect. Set the definition afterwards,
+    `f.defn = [Case(cond, value), ..., value]`: the first Case whose condition holds gives
+    the value, a plain value last holds where none does. Points no Case covers hold 0.
 
     A scan reads its own points strictly earlier along one dimension: `v - k` (k > 0 a
     constant) there and its own variables elsewhere, guarded to stay in the domain. An
@@ -127,6 +141,21 @@ class Function:
     `sat.defn = [Case(x == 0, rows(0, y)), sat(x - 1, y) + rows(x, y)]`.
     The scan dimension runs in order, the others in parallel; any other self-read is a cycle
     (refused when the pipeline is built).
+
+    Args:
+        domain: `([variables], [intervals])`, one Variable and one Interval per dimension,
+            in NumPy's axis order (the last is the contiguous one).
+        typ: the type of the stage's values (`Float`, `UChar`, ...).
+        name: the stage's name, a Python identifier: it names the stage in reports, errors
+            and the generated C, and an output in a call's results.
+        hint: PolyMage's optional last argument ("const"), kept and ignored.
+
+    Raises:
+        TypeError: a dimension is not a Variable, an interval not an Interval, or their
+            types differ.
+        ValueError: the name is not an identifier, the domain has no dimension, a
+            different number of variables and intervals, or one Variable for two
+            dimensions.
     """
 
     kind = "function"
@@ -211,11 +240,24 @@ class Function:
         name: str,
         variables: Sequence[E.Variable] | None = None,
     ) -> Function:
-        """A Function over the domain of `source` (an Image, whose domain is 0..extent - 1
-        along each dimension, or another stage), with `variables`; by default the source's
-        own when it is a stage, else x0, x1, ..., the same Variables in every stage made so
-        (read them back as `f.variables`): `out = Function.like(img, Float, "out"); x, y =
-        out.variables`."""
+        """A Function over the domain of `source`, so that its output has the source's shape:
+        `out = Function.like(img, Float, "out"); x, y = out.variables`.
+
+        Args:
+            source: an Image (whose domain is 0 .. extent - 1 along each dimension) or
+                another stage.
+            typ: the type of the new stage's values.
+            name: the new stage's name.
+            variables: the new stage's Variables, one per dimension; by default the
+                source's own when it is a stage, else `x0, x1, ...`, the same Variables in
+                every stage made so (read them back as `f.variables`).
+
+        Returns:
+            The new Function, not yet defined (set its `defn`).
+
+        Raises:
+            TypeError: `source` is not an Image or a stage.
+        """
         if not isinstance(source, Function):
             raise TypeError(
                 f"Function.like needs an Image or a stage to take the domain of, got {source!r}"
@@ -305,7 +347,22 @@ class Function:
 
 
 class Image(Function):
-    """An input array of the given extents, indexed from 0 (axis order as in NumPy)."""
+    """An input array of the given extents, indexed from 0 (axis order as in NumPy).
+
+    A call passes it by name, as a NumPy array of the Image's type whose shape gives the
+    size Parameters: `Image(Float, "img", [R, C])` takes a float32 array of shape (R, C)
+    as `pipe(img=array)`, and R and C are read off that shape.
+
+    Args:
+        typ: the type of the elements (`Float` for a float32 array, `UChar` for uint8, ...).
+        name: the argument's name in a call, a Python identifier.
+        extents: the size along each dimension, each a number or an integer expression of
+            Parameters (`R`, `R + 4`, `2 * C`).
+
+    Raises:
+        TypeError: an extent uses a Variable or a float, or the type is boolean.
+        ValueError: no extent, or a name that is not an identifier.
+    """
 
     kind = "image"
 
@@ -343,7 +400,23 @@ class Reduction(Function):
 
     Unlike a Function's first-match Cases, every Case of a Reduction whose condition holds at
     a reduction point applies its own Reduce (each with its own Op), in the order given, as in
-    PolyMage: `[Case(c0, Reduce(h(x), v, Op.Min)), Case(c1, Reduce(h(x), v, Op.Max))]`."""
+    PolyMage: `[Case(c0, Reduce(h(x), v, Op.Min)), Case(c1, Reduce(h(x), v, Op.Max))]`.
+    Points start at `default` (0 unless set). Examples (a sum, a histogram, a matrix
+    product) are in the DSL page's section on Reductions.
+
+    Args:
+        var_dom: the stage's domain, `([variables], [intervals])`, as for a Function.
+        red_dom: the reduction domain, `([reduction variables], [intervals])`, visited in
+            lexicographic order; the stage's own variables that the Reduce target takes
+            as its own index join it without being listed.
+        typ: the type of the accumulated values (not `Half`: accumulate in Float).
+        name: the stage's name, a Python identifier.
+
+    Raises:
+        TypeError: the type is Half, or a domain is malformed (as for a Function).
+        ValueError: a domain has no dimension, a different number of variables and
+            intervals, or one Variable for two dimensions.
+    """
 
     kind = "reduction"
 
@@ -362,6 +435,9 @@ class Reduction(Function):
 
     @property
     def default(self) -> E.Expr:
+        """The value each point starts from before the first update (0 unless set): a number
+        or an expression of the stage's own variables, converted to its type (a minimum
+        starts from `float("inf")` or the type's largest value, a product from 1)."""
         return self._default
 
     @default.setter

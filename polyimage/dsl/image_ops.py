@@ -68,20 +68,46 @@ def _refuse_float_result(fn, a: ScalarType, b: ScalarType, typ: ScalarType, floa
 
 
 def saturating_add(a, b):
-    """a + b clamped to the integer type's range (a plain `+` on floats)."""
+    """a + b clamped to the integer type's range (a plain `+` on floats): on UChar, 200 + 100
+    is 255 where `+` wraps to 44.
+
+    Args:
+        a: an integer or float expression, or a number that fits the other's type.
+        b: another; `a` and `b` are converted to their common type, as `+` converts them.
+
+    Returns:
+        An expression of that common type.
+    """
     a, b, typ = _operands("saturating_add", a, b)
     return Call("saturating_add", (a, b), typ) if typ.is_int else BinOp.make("+", a, b)
 
 
 def saturating_sub(a, b):
-    """a - b clamped to the integer type's range (a plain `-` on floats)."""
+    """a - b clamped to the integer type's range (a plain `-` on floats): on UChar, 10 - 20
+    is 0 where `-` wraps to 246.
+
+    Args:
+        a: an integer or float expression, or a number that fits the other's type.
+        b: another; `a` and `b` are converted to their common type, as `+` converts them.
+
+    Returns:
+        An expression of that common type.
+    """
     a, b, typ = _operands("saturating_sub", a, b)
     return Call("saturating_sub", (a, b), typ) if typ.is_int else BinOp.make("-", a, b)
 
 
 def absd(a, b):
     """|a - b| without overflow: for integers in the unsigned type of the same width (absd of
-    two Chars is a UChar), for floats Abs(a - b)."""
+    two Chars is a UChar), for floats Abs(a - b).
+
+    Args:
+        a: an integer or float expression, or a number that fits the other's type.
+        b: another; `a` and `b` are converted to their common type, as `+` converts them.
+
+    Returns:
+        An expression of the unsigned type of the common type's width, or of the float type.
+    """
     a, b, typ = _operands("absd", a, b)
     if not typ.is_int:
         return Call.make("abs", BinOp.make("-", a, b))
@@ -89,20 +115,53 @@ def absd(a, b):
 
 
 def halving_add(a, b):
-    """(a + b) >> 1, rounding down, without overflow (integers only)."""
+    """(a + b) >> 1, rounding down, without overflow (integers only).
+
+    Args:
+        a: an integer expression, or a number that fits the other's type.
+        b: another; `a` and `b` are converted to their common integer type.
+
+    Returns:
+        An expression of that common type.
+
+    Raises:
+        TypeError: the operands are floats (write `(a + b) * 0.5`).
+    """
     a, b, typ = _operands("halving_add", a, b, "write (a + b) * 0.5 for floats")
     return Call("halving_add", (a, b), typ)
 
 
 def rounding_halving_add(a, b):
-    """(a + b + 1) >> 1, the average rounded up, without overflow (integers only)."""
+    """(a + b + 1) >> 1, the average rounded up, without overflow (integers only).
+
+    Args:
+        a: an integer expression, or a number that fits the other's type.
+        b: another; `a` and `b` are converted to their common integer type.
+
+    Returns:
+        An expression of that common type.
+
+    Raises:
+        TypeError: the operands are floats (write `(a + b) * 0.5`).
+    """
     a, b, typ = _operands("rounding_halving_add", a, b, "write (a + b) * 0.5 for floats")
     return Call("rounding_halving_add", (a, b), typ)
 
 
 def widening_mul(a, b):
     """a * b in the integer type of twice the width (signed if the operands' type is), which
-    holds every product: UChar * UChar is a UShort, Int * Int a Long."""
+    holds every product: UChar * UChar is a UShort, Int * Int a Long.
+
+    Args:
+        a: an integer expression, or a number that fits the other's type.
+        b: another; `a` and `b` are converted to their common integer type.
+
+    Returns:
+        An expression of the type twice as wide.
+
+    Raises:
+        TypeError: the operands are floats, or 64-bit integers (no type is twice as wide).
+    """
     a, b, typ = _operands("widening_mul", a, b, "Cast(Double, a) * b is exact for Floats")
     if typ.bits == 64:
         raise TypeError(f"widening_mul of {typ} operands: there is no integer type of 128 bits")
@@ -114,7 +173,18 @@ def saturating_cast(typ, e):
     """`e` converted to `typ`, first clamped to the range of `typ`: integers to its limits,
     floats to its finite range (an infinity to its largest finite number, even where `typ` is
     as wide or wider; NaN stays NaN, and becomes 0 in an integer type, as Cast does). From a
-    float to an integer type this is Cast, which saturates already."""
+    float to an integer type this is Cast, which saturates already.
+
+    Args:
+        typ: the type to convert to (`UChar` to bring a widened sum back to 8 bits).
+        e: the value to convert, an expression or a number.
+
+    Returns:
+        An expression of type `typ`.
+
+    Raises:
+        TypeError: `typ` is not a number type, or `e` is not a number.
+    """
     typ = as_type(typ)
     if typ is Bool:
         raise TypeError("saturating_cast converts to a number type, not a Condition")

@@ -24,6 +24,20 @@ def Stencil(
     dimension of n entries (the centre of an odd size, as in PolyMage). Zero weights are
     skipped; the arithmetic is the DSL's (in `func`'s type with Python-number weights, so Cast
     small integer inputs in a stage of their own first if the sum may overflow).
+
+    Args:
+        func: the stage or Image whose neighbours are summed.
+        indices: the point the kernel is centred on, one index per dimension (`[x, y]`).
+        kernel: the weights, a nested list (or a NumPy array) with one level per dimension.
+        origin: the kernel position that weighs `func(*indices)`.
+
+    Returns:
+        The weighted sum, an expression.
+
+    Raises:
+        TypeError: `func` is not a stage or an Image, or a weight is not a number.
+        ValueError: the number of indices, the kernel's depth or the origin does not match
+            `func`'s dimensions.
     """
     if not isinstance(func, Function):
         raise TypeError(f"Stencil needs a Function or Image first, got {func!r}")

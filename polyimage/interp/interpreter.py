@@ -31,8 +31,23 @@ def interpret(
     constraints: Sequence[BoolExpr] = (),
     **arguments: ArrayLike,
 ) -> Any:
-    """Evaluate `outputs` on the given images and parameters; returns an array, or a tuple of
-    arrays in the order of `outputs` when there are several."""
+    """Evaluate `outputs` on the given images and parameters with NumPy: the reference every
+    compiled schedule must match, slow but with nothing to build.
+
+    Args:
+        outputs: the output Functions (one, or a list), as for `compile`.
+        constraints: Conditions on Parameters that the call satisfies, as for `compile`:
+            the reads are checked in bounds under them.
+        **arguments: each input image and Parameter by name, as in a compiled pipeline's
+            call.
+
+    Returns:
+        An array, or a tuple of arrays in the order of `outputs` when there are several.
+
+    Raises:
+        BoundsError: a read may leave its producer's domain, as in `compile`.
+        ArgumentError: a missing or wrong argument, as in a call.
+    """
     graph = build_graph(outputs)
     check_bounds(graph, constraints)
     binding = bind_arguments(graph, arguments, constraints)

@@ -47,7 +47,9 @@ class GroupSchedule:
 
 @dataclass(frozen=True)
 class Schedule:
-    """Groups in execution order."""
+    """Groups in execution order: each names the stages it computes together (after
+    inlining) and its tile sizes. A compiled pipeline's is `pipe.schedule`, printed one group
+    a line; `Schedule.parse` reads that text back, to give `compile(..., schedule=...)`."""
 
     groups: tuple[GroupSchedule, ...] = field(default_factory=tuple)
 
@@ -64,8 +66,18 @@ class Schedule:
 
     @classmethod
     def parse(cls, text: str) -> "Schedule":
-        """A schedule from its JSON form or from the text `str()` prints, one group a line:
-        `group 0: blurx, blury [3x64x512 then 1x8x256]`."""
+        """A schedule from the text `str()` prints or from its JSON form (`to_json`).
+
+        Args:
+            text: one group a line, `group 0: blurx, blury [3x64x512 then 1x8x256]` (one
+                or two levels of tile sizes, or `[untiled]`), or the JSON text.
+
+        Returns:
+            The Schedule; `compile` checks it against the pipeline.
+
+        Raises:
+            ScheduleError: a line or the JSON is not a schedule.
+        """
         if text.lstrip().startswith("{"):
             return cls.from_json(text)
         groups = []
@@ -89,7 +101,14 @@ class Schedule:
 
     @classmethod
     def naive(cls, graph: StageGraph) -> Schedule:
-        """One untiled group per computed stage, in topological order."""
+        """One untiled group per computed stage, in topological order.
+
+        Args:
+            graph: the stages after inlining (a Pipeline's `stage_graph`).
+
+        Returns:
+            The schedule `compile(..., schedule="naive")` uses.
+        """
         return cls(tuple(GroupSchedule((s.name,)) for s in graph.computed))
 
     def __str__(self) -> str:
@@ -100,7 +119,19 @@ class Schedule:
         return "\n".join(lines)
 
     def validate(self, graph: StageGraph) -> Schedule:
-        """Check this schedule against `graph`; returns self."""
+        """Check this schedule against `graph`: every computed stage in exactly one group,
+        after the groups of its producers, and tile sizes that fit the group's dimensions.
+
+        Args:
+            graph: the stages after inlining (a Pipeline's `stage_graph`).
+
+        Returns:
+            This schedule, unchanged.
+
+        Raises:
+            ScheduleError: a group is empty, names an unknown or inlined stage, runs before
+                a producer's group, or a stage is in two groups or none.
+        """
         computed = [s.name for s in graph.computed]
         owner: dict = {}
         for i, group in enumerate(self.groups):
