@@ -18,6 +18,7 @@ from ..dsl import expr as E
 from ..dsl.constructs import Reduction
 from .cexpr import wide_name
 from .clamps import interior
+from .ctext import assign, cat, declare
 from .ctree import Seq
 from .names import PREFIX
 
@@ -121,12 +122,12 @@ def jammed_nest(emitter, func, jam: Jam, bounds):
             for acc, chain in zip(accumulators, chains):
                 if n >= len(chain):
                     continue
-                with emitter._eager(func.name in emitter.branch_free):
-                    term = emitter.printer(chain[n])
+                with emitter._eager(func.name in emitter.branch_free) as printer:
+                    term = printer(chain[n])
                 if n == 0:
-                    nodes.append(emitter.declare(c_type, [(acc, term)], const=False))
+                    nodes.append(declare(c_type, [(acc, term)], const=False))
                 else:
-                    nodes.append(emitter.assign(acc, f"({acc} + {term})"))
+                    nodes.append(assign(acc, cat(f"({acc} + ", term, ")")))
         rest = [wide_name(emitter.names[v]) for v in func.variables[1:]]
         for point, acc in zip(range(jam.lo, jam.hi + 1), accumulators):
             nodes.append(emitter.store(func, acc, [f"INT64_C({point})", *rest]))

@@ -18,9 +18,10 @@ from ..algebra.intervals import constant_bounds
 from ..dsl.constructs import Reduction
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from ..schedule.tiling import tile_origin, tile_span
-from . import sliding
+from . import ctext, sliding
 from .cexpr import wide_name
 from .checked import tile_note
+from .ctext import assign, cat, declare, reading, writing
 from .ctree import (
     Assign,
     Block,
@@ -59,7 +60,6 @@ class TiledEmitter(LoopEmitter):
         self,
         graph,
         names,
-        helpers,
         storage,
         plan,
         index: int,
@@ -98,7 +98,7 @@ class TiledEmitter(LoopEmitter):
             self.scratch[name].pitch[dim] = f"{PREFIX}pitch{index}_{names[graph.stage(name).func]}"
         self.functions: list
         self.array, self.functions = self.v("rg"), []
-        super().__init__(graph, _SymbolNames(self, names), helpers, local, branch_free, plain=plain)
+        super().__init__(graph, _SymbolNames(self, names), local, branch_free, plain=plain)
         self.check_group = index if check else None
 
     @staticmethod
@@ -162,7 +162,7 @@ class TiledEmitter(LoopEmitter):
             lo, hi = (self.printer(e) for e in tile_span(self.graph, plan, d, outer[d]))
             origin = self.printer(tile_origin(self.graph, plan, d))
             setup.append(
-                self.declare(
+                declare(
                     "int64_t",
                     [
                         (f"{self.v('olo')}_{d}", lo),
@@ -319,7 +319,7 @@ class TiledEmitter(LoopEmitter):
             for (lo, hi), (lo_sym, hi_sym) in zip(region.bounds, region.symbols):
                 bounds = [(self.names[lo_sym], self.printer(lo))]
                 bounds.append((self.names[hi_sym], self.printer(hi)))
-                body.append(self.declare("int64_t", bounds))
+                body.append(declare("int64_t", bounds))
         body += [Assign(f"{PREFIX}rg[{k}]", f"{PREFIX}r{k}") for k in range(len(self.slot))]
         return Function("void", self.v("regions"), params, tuple(body))
 
@@ -393,7 +393,6 @@ class TiledEmitter(LoopEmitter):
         """The nest (and the copy-out of its scratch live-outs) as a function of its own, with
         the buffers its tree uses as arguments: one function of many loops would cost the C
         compiler far more than many small ones."""
-        bound_uses = self.uses()  # what the bounds' texts use goes with the call
         args = [(f"{PREFIX}blo{d}", lo) for d, (lo, _) in enumerate(bounds)]
         args += [(f"{PREFIX}bhi{d}", hi) for d, (_, hi) in enumerate(bounds)]
         box = [(f"{PREFIX}blo{d}", f"{PREFIX}bhi{d}") for d in range(len(bounds))]
@@ -402,7 +401,6 @@ class TiledEmitter(LoopEmitter):
         for name in nest.stages:
             if name in self.plan.liveouts and nest.scratch:
                 owned = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[name]]
-                bound_uses |= self.uses()
                 local = [
                     (f"{PREFIX}clo_{self._cname(name)}_{d}", f"{PREFIX}chi_{self._cname(name)}_{d}")
                     for d in range(len(owned))
@@ -413,8 +411,9 @@ class TiledEmitter(LoopEmitter):
         values = [value for _, value in args]
         used = names_used(Block(tuple(body)))
         written = {name for kind, name in used if kind == "write"}
+        stores = {store.buffer: store for store in (*self.full.values(), *self.storage.values())}
         for buffer in sorted({name for kind, name in used if kind in ("read", "write")}):
-            store = self.stores[buffer]
+            store = stores[buffer]
             params.append(
                 f"{'' if buffer in written else 'const '}{store.c_type} *restrict {buffer}"
             )
@@ -436,7 +435,7 @@ class TiledEmitter(LoopEmitter):
                 attributes=attributes,
             )
         )
-        call = Call(function, tuple(values), bound_uses)
+        call = ctext.call(function, values)
         if self.profile_slot is None:
             return call
         t, dt = f"{PREFIX}t", f"{PREFIX}dt"
@@ -475,11 +474,9 @@ class TiledEmitter(LoopEmitter):
         idx = [wide_name(self.names[v]) for v in func.variables]
 
         def body():
-            self.touch(full, True)
-            self.touch(scratch, False)
-            target = f"{full.buffer}[{full.offset(idx, check=self.check_group)}]"
-            value = f"{scratch.buffer}[{scratch.offset(idx, check=self.check_group)}]"
-            return self.assign(target, value)
+            target = cat(full.buffer, "[", full.offset(idx, check=self.check_group), "]")
+            value = cat(scratch.buffer, "[", scratch.offset(idx, check=self.check_group), "]")
+            return assign(cat(target, writing(full.buffer)), cat(value, reading(scratch.buffer)))
 
         return self._loops(
             func.variables, name, parallel=False, body=body, bounds=bounds, simd=True
