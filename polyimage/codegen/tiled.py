@@ -14,7 +14,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..algebra.intervals import constant_bounds
 from ..dsl.constructs import Reduction
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from ..schedule.tiling import tile_origin, tile_span
@@ -37,7 +36,7 @@ from .ctree import (
     names_used,
     tile_schedule,
 )
-from .jam import IN_ORDER, jam_plan, jammed_nest
+from .jam import IN_ORDER, jam_plan, specialized_nest
 from .loops import LoopEmitter
 from .names import PREFIX
 from .storage import StageStorage
@@ -397,7 +396,7 @@ class TiledEmitter(LoopEmitter):
         args += [(f"{PREFIX}bhi{d}", hi) for d, (_, hi) in enumerate(bounds)]
         box = [(f"{PREFIX}blo{d}", f"{PREFIX}bhi{d}") for d in range(len(bounds))]
         jam = jam_plan(funcs[0]) if len(funcs) == 1 else None
-        body = [self._specialized(funcs, box, jam)]
+        body = [specialized_nest(self, funcs, box, jam)]
         for name in nest.stages:
             if name in self.plan.liveouts and nest.scratch:
                 owned = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[name]]
@@ -449,24 +448,6 @@ class TiledEmitter(LoopEmitter):
             )
         )
 
-    def _specialized(self, funcs, box, jam):
-        """The nest over `box`, and a copy for tiles that span a dimension of a few constant
-        points: the first one, computed together (`jam`, codegen.jam), or else the head's
-        innermost (contiguous) one (channels last), with its bounds as constants: gcc then
-        knows the trip count (a 16-point channel loop becomes one vector op, not a loop with
-        a prologue and a remainder)."""
-        if jam is not None:
-            condition = f"{box[0][0]} == ({jam.lo}) && {box[0][1]} == ({jam.hi})"
-            jammed = jammed_nest(self, funcs[0], jam, box)
-            return If(condition, Block((jammed,)), Block((self.nest(funcs, box),)))
-        whole = whole_innermost(funcs[0])
-        if whole is None:
-            return self.nest(funcs, box)
-        lo, hi = whole
-        fixed = box[:-1] + [(f"({lo})", f"({hi})")]
-        condition = f"{box[-1][0]} == ({lo}) && {box[-1][1]} == ({hi})"
-        return If(condition, Block((self.nest(funcs, fixed),)), Block((self.nest(funcs, box),)))
-
     def _copy_out(self, name: str, bounds):
         """Owned part of a scratch live-out to its full buffer."""
         func = self.graph.stage(name).func
@@ -494,15 +475,3 @@ class _SymbolNames:
 
     def name(self, obj, wanted: str) -> str:
         return self.names.name(obj, wanted)
-
-
-WHOLE_MAX_POINTS = 64
-
-
-def whole_innermost(func) -> tuple | None:
-    """(lo, hi) of `func`'s last domain dimension if its bounds are constants and it has at
-    most WHOLE_MAX_POINTS points, else None."""
-    bounds = constant_bounds(func.intervals[-1]) if func.intervals else None
-    if bounds is not None and 0 < bounds[1] - bounds[0] + 1 <= WHOLE_MAX_POINTS:
-        return bounds
-    return None
