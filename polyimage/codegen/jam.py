@@ -124,7 +124,7 @@ def jammed_nest(emitter, func, jam: Jam, bounds):
             for acc, chain in zip(accumulators, chains):
                 if n >= len(chain):
                     continue
-                with emitter._eager(func.name in emitter.branch_free) as printer:
+                with emitter.printing(eager=func.name in emitter.branch_free) as printer:
                     term = printer(chain[n])
                 if n == 0:
                     nodes.append(declare(c_type, [(acc, term)], const=False))

@@ -83,17 +83,13 @@ class LoopEmitter:
 
     @contextlib.contextmanager
     def printing(self, **modes):
-        """Print with the printer's `modes` changed (a copy) while in this block."""
+        """Print with the printer's `modes` changed (a copy) while in this block: `eager` for
+        stages whose reads are all in bounds, `narrow`, `hoist`, `chosen` (CExprPrinter)."""
         enclosing, self.printer = self.printer, self.printer.with_(**modes)
         try:
             yield self.printer
         finally:
             self.printer = enclosing
-
-    def _eager(self, on: bool):
-        """Print with both sides of every Select and logic operator evaluated while `on`
-        (only for stages whose reads are all in bounds: see CExprPrinter)."""
-        return self.printing(eager=on)
 
     def stage(self, func) -> Stage:
         """The code computing stage `func` over its whole domain."""
@@ -417,7 +413,7 @@ class LoopEmitter:
     def chosen_cases(self, func, cases) -> Node:
         """Store the first of `cases` ((condition or None, value)) whose condition holds, 0
         when none does."""
-        with self._eager(func.name in self.branch_free):
+        with self.printing(eager=func.name in self.branch_free):
             if cases and cases[0][0] is None:
                 return self.store(func, self.printer(cases[0][1]))
             value = f"{PREFIX}value"
@@ -448,7 +444,7 @@ class LoopEmitter:
     def _cases(self, func):
         cases = func.cases
         if len(cases) == 1 and cases[0].cond is None:
-            with self._eager(func.name in self.branch_free):
+            with self.printing(eager=func.name in self.branch_free):
                 value = self.printer(cases[0].value)
             return self.store(func, value)
         if func.name in self.branch_free:
@@ -472,7 +468,7 @@ class LoopEmitter:
     def _blend(self, func):
         """Every condition and value evaluated, then selected: no branch in the loop body."""
         typ, choice, nodes = func.typ.c_name, "0", []
-        with self._eager(True):
+        with self.printing(eager=True):
             for i, case in enumerate(func.cases):
                 nodes.append(declare(typ, [(f"{PREFIX}v{i}", self.printer(case.value))]))
                 if case.cond is not None:

@@ -137,7 +137,7 @@ def segments(emitter, var, split) -> If:
     ]
     branches: list = []
     for k, case in enumerate(list(cases) + [None]):
-        with emitter._eager(func.name in emitter.branch_free) as eager:
+        with emitter.printing(eager=func.name in emitter.branch_free) as eager:
             value = "0" if case is None else eager(case.value)
         stored = emitter.store(func, f"({func.typ.c_name})(0)" if case is None else value)
         loop = For(w, a, b, Block((*emitter.aliases([var]), stored)), simd=True)
