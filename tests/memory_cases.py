@@ -325,7 +325,7 @@ def reduction_reading_its_group() -> MemoryCase:
 
 def channels_last_tiles() -> MemoryCase:
     """Tiles that span a small constant innermost dimension whole run a copy of the nest with
-    its bounds as constants (codegen.tiled._specialized); tiles that split it, the other."""
+    its bounds as constants (codegen.jam.specialized_nest); tiles that split it, the other."""
     schedules = (
         "group 0: blur, mixed, out [4x8x5]",
         "group 0: blur, mixed, out [3x4x2]",

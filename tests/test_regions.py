@@ -75,10 +75,10 @@ def test_regions_print_as_c_free_of_tile_loops():
     names.update({p: p.name for p in graph.parameters})
     for region in regions.by_stage.values():
         names.update({v: v.name for pair in region.symbols for v in pair})
-    helpers = set()
-    low = CExprPrinter(names, None, helpers)(regions["down"].bounds[0][0])
-    high = CExprPrinter(names, None, helpers)(regions["down"].bounds[0][1])
-    assert "up_lo0" in low and "R" in high, "read from up's bounds, clipped to down's domain"
+    low = CExprPrinter(names)(regions["down"].bounds[0][0])
+    high = CExprPrinter(names)(regions["down"].bounds[0][1])
+    assert "up_lo0" in low.text and "R" in high.text, "read from up's bounds, clipped to down's"
+    helpers = {name for kind, name in low.uses | high.uses if kind == "helper"}
     assert ("min", "int64_t") in helpers and ("max", "int64_t") in helpers
 
 

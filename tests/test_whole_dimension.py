@@ -1,6 +1,6 @@
 """A tiled nest whose innermost dimension has a few constant points (channels last) gets a copy
-for tiles that span that dimension whole, with its bounds as constants (codegen.tiled
-_specialized): both copies give the interpreter's result, whichever the tiles take."""
+for tiles that span that dimension whole, with its bounds as constants (codegen.jam
+specialized_nest): both copies give the interpreter's result, whichever the tiles take."""
 
 import pytest
 from helpers import CHANNELS, channels_last, channels_last_arguments
@@ -8,7 +8,7 @@ from oracle import assert_calls_match
 
 import polyimage
 from polyimage import Float, Function, Int, Interval, Parameter, Schedule, Variable
-from polyimage.codegen.tiled import whole_innermost
+from polyimage.codegen.jam import whole_innermost
 
 
 @pytest.mark.parametrize(

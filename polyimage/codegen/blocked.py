@@ -8,7 +8,8 @@ from ..dsl import expr as E
 from ..dsl.constructs import Op
 from ..schedule.blocking import vector_ready
 from ..schedule.reductions import PARALLEL_MIN_POINTS
-from .cexpr import wide_name
+from .cexpr import helper, wide_name
+from .ctext import CText, Text, assign, cat, declare, writing
 from .ctree import ONE_AT_A_TIME, Assign, Block, Declare, For, If, Node, Seq
 from .names import BLOCK_CELLS, PREFIX, UPDATES
 from .vector_blocks import vector_kernel
@@ -19,11 +20,11 @@ P = PREFIX
 UNROLLED_TAPS = 27
 
 
-def combine(printer, op: Op, typ, target: str, value: str) -> str:
+def combine(op: Op, typ, target: Text, value: Text) -> CText:
     """C of `target` combined with `value` by `op`."""
     if op in (Op.Min, Op.Max):
-        return f"{printer.helper(op.value, typ)}({target}, {value})"
-    return f"({typ.c_name})({target} {op.value} {value})"
+        return cat(helper(op.value, typ.c_name), "(", target, ", ", value, ")")
+    return cat(f"({typ.c_name})(", target, f" {op.value} ", value, ")")
 
 
 def unrolled_taps(func, block) -> dict:
@@ -63,7 +64,7 @@ def blocked_updates(emitter, func, block, names) -> Node:
     acc = f"{P}acc"
     update = func.cases[0].value
     store = emitter.storage[func.name]
-    smaller = emitter.printer.helper("min", E.Long)
+    smaller = helper("min", "int64_t")
     first = block.inner[0]
     depth_bounds = (f"{P}kc", f"{P}kc1") if block.panel_depth else None
 
@@ -82,14 +83,14 @@ def blocked_updates(emitter, func, block, names) -> Node:
             simd=simd,
         )
 
-    def cell() -> str:
-        emitter.touch(store, True)
-        return f"{store.buffer}[{emitter.offset(update.target, emitter.printer)}]"
+    def cell() -> CText:
+        offset = emitter.offset(update.target, emitter.printer)
+        return cat(store.buffer, "[", offset, "]", writing(store.buffer))
 
-    def combined(target: str) -> Assign:
+    def combined(target: Text) -> Assign:
         value = emitter.printer(update.value)
-        emitter.touch(store, True)
-        return emitter.assign(target, combine(emitter.printer, update.op, func.typ, target, value))
+        updated = combine(update.op, func.typ, target, value)
+        return assign(target, cat(updated, writing(store.buffer)))
 
     # the checked build checks every index: unrolled, its taps' checks would multiply
     unrolled = unrolled_taps(func, block) if emitter.check_group is None else {}
@@ -131,7 +132,7 @@ def blocked_updates(emitter, func, block, names) -> Node:
                 )
             )
 
-        loaded = Block((each_row(lambda a: emitter.assign(a, cell())),), note=BLOCK_CELLS)
+        loaded = Block((each_row(lambda a: assign(a, cell())),), note=BLOCK_CELLS)
         updated = loops(
             lambda: columns(
                 lambda: Seq(
@@ -144,7 +145,7 @@ def blocked_updates(emitter, func, block, names) -> Node:
                 start,
             )
         )
-        stored = Block((each_row(lambda a: emitter.assign(cell(), a)),), note=BLOCK_CELLS)
+        stored = Block((each_row(lambda a: assign(cell(), a)),), note=BLOCK_CELLS)
         declared = Declare(func.typ.c_name, ((f"{acc}[{height}][{w}]", None),))
         return Block((declared, loaded, updated, stored))
 
@@ -179,15 +180,15 @@ def blocked_updates(emitter, func, block, names) -> Node:
 
     def stepped(var, lo, hi, step, end, body) -> For:
         """for var from lo to hi by step, with `end` the last of each step's values."""
-        last = Declare("int64_t", ((end, f"{smaller}({var} + {step - 1}, {hi})"),), True)
+        last = declare("int64_t", [(end, cat(smaller, f"({var} + {step - 1}, {hi})"))])
         return For(var, lo, hi, Block((last, body)), step=str(step))
 
-    rows_left = f"{smaller}(INT64_C({height}), {P}rc1 - {P}r0 + 1)"
+    rows_left = cat(smaller, f"(INT64_C({height}), {P}rc1 - {P}r0 + 1)")
     blocks: Node = For(
         f"{P}r0",
         f"{P}rc0",
         f"{P}rc1",
-        Block((Declare("int64_t", ((f"{P}rn", rows_left),), True), full)),
+        Block((declare("int64_t", [(f"{P}rn", rows_left)]), full)),
         step=str(height),
     )
     count = Declare("int64_t", ((f"{P}cn", f"{P}c1 - {P}c0 + 1"),), True)
@@ -202,13 +203,12 @@ def blocked_updates(emitter, func, block, names) -> Node:
     task = Block(
         (
             *emitter.aliases([variables[k] for k in block.outer]),
-            Declare(
+            declare(
                 "int64_t",
-                (
+                [
                     (f"{P}rc0", chunk0),
-                    (f"{P}rc1", f"{smaller}({chunk0} + {block.chunk - 1}, {P}rhi_{r})"),
-                ),
-                True,
+                    (f"{P}rc1", cat(smaller, f"({chunk0} + {block.chunk - 1}, {P}rhi_{r})")),
+                ],
             ),
             blocks,
         )

@@ -18,6 +18,7 @@ from ..schedule.memory import buffer_lifetimes, buffer_slots
 from ..schedule.tiling import UntiledGroup
 from . import checked
 from .cexpr import CExprPrinter
+from .ctext import cat, declare, helpers_used
 from .ctree import (
     CHUNKS_PER_THREAD,
     Assign,
@@ -170,8 +171,7 @@ def generate_module(
     for s in graph.stages:
         for v in s.func.variables + getattr(s.func, "reduction_variables", ()):
             names.name(v, v.name)
-    helpers: set = set()
-    printer = CExprPrinter(names, None, helpers)
+    printer = CExprPrinter(names)
     inputs = tuple(sorted(img.name for img in graph.images))
     args: list = [f"void *{PREFIX}ws", f"int {PREFIX}nthreads"]  # texts and Pointers
     if profile:
@@ -211,16 +211,16 @@ def generate_module(
             buf, func.ndim, storage_type(graph, func, gathered), label
         )
         for d, iv in enumerate(func.intervals):
-            lb = "0" if isinstance(func, Image) else f"(int64_t)({printer(iv.lb)})"
-            ub = f"(int64_t)({printer(iv.ub)})"
-            extent = f"{ub} - {store.lb[d]} + 1"
-            body.append(Declare("int64_t", ((store.lb[d], lb), (store.n[d], extent)), True))
+            lb = "0" if isinstance(func, Image) else cat("(int64_t)(", printer(iv.lb), ")")
+            ub = cat("(int64_t)(", printer(iv.ub), ")")
+            extent = cat(ub, f" - {store.lb[d]} + 1")
+            body.append(declare("int64_t", [(store.lb[d], lb), (store.n[d], extent)]))
     lifetimes = buffer_lifetimes(graph, plans)
     slots = buffer_slots(lifetimes)
     for stage_name in lifetimes:
         func = by_name[stage_name]
         body.append(Declare(f"{storage[stage_name].c_type} *restrict", ((names[func], "NULL"),)))
-    untiled = LoopEmitter(graph, names, helpers, storage, branch_free, reductions, plain)
+    untiled = LoopEmitter(graph, names, storage, branch_free, reductions, plain)
     functions: list
     functions, owners = [], []
     for i, plan in enumerate(plans):
@@ -251,7 +251,6 @@ def generate_module(
             code = TiledEmitter(
                 graph,
                 names,
-                helpers,
                 storage,
                 plan,
                 i,
@@ -278,7 +277,7 @@ def generate_module(
     prelude = [_PRELUDE, *([OPENMP_TIMER] if profile else []), *([checked.HEADER] if check else [])]
     if check:
         workspace += "\n" + checked.state_source(function)
-    used = tuple(sorted(helpers))
+    used = helpers_used((*functions, entry))
     laid = layout(
         "\n".join(prelude + [""]),
         workspace,

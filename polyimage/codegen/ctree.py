@@ -2,9 +2,10 @@
 
 Emitters build these frozen nodes; `print_c` turns a tree into text and says, for every loop,
 on which lines it stands and which stages it computes (the vectorization report reads compiler
-remarks through that map; nothing parses the generated C). Expressions stay C text (printed by
-codegen.cexpr); a node that holds some records the buffers and helpers they use in `uses`, so
-that a subtree knows what it needs (an outlined nest's parameters, a unit's helpers).
+remarks through that map; nothing parses the generated C). Expressions are C texts (printed by
+codegen.cexpr as codegen.ctext values); a node made from them records the buffers and helpers
+they use in `uses`, so that a subtree knows what it needs (an outlined nest's parameters, a
+unit's helpers).
 """
 
 from __future__ import annotations
@@ -266,15 +267,6 @@ def _statement(node) -> str:
     if isinstance(node, Call):
         return f"{node.function}({', '.join(node.args)});"
     return node.text
-
-
-def if_chain(branches):
-    """`if (c0) a0 else if (c1) a1 ... [else an]` from [(condition or None, the condition's
-    uses, node)]: a branch without a condition ends the chain."""
-    node = None
-    for test, uses, then in reversed(branches):
-        node = then if test is None else If(test, then, node, uses)
-    return node
 
 
 def walk(node: Node):

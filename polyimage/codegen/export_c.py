@@ -17,7 +17,9 @@ from ..algebra.simplify import simplify
 from ..dsl import expr as E
 from ..dsl.constructs import Function, Image
 from ..dsl.types import Half
-from .cexpr import CExprPrinter, helper_source
+from .cexpr import CExprPrinter
+from .chelpers import helper_source
+from .ctext import CText, Text, cat, text_of, uses_of
 from .names import PREFIX, NameRegistry
 
 OK, ERROR_MEMORY, ERROR_ARGUMENT = 0, 1, 2
@@ -57,8 +59,7 @@ def exported_c(
     entry_order = graph.declared_parameters if parameters is None else parameters
     params = [(p, c_names[p.name]) for p in entry_order]
     buffers = _buffers(graph, cmodule, names)
-    helpers: set = set()
-    writer = _CheckWriter(CExprPrinter(names, None, helpers), params)
+    writer = _CheckWriter(CExprPrinter(names), params)
     param_args = [f"{p.typ.c_name} {c}" for p, c in params]
     buffer_args = []
     for b in buffers:
@@ -71,19 +72,20 @@ def exported_c(
     entry_fn = (
         f"int {name}({', '.join(['void *workspace', 'int nthreads'] + param_args + buffer_args)})"
     )
-    body = [extents_fn, "{", f"    {PREFIX}message[0] = 0;"]
+    body: list[Text] = [extents_fn, "{", f"    {PREFIX}message[0] = 0;"]
     body += writer.constraints(constraints) + writer.domains(graph)
     for b in buffers:
         for d, extent in enumerate(b.extents):
-            body.append(f"    extents[{b.first + d}] = {writer.int64(extent)};")
+            body.append(cat(f"    extents[{b.first + d}] = ", writer.int64(extent), ";"))
     body += [f"    return {OK};", "}", "", entry_fn, "{"]
     body += _entry_body(name, cmodule, params, c_names, buffers) + ["}", ""]
     accessors = _accessors(name, cmodule.function)
     for k, (prototype, lines) in enumerate(accessors):
         body += ([""] if k else []) + [prototype, "{", *lines, "}"]
-    extra = [helper_source(op, c) for op, c in sorted(helpers) if (op, c) not in cmodule.helpers]
+    helpers = sorted({name for kind, name in uses_of(*body) if kind == "helper"})
+    extra = [helper_source(op, c) for op, c in helpers if (op, c) not in cmodule.helpers]
     source = cmodule.source + _SHIM_PRELUDE + "".join(h + "\n" for h in extra) + "\n"
-    source += "\n".join(body) + "\n"
+    source += "\n".join(text_of(line) for line in body) + "\n"
     header = _header(name, params, buffers, constraints, version, link, estimates or {})
     header += f"{extents_fn};\n\n{entry_fn};\n\n"
     header += "".join(f"{prototype};\n" for prototype, _ in accessors)
@@ -185,24 +187,24 @@ class _CheckWriter:
     def __init__(self, printer: CExprPrinter, params: list):
         self.printer, self.params = printer, params
 
-    def int64(self, e) -> str:
+    def int64(self, e) -> CText:
         """An integer expression of parameters in int64 arithmetic (exact for affine ones)."""
         try:
             return self.printer.wide(e)
         except (AttributeError, KeyError):
-            return f"(int64_t)({self.printer(e)})"
+            return cat("(int64_t)(", self.printer(e), ")")
 
-    def value(self, e) -> str:
-        return self.int64(e) if e.typ.is_int else f"({self.printer(e)})"
+    def value(self, e) -> CText:
+        return self.int64(e) if e.typ.is_int else cat("(", self.printer(e), ")")
 
-    def condition(self, e) -> str:
+    def condition(self, e) -> CText:
         if isinstance(e, E.Condition):
-            return f"({self.value(e.lhs)} {e.op} {self.value(e.rhs)})"
+            return cat("(", self.value(e.lhs), f" {e.op} ", self.value(e.rhs), ")")
         if isinstance(e, E.Logic):
-            return f"({self.condition(e.a)} {e.op} {self.condition(e.b)})"
+            return cat("(", self.condition(e.a), f" {e.op} ", self.condition(e.b), ")")
         if isinstance(e, E.Not):
-            return f"(!{self.condition(e.a)})"
-        return f"({self.printer(e)})"
+            return cat("(!", self.condition(e.a), ")")
+        return cat("(", self.printer(e), ")")
 
     def described(self, exprs) -> tuple:
         """(`R=%lld, C=%lld`, its arguments) naming the parameters `exprs` use."""
@@ -217,7 +219,7 @@ class _CheckWriter:
         for cond in constraints:
             text, args = self.described([cond])
             lines += [
-                f"    if (!{self.condition(cond)})",
+                cat("    if (!", self.condition(cond), ")"),
                 f'        return {PREFIX}fail("parameter values {text} violate the constraint '
                 f'{_c_text(cond)}"{"".join(", " + a for a in args)});',
             ]
@@ -242,14 +244,24 @@ class _CheckWriter:
                 tail = "".join(", " + a for a in args)
                 if k < len(pairs):
                     lines += [
-                        f"    if ({ub} < {lb})",
+                        cat("    if (", ub, " < ", lb, ")"),
                         f'        return {PREFIX}fail("parameter values {text} make the domain '
                         f"of {func.name} empty: {var.name} in [{_c_text(iv.lb)}, "
                         f'{_c_text(iv.ub)}]"{tail});',
                     ]
                 low, high = var.typ.min_value(), var.typ.max_value()
                 lines += [
-                    f"    if ({lb} <= {ub} && ({lb} < INT64_C({low}) || {ub} >= INT64_C({high})))",
+                    cat(
+                        "    if (",
+                        lb,
+                        " <= ",
+                        ub,
+                        " && (",
+                        lb,
+                        f" < INT64_C({low}) || ",
+                        ub,
+                        f" >= INT64_C({high})))",
+                    ),
                     f'        return {PREFIX}fail("parameter values {text} give {func.name} a '
                     f'range for {var.name} that does not fit its type {var.typ}"{tail});',
                 ]

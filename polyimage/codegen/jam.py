@@ -5,7 +5,9 @@ offset is compared with) computes those points in one innermost loop, one
 statement per point with its Case decided. A sum becomes an accumulator per point, updated
 term by term across the points: the same additions in the same order, so results are
 unchanged, while a shared read is loaded once for every channel and the points' chains of
-additions overlap instead of waiting on each other."""
+additions overlap instead of waiting on each other. Either such a jammed nest or one whose
+innermost dimension has a few constant points (whole_innermost) is a tile's copy beside the
+general nest (specialized_nest)."""
 
 from __future__ import annotations
 
@@ -18,7 +20,8 @@ from ..dsl import expr as E
 from ..dsl.constructs import Reduction
 from .cexpr import wide_name
 from .clamps import interior
-from .ctree import Seq
+from .ctext import assign, cat, declare
+from .ctree import Block, If, Seq
 from .names import PREFIX
 
 # 8 accumulators and a few shared reads fit AVX2's 16 vector registers; non-local means' 7
@@ -121,12 +124,12 @@ def jammed_nest(emitter, func, jam: Jam, bounds):
             for acc, chain in zip(accumulators, chains):
                 if n >= len(chain):
                     continue
-                with emitter._eager(func.name in emitter.branch_free):
-                    term = emitter.printer(chain[n])
+                with emitter.printing(eager=func.name in emitter.branch_free) as printer:
+                    term = printer(chain[n])
                 if n == 0:
-                    nodes.append(emitter.declare(c_type, [(acc, term)], const=False))
+                    nodes.append(declare(c_type, [(acc, term)], const=False))
                 else:
-                    nodes.append(emitter.assign(acc, f"({acc} + {term})"))
+                    nodes.append(assign(acc, cat(f"({acc} + ", term, ")")))
         rest = [wide_name(emitter.names[v]) for v in func.variables[1:]]
         for point, acc in zip(range(jam.lo, jam.hi + 1), accumulators):
             nodes.append(emitter.store(func, acc, [f"INT64_C({point})", *rest]))
@@ -135,3 +138,34 @@ def jammed_nest(emitter, func, jam: Jam, bounds):
     return emitter._loops(
         func.variables[1:], func.name, parallel=False, body=body, bounds=bounds[1:], simd=True
     )
+
+
+def specialized_nest(emitter, funcs, box, jam):
+    """The nest over `box`, and a copy for tiles that span a dimension of a few constant
+    points: the first one, computed together (`jam`, codegen.jam), or else the head's
+    innermost (contiguous) one (channels last), with its bounds as constants: gcc then
+    knows the trip count (a 16-point channel loop becomes one vector op, not a loop with
+    a prologue and a remainder)."""
+    if jam is not None:
+        condition = f"{box[0][0]} == ({jam.lo}) && {box[0][1]} == ({jam.hi})"
+        jammed = jammed_nest(emitter, funcs[0], jam, box)
+        return If(condition, Block((jammed,)), Block((emitter.nest(funcs, box),)))
+    whole = whole_innermost(funcs[0])
+    if whole is None:
+        return emitter.nest(funcs, box)
+    lo, hi = whole
+    fixed = box[:-1] + [(f"({lo})", f"({hi})")]
+    condition = f"{box[-1][0]} == ({lo}) && {box[-1][1]} == ({hi})"
+    return If(condition, Block((emitter.nest(funcs, fixed),)), Block((emitter.nest(funcs, box),)))
+
+
+WHOLE_MAX_POINTS = 64
+
+
+def whole_innermost(func) -> tuple | None:
+    """(lo, hi) of `func`'s last domain dimension if its bounds are constants and it has at
+    most WHOLE_MAX_POINTS points, else None."""
+    bounds = constant_bounds(func.intervals[-1]) if func.intervals else None
+    if bounds is not None and 0 < bounds[1] - bounds[0] + 1 <= WHOLE_MAX_POINTS:
+        return bounds
+    return None

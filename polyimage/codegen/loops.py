@@ -23,18 +23,8 @@ from ..schedule.reductions import PARALLEL_MIN_POINTS
 from . import scans, versions
 from .cexpr import CExprPrinter, Hoisted, narrow_gather, wide_name
 from .clamps import interior, merged
-from .ctree import (
-    Assign,
-    Block,
-    Declare,
-    For,
-    If,
-    Node,
-    Seq,
-    Stage,
-    if_chain,
-    shared_schedule,
-)
+from .ctext import CText, Text, assign, cat, declare, if_chain, reading, used, writing
+from .ctree import Assign, Block, Declare, For, If, Node, Seq, Stage, names_used, shared_schedule
 from .names import PREFIX
 from .reduction_loops import reduction_update
 from .split import case_breakpoints, lifted_cases
@@ -42,19 +32,6 @@ from .storage import fixed_int32
 
 # the note on the block of the int64 copy of an innermost loop (LoopEmitter._narrow_or_wide)
 WIDE_COPY = "int64 offsets"
-
-
-class _Uses(set):
-    """The helpers the printer asks for: kept for the module (`every`) and, until a node
-    takes them, in the emitter's pending uses."""
-
-    def __init__(self, every: set, pending: set):
-        super().__init__()
-        self.every, self.pending = every, pending
-
-    def add(self, item):
-        self.every.add(item)
-        self.pending.add(("helper", item))
 
 
 class LoopEmitter:
@@ -67,7 +44,6 @@ class LoopEmitter:
         self,
         graph: StageGraph,
         names,
-        helpers: set,
         storage: dict,
         branch_free=frozenset(),
         reductions=None,
@@ -79,62 +55,41 @@ class LoopEmitter:
         self.reductions = reductions or {}
         self.names = names
         self.storage = storage
-        self.pending: set = set()
-        self.stores: dict = {}
-        self.printer = CExprPrinter(names, self.address, _Uses(helpers, self.pending))
-        self.narrowed: dict = {}
+        self.printer = CExprPrinter(names, self.address)
         self.check_group: int | None = None
         # {stage: (its scan variable, the C variable holding its value one step back)} while
         # the innermost loop of a scan along it is built (_carried)
         self.carried: dict = {}
 
-    def touch(self, store, writes: bool):
-        """Note a buffer the next node reads or writes."""
-        self.stores[store.buffer] = store
-        self.pending.add(("write" if writes else "read", store.buffer))
-
-    def uses(self) -> frozenset:
-        """What the text printed since the last node uses, for the node made now."""
-        taken = frozenset(self.pending)
-        self.pending.clear()
-        return taken
-
-    def offset(self, ref, printer) -> str:
+    def offset(self, ref, printer) -> CText:
         """The element offset `ref` reads or writes in its stage's storage (int32 for a
-        narrow gather in the narrow copy of a loop, see _narrow_or_wide)."""
+        narrow gather in the narrow copy of a loop, see _narrow_or_wide), using the read."""
         store = self.storage[ref.func.name]
-        self.touch(store, False)
         narrow = printer.narrow and narrow_gather(ref)
         index = printer.narrow_index if narrow else printer.index
-        if narrow:
-            self.narrowed[store.buffer] = (store, ref.func)
         idx = [index(a, store.lb[d], store.upper(d)) for d, a in enumerate(ref.args)]
-        return store.offset(idx, narrow, self.check_group)
+        offset = store.offset(idx, narrow, self.check_group)
+        gathered = used("", ("narrow", (store, fixed_int32(ref.func)))) if narrow else ""
+        return cat(offset, reading(store.buffer), gathered)
 
-    def address(self, ref, printer, lvalue=False) -> str:
+    def address(self, ref, printer, lvalue=False) -> CText:
         carried = self.carried.get(ref.func.name)
         if carried is not None and not lvalue and scans.one_step_back(ref, *carried[:2]):
-            return carried[2]
+            return CText(carried[2])
         store = self.storage[ref.func.name]
-        text = f"{store.buffer}[{self.offset(ref, printer)}]"
+        text = cat(store.buffer, "[", self.offset(ref, printer), "]")
         typ = ref.func.typ.c_name
-        return text if lvalue or store.c_type == typ else f"(({typ}){text})"
-
-    def declare(self, c_type: str, items, const: bool = True) -> Declare:
-        return Declare(c_type, tuple(items), const, self.uses())
-
-    def assign(self, target: str, value: str, op: str = "=") -> Assign:
-        return Assign(target, value, op, self.uses())
+        return text if lvalue or store.c_type == typ else cat(f"(({typ})", text, ")")
 
     @contextlib.contextmanager
-    def _eager(self, on: bool):
-        """Print with both sides of every Select and logic operator evaluated while `on`
-        (only for stages whose reads are all in bounds: see CExprPrinter)."""
-        self.printer.eager = on
+    def printing(self, **modes):
+        """Print with the printer's `modes` changed (a copy) while in this block: `eager` for
+        stages whose reads are all in bounds, `narrow`, `hoist`, `chosen` (CExprPrinter)."""
+        enclosing, self.printer = self.printer, self.printer.with_(**modes)
         try:
-            yield
+            yield self.printer
         finally:
-            self.printer.eager = False
+            self.printer = enclosing
 
     def stage(self, func) -> Stage:
         """The code computing stage `func` over its whole domain."""
@@ -250,10 +205,8 @@ class LoopEmitter:
                     for v, h in zip(func.variables, head.variables)
                     if self.names[v] != self.names[h]
                     for node in (
-                        self.declare(v.typ.c_name, [(self.names[v], self.names[h])]),
-                        self.declare(
-                            "int64_t", [(wide_name(self.names[v]), wide_name(self.names[h]))]
-                        ),
+                        declare(v.typ.c_name, [(self.names[v], self.names[h])]),
+                        declare("int64_t", [(wide_name(self.names[v]), wide_name(self.names[h]))]),
                     )
                 ]
                 cases = self._cases(func)
@@ -318,9 +271,7 @@ class LoopEmitter:
         scopes = []
         for var, (lo, hi) in zip(variables, bounds):
             it = self.names[var]
-            scopes.append(
-                self.declare("int64_t", [(f"{PREFIX}lo_{it}", lo), (f"{PREFIX}hi_{it}", hi)])
-            )
+            scopes.append(declare("int64_t", [(f"{PREFIX}lo_{it}", lo), (f"{PREFIX}hi_{it}", hi)]))
         plain = (
             not (split or residues or clamps)
             and ndim > 0
@@ -364,15 +315,15 @@ class LoopEmitter:
             in `carried_as`, invariants hoisted in front."""
             if carried_as is not None:
                 self.carried[stage_name] = carried_as
-            enclosing = self.printer.hoist
-            hoisted = self.printer.hoist = Hoisted(variables[:loops])
+            hoisted = Hoisted(variables[:loops])
             try:
-                inner = build()
+                with self.printing(hoist=hoisted):
+                    inner = build()
             finally:
-                self.printer.hoist = enclosing
                 self.carried.pop(stage_name, None)
-            folds = [self.declare("int64_t", [(n, t) for t, n in hoisted.items.items()])]
-            return Block((*aliases, *(folds if hoisted.items else ()), inner))
+            terms = hoisted.declarations()
+            folds = [declare("int64_t", terms)] if terms else []
+            return Block((*aliases, *folds, inner))
 
         def build():
             return self._narrow_or_wide(innermost, generic)
@@ -442,17 +393,16 @@ class LoopEmitter:
         so the one built is kept."""
         if self.printer.narrow:
             return build()
-        outer_narrowed, self.narrowed = self.narrowed, {}
-        self.printer.narrow = True
-        try:
+        with self.printing(narrow=True):
             narrow = build()
-        finally:
-            self.printer.narrow = False
-        stores, self.narrowed = self.narrowed, outer_narrowed
-        guarded = sorted(name for name, (_, func) in stores.items() if not fixed_int32(func))
-        if not guarded:
+        stores = {
+            store.buffer: store
+            for kind, (store, fixed) in (u for u in names_used(narrow) if u[0] == "narrow")
+            if not fixed
+        }
+        if not stores:
             return narrow
-        fits = " && ".join(stores[name][0].fits_int32() for name in guarded)
+        fits = " && ".join(stores[name].fits_int32() for name in sorted(stores))
         return If(fits, Block((narrow,)), Block((generic(),), note=WIDE_COPY))
 
     def innermost(self, var, start, end, body, simd=True) -> For:
@@ -463,7 +413,7 @@ class LoopEmitter:
     def chosen_cases(self, func, cases) -> Node:
         """Store the first of `cases` ((condition or None, value)) whose condition holds, 0
         when none does."""
-        with self._eager(func.name in self.branch_free):
+        with self.printing(eager=func.name in self.branch_free):
             if cases and cases[0][0] is None:
                 return self.store(func, self.printer(cases[0][1]))
             value = f"{PREFIX}value"
@@ -483,19 +433,18 @@ class LoopEmitter:
             for v in variables
         ]
 
-    def store(self, func, value: str, indices=None) -> Assign:
+    def store(self, func, value: Text, indices=None) -> Assign:
         """`value` stored at `indices` (C texts; default: the point of the loops) of stage
         `func`'s storage."""
         store = self.storage[func.name]
-        self.touch(store, True)
         indices = indices or [wide_name(self.names[v]) for v in func.variables]
         own = store.offset(indices, False, self.check_group)
-        return self.assign(f"{store.buffer}[{own}]", value)
+        return assign(cat(store.buffer, "[", own, "]", writing(store.buffer)), value)
 
     def _cases(self, func):
         cases = func.cases
         if len(cases) == 1 and cases[0].cond is None:
-            with self._eager(func.name in self.branch_free):
+            with self.printing(eager=func.name in self.branch_free):
                 value = self.printer(cases[0].value)
             return self.store(func, value)
         if func.name in self.branch_free:
@@ -511,20 +460,19 @@ class LoopEmitter:
         branches = []
         for cond, value in cases:
             test = None if cond is None else self.printer(cond)
-            test_uses = self.uses()
-            branches.append((test, test_uses, self.assign(target, self.printer(value))))
+            branches.append((test, assign(target, self.printer(value))))
             if cond is None:
                 return if_chain(branches)
-        return if_chain(branches + ([(None, frozenset(), otherwise)] if otherwise else []))
+        return if_chain(branches + ([(None, otherwise)] if otherwise else []))
 
     def _blend(self, func):
         """Every condition and value evaluated, then selected: no branch in the loop body."""
         typ, choice, nodes = func.typ.c_name, "0", []
-        with self._eager(True):
+        with self.printing(eager=True):
             for i, case in enumerate(func.cases):
-                nodes.append(self.declare(typ, [(f"{PREFIX}v{i}", self.printer(case.value))]))
+                nodes.append(declare(typ, [(f"{PREFIX}v{i}", self.printer(case.value))]))
                 if case.cond is not None:
-                    nodes.append(self.declare("int", [(f"{PREFIX}k{i}", self.printer(case.cond))]))
+                    nodes.append(declare("int", [(f"{PREFIX}k{i}", self.printer(case.cond))]))
         for i, case in reversed(list(enumerate(func.cases))):
             choice = (
                 f"{PREFIX}v{i}"

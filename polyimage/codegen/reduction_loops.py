@@ -25,7 +25,8 @@ from ..schedule.reductions import (
     unrolled_variables,
 )
 from .blocked import blocked_updates, combine
-from .cexpr import c_literal, wide_name
+from .cexpr import c_literal, helper, wide_name
+from .ctext import CText, assign, cat, declare, if_chain, reading, writing
 from .ctree import ONE_AT_A_TIME, Assign, Block, Declare, For, If, Line, Node, Seq, shared_schedule
 from .names import PREFIX, UPDATES
 
@@ -40,13 +41,16 @@ def reduction_update(emitter, func, strategy, cells=None) -> Block:
     own the box's cells, in order on the calling thread."""
     variables = func.reduction_variables
     names = [emitter.names[v] for v in variables]
-    nodes = []
+    nodes: list[Node] = []
     for name, iv in zip(names, func.reduction_intervals):
         lo, hi = emitter.printer(iv.lb), emitter.printer(iv.ub)
         nodes.append(
-            emitter.declare(
+            declare(
                 "int64_t",
-                [(f"{P}rlo_{name}", f"(int64_t)({lo})"), (f"{P}rhi_{name}", f"(int64_t)({hi})")],
+                [
+                    (f"{P}rlo_{name}", cat("(int64_t)(", lo, ")")),
+                    (f"{P}rhi_{name}", cat("(int64_t)(", hi, ")")),
+                ],
             )
         )
     points = " * ".join(f"{P}extent({P}rlo_{n}, {P}rhi_{n})" for n in names) or "1"
@@ -136,16 +140,14 @@ def _accumulated(emitter, func, var, bounds, target, update) -> Block:
         offset = emitter.offset(func.cases[0].value.target, emitter.printer)
     finally:
         emitter.storage[func.name] = saved
-    cell, acc = f"{store.buffer}[{P}acc_o]", f"{P}acc"
-    at = emitter.declare("int64_t", [(f"{P}acc_o", offset)])
-    emitter.touch(store, True)
-    start = emitter.declare(func.typ.c_name, [(acc, cell)], const=False)
+    cell, acc = cat(f"{store.buffer}[{P}acc_o]", writing(store.buffer)), f"{P}acc"
+    at = declare("int64_t", [(f"{P}acc_o", offset)])
+    start = declare(func.typ.c_name, [(acc, cell)], const=False)
     loop = emitter.innermost(var, bounds[0], bounds[1], lambda: update(acc), simd=False)
     if func.typ.is_int:
         clause = f"{_CLAUSE_OPERATORS[func.cases[0].value.op]}:{acc}"
         loop = dataclasses.replace(loop, simd=True, reduction=clause)
-    emitter.touch(store, True)
-    return Block((at, start, loop, emitter.assign(cell, acc)))
+    return Block((at, start, loop, assign(cell, acc)))
 
 
 def _unrolled_updates(emitter, func, unrolled, target, accumulator=None) -> Seq:
@@ -185,25 +187,23 @@ def _unrolled_updates(emitter, func, unrolled, target, accumulator=None) -> Seq:
                 offset = None if accumulator else emitter.offset(red.target, emitter.printer)
                 if hoisted:
                     u = k * len(func.cases) + i
-                    if not accumulator:
-                        block.append(emitter.assign(f"{P}o{u}", offset))
-                    block.append(emitter.assign(f"{P}v{u}", emitter.printer(red.value)))
+                    if offset is not None:
+                        block.append(assign(f"{P}o{u}", offset))
+                    block.append(assign(f"{P}v{u}", emitter.printer(red.value)))
                     continue
-                cell = f"{store.buffer}[{offset}]"
+                assert offset is not None, "only unconditional updates accumulate"
+                cell = cat(store.buffer, "[", offset, "]", writing(store.buffer))
                 value = emitter.printer(red.value)
                 test = None if case.cond is None else emitter.printer(case.cond)
-                combined = combine(emitter.printer, red.op, func.typ, cell, value)
-                emitter.touch(store, True)
-                update = Block((emitter.assign(cell, combined),))
-                block.append(update if test is None else If(test, update))
+                update = Block((assign(cell, combine(red.op, func.typ, cell, value)),))
+                block.append(update if test is None else if_chain([(test, update)]))
             nodes.append(Block(tuple(block)))
     finally:
         emitter.storage[func.name] = saved
     for u in range(count) if hoisted else ():
-        cell = accumulator or f"{store.buffer}[{P}o{u}]"
+        cell = accumulator or cat(f"{store.buffer}[{P}o{u}]", writing(store.buffer))
         op = func.cases[u % len(func.cases)].value.op
-        emitter.touch(store, True)
-        nodes.append(emitter.assign(cell, combine(emitter.printer, op, func.typ, cell, f"{P}v{u}")))
+        nodes.append(assign(cell, combine(op, func.typ, cell, f"{P}v{u}")))
     return Seq(tuple(nodes))
 
 
@@ -215,9 +215,9 @@ def _independent_loop(emitter, var, inner, bounds, body) -> Block:
     n = emitter.names[var]
     w, lo, hi = wide_name(n), f"{P}ilo_{n}", f"{P}ihi_{n}"
     res = f"{P}res_{n}"
-    start = _floordiv(emitter, f"{lo} + {offset} - {res} + {size - 1}", size)
-    end = _floordiv(emitter, f"{hi} + {offset} - {res}", size)
-    ends = emitter.declare("int64_t", [(f"{P}qlo_{n}", start), (f"{P}qhi_{n}", end)])
+    start = _floordiv(f"{lo} + {offset} - {res} + {size - 1}", size)
+    end = _floordiv(f"{hi} + {offset} - {res}", size)
+    ends = declare("int64_t", [(f"{P}qlo_{n}", start), (f"{P}qhi_{n}", end)])
     position = Declare("int64_t", ((w, f"{P}q_{n} * {size} - {offset} + {res}"),), True)
     points = For(
         f"{P}q_{n}",
@@ -236,9 +236,9 @@ def _owner(emitter, func, strategy, names) -> list:
     nodes = []
     for o in owned:
         n = names[o.index]
-        first = _floordiv(emitter, f"{P}rlo_{n} + {o.offset}", o.size)
-        last = _floordiv(emitter, f"{P}rhi_{n} + {o.offset}", o.size)
-        nodes.append(emitter.declare("int64_t", [(f"{P}klo_{n}", first), (f"{P}khi_{n}", last)]))
+        first = _floordiv(f"{P}rlo_{n} + {o.offset}", o.size)
+        last = _floordiv(f"{P}rhi_{n} + {o.offset}", o.size)
+        nodes.append(declare("int64_t", [(f"{P}klo_{n}", first), (f"{P}khi_{n}", last)]))
     blocks = {o.dim: (f"{P}k_{names[o.index]}",) * 2 for o in owned}
     ranges, bounds = _owned_ranges(emitter, owned, names, blocks)
     node: Node = Block((*ranges, _serial(emitter, func, names, bounds)))
@@ -261,19 +261,27 @@ def _owned_ranges(emitter, owned, names, cells) -> tuple:
     """(declarations, {variable index: (first, last) C names}) for each of the OwnedVariables
     `owned`: its points, within the reduction domain, whose cells lie in `cells[dim]` ((lo,
     hi) C texts along the dimension it owns)."""
-    bigger, smaller = emitter.printer.helper("max", E.Long), emitter.printer.helper("min", E.Long)
+    bigger, smaller = helper("max", "int64_t"), helper("min", "int64_t")
     nodes, bounds = [], {}
     for o in owned:
         n = names[o.index]
         lo, hi = cells[o.dim]
         nodes.append(
-            emitter.declare(
+            declare(
                 "int64_t",
                 [
-                    (f"{P}ba_{n}", f"{bigger}({P}rlo_{n}, ({lo}) * {o.size} - {o.offset})"),
+                    (
+                        f"{P}ba_{n}",
+                        cat(bigger, f"({P}rlo_{n}, (", lo, f") * {o.size} - {o.offset})"),
+                    ),
                     (
                         f"{P}bb_{n}",
-                        f"{smaller}({P}rhi_{n}, ({hi}) * {o.size} + {o.size - 1 - o.offset})",
+                        cat(
+                            smaller,
+                            f"({P}rhi_{n}, (",
+                            hi,
+                            f") * {o.size} + {o.size - 1 - o.offset})",
+                        ),
                     ),
                 ],
             )
@@ -339,16 +347,15 @@ def _privatized(emitter, func, strategy, names) -> list:
         threads=f"{P}nthreads",
         schedule=ONE_AT_A_TIME,
     )
-    merged = combine(emitter.printer, op, typ, f"{P}t", f"{P}priv[{P}k * {P}cells + {P}i]")
-    emitter.touch(store, False)
-    start = emitter.declare(c, [(f"{P}t", f"{store.buffer}[{P}i]")], const=False)
-    gather = For(f"{P}k", "0", f"{P}nchunks", emitter.assign(f"{P}t", merged), inclusive=False)
-    emitter.touch(store, True)
+    merged = combine(op, typ, f"{P}t", f"{P}priv[{P}k * {P}cells + {P}i]")
+    cell = cat(f"{store.buffer}[{P}i]", reading(store.buffer))
+    start = declare(c, [(f"{P}t", cell)], const=False)
+    gather = For(f"{P}k", "0", f"{P}nchunks", assign(f"{P}t", merged), inclusive=False)
     merge_loop = For(
         f"{P}i",
         "0",
         f"{P}cells",
-        Block((start, gather, emitter.assign(f"{store.buffer}[{P}i]", f"{P}t"))),
+        Block((start, gather, assign(cat(cell, writing(store.buffer)), f"{P}t"))),
         inclusive=False,
         parallel="parallel for",
         threads=f"{P}nthreads",
@@ -370,7 +377,7 @@ def _identity(op: Op, typ) -> str:
     return c_literal(typ.max_value() if op is Op.Min else typ.min_value(), typ)
 
 
-def _floordiv(emitter, text: str, size: int) -> str:
+def _floordiv(text: str, size: int) -> CText:
     if size == 1:
-        return f"({text})"
-    return f"{emitter.printer.helper('floordiv', E.Long)}({text}, INT64_C({size}))"
+        return CText(f"({text})")
+    return cat(helper("floordiv", "int64_t"), f"({text}, INT64_C({size}))")

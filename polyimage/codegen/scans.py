@@ -9,6 +9,7 @@ from ..dsl import expr as E
 from ..dsl.types import Half
 from ..graph.dag import definition_exprs, self_references
 from .cexpr import narrow_gather, wide_name
+from .ctext import assign, cat, declare, reading
 from .ctree import Block, Declare, For, If, Node
 from .names import PREFIX
 
@@ -38,9 +39,9 @@ def carried_value(emitter, stage_name, variables, scan):
 def carrying(emitter, stage_name, variables, carried, body) -> Block:
     """`body` (a step of the scan), then the value it stored kept for the next step."""
     store = emitter.storage[stage_name]
-    emitter.touch(store, False)
     own = store.offset([wide_name(emitter.names[v]) for v in variables], False, emitter.check_group)
-    return Block((body, emitter.assign(carried[2], f"{store.buffer}[{own}]")))
+    value = cat(store.buffer, "[", own, "]", reading(store.buffer))
+    return Block((body, assign(carried[2], value)))
 
 
 def scan_blocks(emitter, var, scan_nest, team) -> Block:
@@ -51,7 +52,7 @@ def scan_blocks(emitter, var, scan_nest, team) -> Block:
     lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
     width, count, block = f"{PREFIX}bw_{it}", f"{PREFIX}nb_{it}", f"{PREFIX}b_{it}"
     extent = f"{PREFIX}extent({lo}, {hi})"
-    sizes = emitter.declare(
+    sizes = declare(
         "int64_t",
         [
             (width, f"{PREFIX}scan_block({extent}, {PREFIX}nthreads)"),
@@ -59,7 +60,7 @@ def scan_blocks(emitter, var, scan_nest, team) -> Block:
         ],
     )
     start, end = f"{PREFIX}bs_{it}", f"{PREFIX}be_{it}"
-    bounds = emitter.declare(
+    bounds = declare(
         "int64_t",
         [
             (start, f"{lo} + {block} * {width}"),
@@ -67,7 +68,7 @@ def scan_blocks(emitter, var, scan_nest, team) -> Block:
         ],
     )
     # the nest reads the block's range under the names of the whole range
-    shadowed = emitter.declare("int64_t", [(lo, start), (hi, end)])
+    shadowed = declare("int64_t", [(lo, start), (hi, end)])
     body = Block((bounds, Block((shadowed, scan_nest))))
     loop = For(
         block,

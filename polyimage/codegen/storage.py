@@ -8,6 +8,7 @@ from ..dsl import expr as E
 from ..dsl.constructs import Image, Reduction
 from ..graph.dag import StageGraph, definition_exprs
 from .checked import checked_index
+from .ctext import CText, text_of, uses_of
 from .names import PREFIX
 
 
@@ -77,15 +78,16 @@ class StageStorage:
         padded length, or its extent."""
         return self.fold.get(d) or self.pitch.get(d) or self.n[d]
 
-    def offset(self, indices, narrow=False, check=None) -> str:
-        """Row-major element offset of the given index texts (int64, or int32 if `narrow`);
-        with `check` (the number of the group computing), each index is checked at run time
-        (codegen.checked). A folded dimension `d` (`fold[d]` names its extent, a power of two)
-        keeps index modulo that extent: a sliding window's rows reuse the same storage."""
+    def offset(self, indices, narrow=False, check=None) -> CText:
+        """Row-major element offset of the given index texts (int64, or int32 if `narrow`),
+        using what they use; with `check` (the number of the group computing), each index is
+        checked at run time (codegen.checked). A folded dimension `d` (`fold[d]` names its
+        extent, a power of two) keeps index modulo that extent: a sliding window's rows reuse
+        the same storage."""
         cast = "(int32_t)" if narrow else ""
 
         def term(d):
-            index = indices[d]
+            index = text_of(indices[d])
             if check is not None:
                 index = checked_index(index, self.lb[d], self.n[d], self.label, d, check)
                 index = f"({index} + {self.lb[d]})" if d in self.fold else index
@@ -96,7 +98,7 @@ class StageStorage:
         text = term(0)
         for d in range(1, len(indices)):
             text = f"({text} * {cast}{self.stride(d)} + {term(d)})"
-        return text
+        return CText(text, uses_of(*indices))
 
     def fits_int32(self) -> str:
         """C condition: fewer than 2^31 elements and every index within int32."""

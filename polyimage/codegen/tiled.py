@@ -14,13 +14,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..algebra.intervals import constant_bounds
 from ..dsl.constructs import Reduction
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from ..schedule.tiling import tile_origin, tile_span
-from . import sliding
+from . import ctext, sliding
 from .cexpr import wide_name
 from .checked import tile_note
+from .ctext import assign, cat, declare, reading, writing
 from .ctree import (
     Assign,
     Block,
@@ -36,7 +36,7 @@ from .ctree import (
     names_used,
     tile_schedule,
 )
-from .jam import IN_ORDER, jam_plan, jammed_nest
+from .jam import IN_ORDER, jam_plan, specialized_nest
 from .loops import LoopEmitter
 from .names import PREFIX
 from .storage import StageStorage
@@ -59,7 +59,6 @@ class TiledEmitter(LoopEmitter):
         self,
         graph,
         names,
-        helpers,
         storage,
         plan,
         index: int,
@@ -98,7 +97,7 @@ class TiledEmitter(LoopEmitter):
             self.scratch[name].pitch[dim] = f"{PREFIX}pitch{index}_{names[graph.stage(name).func]}"
         self.functions: list
         self.array, self.functions = self.v("rg"), []
-        super().__init__(graph, _SymbolNames(self, names), helpers, local, branch_free, plain=plain)
+        super().__init__(graph, _SymbolNames(self, names), local, branch_free, plain=plain)
         self.check_group = index if check else None
 
     @staticmethod
@@ -162,7 +161,7 @@ class TiledEmitter(LoopEmitter):
             lo, hi = (self.printer(e) for e in tile_span(self.graph, plan, d, outer[d]))
             origin = self.printer(tile_origin(self.graph, plan, d))
             setup.append(
-                self.declare(
+                declare(
                     "int64_t",
                     [
                         (f"{self.v('olo')}_{d}", lo),
@@ -319,7 +318,7 @@ class TiledEmitter(LoopEmitter):
             for (lo, hi), (lo_sym, hi_sym) in zip(region.bounds, region.symbols):
                 bounds = [(self.names[lo_sym], self.printer(lo))]
                 bounds.append((self.names[hi_sym], self.printer(hi)))
-                body.append(self.declare("int64_t", bounds))
+                body.append(declare("int64_t", bounds))
         body += [Assign(f"{PREFIX}rg[{k}]", f"{PREFIX}r{k}") for k in range(len(self.slot))]
         return Function("void", self.v("regions"), params, tuple(body))
 
@@ -393,16 +392,14 @@ class TiledEmitter(LoopEmitter):
         """The nest (and the copy-out of its scratch live-outs) as a function of its own, with
         the buffers its tree uses as arguments: one function of many loops would cost the C
         compiler far more than many small ones."""
-        bound_uses = self.uses()  # what the bounds' texts use goes with the call
         args = [(f"{PREFIX}blo{d}", lo) for d, (lo, _) in enumerate(bounds)]
         args += [(f"{PREFIX}bhi{d}", hi) for d, (_, hi) in enumerate(bounds)]
         box = [(f"{PREFIX}blo{d}", f"{PREFIX}bhi{d}") for d in range(len(bounds))]
         jam = jam_plan(funcs[0]) if len(funcs) == 1 else None
-        body = [self._specialized(funcs, box, jam)]
+        body = [specialized_nest(self, funcs, box, jam)]
         for name in nest.stages:
             if name in self.plan.liveouts and nest.scratch:
                 owned = [(self.printer(lo), self.printer(hi)) for lo, hi in self.plan.owned[name]]
-                bound_uses |= self.uses()
                 local = [
                     (f"{PREFIX}clo_{self._cname(name)}_{d}", f"{PREFIX}chi_{self._cname(name)}_{d}")
                     for d in range(len(owned))
@@ -413,8 +410,9 @@ class TiledEmitter(LoopEmitter):
         values = [value for _, value in args]
         used = names_used(Block(tuple(body)))
         written = {name for kind, name in used if kind == "write"}
+        stores = {store.buffer: store for store in (*self.full.values(), *self.storage.values())}
         for buffer in sorted({name for kind, name in used if kind in ("read", "write")}):
-            store = self.stores[buffer]
+            store = stores[buffer]
             params.append(
                 f"{'' if buffer in written else 'const '}{store.c_type} *restrict {buffer}"
             )
@@ -436,7 +434,7 @@ class TiledEmitter(LoopEmitter):
                 attributes=attributes,
             )
         )
-        call = Call(function, tuple(values), bound_uses)
+        call = ctext.call(function, values)
         if self.profile_slot is None:
             return call
         t, dt = f"{PREFIX}t", f"{PREFIX}dt"
@@ -450,24 +448,6 @@ class TiledEmitter(LoopEmitter):
             )
         )
 
-    def _specialized(self, funcs, box, jam):
-        """The nest over `box`, and a copy for tiles that span a dimension of a few constant
-        points: the first one, computed together (`jam`, codegen.jam), or else the head's
-        innermost (contiguous) one (channels last), with its bounds as constants: gcc then
-        knows the trip count (a 16-point channel loop becomes one vector op, not a loop with
-        a prologue and a remainder)."""
-        if jam is not None:
-            condition = f"{box[0][0]} == ({jam.lo}) && {box[0][1]} == ({jam.hi})"
-            jammed = jammed_nest(self, funcs[0], jam, box)
-            return If(condition, Block((jammed,)), Block((self.nest(funcs, box),)))
-        whole = whole_innermost(funcs[0])
-        if whole is None:
-            return self.nest(funcs, box)
-        lo, hi = whole
-        fixed = box[:-1] + [(f"({lo})", f"({hi})")]
-        condition = f"{box[-1][0]} == ({lo}) && {box[-1][1]} == ({hi})"
-        return If(condition, Block((self.nest(funcs, fixed),)), Block((self.nest(funcs, box),)))
-
     def _copy_out(self, name: str, bounds):
         """Owned part of a scratch live-out to its full buffer."""
         func = self.graph.stage(name).func
@@ -475,11 +455,9 @@ class TiledEmitter(LoopEmitter):
         idx = [wide_name(self.names[v]) for v in func.variables]
 
         def body():
-            self.touch(full, True)
-            self.touch(scratch, False)
-            target = f"{full.buffer}[{full.offset(idx, check=self.check_group)}]"
-            value = f"{scratch.buffer}[{scratch.offset(idx, check=self.check_group)}]"
-            return self.assign(target, value)
+            target = cat(full.buffer, "[", full.offset(idx, check=self.check_group), "]")
+            value = cat(scratch.buffer, "[", scratch.offset(idx, check=self.check_group), "]")
+            return assign(cat(target, writing(full.buffer)), cat(value, reading(scratch.buffer)))
 
         return self._loops(
             func.variables, name, parallel=False, body=body, bounds=bounds, simd=True
@@ -497,15 +475,3 @@ class _SymbolNames:
 
     def name(self, obj, wanted: str) -> str:
         return self.names.name(obj, wanted)
-
-
-WHOLE_MAX_POINTS = 64
-
-
-def whole_innermost(func) -> tuple | None:
-    """(lo, hi) of `func`'s last domain dimension if its bounds are constants and it has at
-    most WHOLE_MAX_POINTS points, else None."""
-    bounds = constant_bounds(func.intervals[-1]) if func.intervals else None
-    if bounds is not None and 0 < bounds[1] - bounds[0] + 1 <= WHOLE_MAX_POINTS:
-        return bounds
-    return None

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .cexpr import helper_source
+from .chelpers import helper_source
 from .ctree import names_used, print_c, statements
 
 SOURCE_NAME = "kernel.c"

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..dsl import expr as E
 from .cexpr import wide_name
+from .ctext import CText, assign, cat, writing
 from .ctree import Block, Declare, Line, Node, Seq
 from .names import PREFIX, VECTOR_TYPES
 
@@ -57,20 +58,21 @@ def vector_kernel(emitter, func, block, names, vectors: int, start: str, loops) 
         )
         return Block((*point, body()))
 
-    def cell() -> str:
-        emitter.touch(store, True)
-        return f"*({UNALIGNED} *)&{store.buffer}[{emitter.offset(update.target, printer)}]"
+    def cell() -> CText:
+        offset = emitter.offset(update.target, printer)
+        return cat(f"*({UNALIGNED} *)&{store.buffer}[", offset, "]", writing(store.buffer))
 
-    def lanes(e) -> str:
+    def lanes(e) -> CText:
         if not any(n is cols for n in E.walk(e)):
             return printer(e)
         if isinstance(e, E.Reference):
             source = emitter.storage[e.func.name]
-            return f"(*(const {UNALIGNED} *)&{source.buffer}[{emitter.offset(e, printer)}])"
+            offset = emitter.offset(e, printer)
+            return cat(f"(*(const {UNALIGNED} *)&{source.buffer}[", offset, "])")
         if isinstance(e, E.BinOp):
-            return f"({lanes(e.a)} {e.op} {lanes(e.b)})"
+            return cat("(", lanes(e.a), f" {e.op} ", lanes(e.b), ")")
         if isinstance(e, E.Neg):
-            return f"(-{lanes(e.a)})"
+            return cat("(-", lanes(e.a), ")")
         return lanes(e.a)  # a Cast to its own type
 
     def each(body) -> Seq:
@@ -82,12 +84,12 @@ def vector_kernel(emitter, func, block, names, vectors: int, start: str, loops) 
         VECTOR,
         tuple((name(u, v), None) for u in range(block.height) for v in range(vectors)),
     )
-    loaded = each(lambda u, v: emitter.assign(name(u, v), cell()))
+    loaded = each(lambda u, v: assign(name(u, v), cell()))
     updated: Node = loops(
         lambda: each(
-            lambda u, v: emitter.assign(name(u, v), f"{name(u, v)} {op} {lanes(update.value)}")
+            lambda u, v: assign(name(u, v), cat(f"{name(u, v)} {op} ", lanes(update.value)))
         )
     )
-    stored = each(lambda u, v: emitter.assign(cell(), name(u, v)))
+    stored = each(lambda u, v: assign(cell(), name(u, v)))
     types = vector_types(typ, step * typ.dtype.itemsize)
     return Block((types, declared, loaded, updated, stored), note=VECTOR_TYPES)

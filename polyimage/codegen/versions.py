@@ -5,9 +5,9 @@ clamps bind (codegen.clamps)."""
 
 from __future__ import annotations
 
-from ..dsl import expr as E
-from .cexpr import wide_name
-from .ctree import Assign, Block, Declare, For, If, Line, Seq, if_chain
+from .cexpr import helper, wide_name
+from .ctext import CText, assign, cat, declare, if_chain
+from .ctree import Assign, Block, Declare, For, If, Line, Node, Seq
 from .names import PREFIX
 
 
@@ -21,13 +21,13 @@ def residue_loops(emitter, var, residues, body) -> Seq:
     qw = wide_name(qname)
     lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
     qlo, qhi, head_end, tail_start = (f"{PREFIX}{k}_{it}" for k in ("qlo", "qhi", "pe", "es"))
-    floordiv = emitter.printer.helper("floordiv", E.Long)
-    nodes = [
-        emitter.declare(
+    floordiv = helper("floordiv", "int64_t")
+    nodes: list[Node] = [
+        declare(
             "int64_t",
             [
-                (qlo, f"{floordiv}({lo} + {period_ - 1}, INT64_C({period_}))"),
-                (qhi, f"{floordiv}({hi} + 1, INT64_C({period_})) - 1"),
+                (qlo, cat(floordiv, f"({lo} + {period_ - 1}, INT64_C({period_}))")),
+                (qhi, cat(floordiv, f"({hi} + 1, INT64_C({period_})) - 1")),
             ],
         ),
         Declare(
@@ -63,15 +63,15 @@ def interior_loops(emitter, it, lo, hi, inside, loop) -> Seq:
     printed with the clamps of `inside` replaced by the operands they pick; the head and tail,
     a few points at the borders, are left to the compiler (no omp simd)."""
     printer = emitter.printer
-    low, high = lo, hi
-    bigger, smaller = printer.helper("max", E.Long), printer.helper("min", E.Long)
+    low, high = CText(lo), CText(hi)
+    bigger, smaller = helper("max", "int64_t"), helper("min", "int64_t")
     for e in inside.lows:
-        low = f"{bigger}({low}, {printer.wide(e)})"
+        low = cat(bigger, "(", low, ", ", printer.wide(e), ")")
     for e in inside.highs:
-        high = f"{smaller}({high}, {printer.wide(e)})"
+        high = cat(smaller, "(", high, ", ", printer.wide(e), ")")
     ilo, ihi, head_end, tail_start = (f"{PREFIX}{k}_{it}" for k in ("ilo", "ihi", "ie", "is"))
     nodes = [
-        emitter.declare("int64_t", [(ilo, low), (ihi, high)]),
+        declare("int64_t", [(ilo, low), (ihi, high)]),
         Declare(
             "int64_t",
             (
@@ -82,11 +82,8 @@ def interior_loops(emitter, it, lo, hi, inside, loop) -> Seq:
         ),
         loop(lo, head_end, False),
     ]
-    printer.chosen = inside.chosen
-    try:
+    with emitter.printing(chosen=inside.chosen):
         nodes.append(loop(ilo, ihi))
-    finally:
-        printer.chosen = {}
     nodes.append(loop(tail_start, hi, False))
     return Seq(tuple(nodes))
 
@@ -106,7 +103,7 @@ def segments(emitter, var, split) -> If:
         Assign(f"{bp}[{n - 1}]", f"{hi} + 1"),
     ]
     for k, point in enumerate(points, 1):
-        at = emitter.declare("int64_t", [(p, printer.wide(point))])
+        at = declare("int64_t", [(p, printer.wide(point))])
         clipped = f"{p} < {lo} ? {lo} : ({p} > {hi} + 1 ? {hi} + 1 : {p})"
         nodes.append(Block((at, Assign(f"{bp}[{k}]", clipped))))
     i, j, t = (f"{PREFIX}{x}" for x in "ijt")
@@ -118,14 +115,18 @@ def segments(emitter, var, split) -> If:
         )
     )
     a, b, case_ = f"{PREFIX}a", f"{PREFIX}b", f"{PREFIX}case"
-    choice = str(len(cases))
+    choice = CText(str(len(cases)))
     for k, case in reversed(list(enumerate(cases))):
-        choice = str(k) if case.cond is None else f"({printer(case.cond)} ? {k} : {choice})"
+        choice = (
+            CText(str(k))
+            if case.cond is None
+            else cat("(", printer(case.cond), f" ? {k} : ", choice, ")")
+        )
     first = Block(
         (
             Declare("int64_t", ((w, a),), True),
             *emitter.aliases([var]),
-            emitter.assign(case_, choice),
+            assign(case_, choice),
         )
     )
     segment = [
@@ -136,11 +137,11 @@ def segments(emitter, var, split) -> If:
     ]
     branches: list = []
     for k, case in enumerate(list(cases) + [None]):
-        with emitter._eager(func.name in emitter.branch_free):
-            value = "0" if case is None else printer(case.value)
-        stored = emitter.store(func, f"({func.typ.c_name})({value})" if case is None else value)
+        with emitter.printing(eager=func.name in emitter.branch_free) as eager:
+            value = "0" if case is None else eager(case.value)
+        stored = emitter.store(func, f"({func.typ.c_name})(0)" if case is None else value)
         loop = For(w, a, b, Block((*emitter.aliases([var]), stored)), simd=True)
-        branches.append((f"{case_} == {k}", frozenset(), Block((loop,))))
+        branches.append((f"{case_} == {k}", Block((loop,))))
         if case is not None and case.cond is None:
             break
     segment.append(if_chain(branches))
