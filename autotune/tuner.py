@@ -19,11 +19,11 @@ import numpy as np
 
 import polyimage
 from polyimage.config import Options, is_count
+from polyimage.driver.pipeline import MAX_THREADS, target_machine
 from polyimage.errors import PolyimageError
 from polyimage.grouping.cost import CostModel, Weights
 from polyimage.grouping.machine import Machine, available_cores, cpu_model
 from polyimage.grouping.weights import TARGET_KEY, write_weights_file
-from polyimage.pipeline import MAX_THREADS, target_machine
 from polyimage.schedule.plan import Schedule
 from polyimage.timing import time_interleaved
 

@@ -41,11 +41,11 @@ from .schedule import GroupSchedule, Schedule, ScheduleError
 from .version import __version__
 
 if TYPE_CHECKING:  # what __getattr__ loads on first use, as type checkers and editors see it
-    from .background import BackgroundPipeline
-    from .deploy import load
+    from .driver.background import BackgroundPipeline
+    from .driver.measured import MeasuredPipeline
+    from .driver.pipeline import Pipeline, compile
     from .interp import interpret
-    from .measured import MeasuredPipeline
-    from .pipeline import Pipeline, compile
+    from .tools.deploy import load
 
 __all__ = list(_dsl_all) + [
     "ArgumentError",
@@ -76,33 +76,20 @@ LAYERS = (
     ("grouping",),
     ("codegen",),
     ("jit",),
-    ("arguments", "interp"),
-    (
-        "pipeline",
-        "lower",
-        "background",
-        "measured",
-        "trial",
-        "record",
-        "report",
-        "dump",
-        "profile",
-        "vectorization",
-        "export",
-        "deploy",
-    ),
+    ("interp",),
+    ("driver", "tools"),
     ("scale", "dask"),
-    ("cli", "commands", "apps", "autotune", "testing"),
+    ("commands", "apps", "autotune", "testing"),
 )
 
 # public names whose modules load isl and cffi: imported on first use (PEP 562)
 _LAZY = {
-    "compile": "pipeline",
-    "Pipeline": "pipeline",
-    "BackgroundPipeline": "background",
-    "MeasuredPipeline": "measured",
+    "compile": "driver.pipeline",
+    "Pipeline": "driver.pipeline",
+    "BackgroundPipeline": "driver.background",
+    "MeasuredPipeline": "driver.measured",
     "interpret": "interp",
-    "load": "deploy",
+    "load": "tools.deploy",
 }
 _SUBMODULES = {name for layer in LAYERS for name in layer}
 

@@ -15,7 +15,7 @@ POLYIMAGE_WEIGHTS_FILE  the autotuner's weights file (default:
                      $XDG_CONFIG_HOME/polyimage/weights.json, else ~/.config/polyimage/...)
 POLYIMAGE_MULTILEVEL 1: schedule="auto" also weighs two-level tiles (Algorithm 4); default 0
 POLYIMAGE_CHECK      1: the checked build, every buffer index checked at run time (codegen.checked)
-POLYIMAGE_DUMP       a folder: every compile writes what each pass produced there (dump.py)
+POLYIMAGE_DUMP       a folder: every compile writes what each pass produced there (tools/dump.py)
 CC                   the C compiler (as for any Python extension build): gcc or clang; one
                      without OpenMP builds serial code (flags_for)
 """
@@ -35,7 +35,7 @@ from .errors import ArgumentError
 # one level of loop unswitching keeps its gains and cuts gcc's time on large groups 2-3x; the
 # C library's exp, log, sin, cos and pow are called as they are (no folding or narrowing by gcc),
 # as the interpreter calls them (dsl.libm); identical functions stay apart, so that each reports
-# its own loops in the vectorization report (polyimage.vectorization); instructions are
+# its own loops in the vectorization report (polyimage.tools.vectorization); instructions are
 # scheduled before register allocation watching register pressure, so that a loop body of many
 # independent terms (a 7x7 bilateral's 49 exp weights) does not keep them all live and spill
 # (AVX2's 16 registers: 139 -> 99 ms)

@@ -30,9 +30,9 @@ except ImportError as exc:  # the core works without them; this module does not
         f"pip install polyimage[dask]"
     ) from exc
 
-from .arguments import check_param, check_threads, derive_values
 from .config import is_count
 from .errors import ArgumentError, ArgumentTypeError
+from .graph.arguments import check_param, check_threads, derive_values
 from .scale.halo import SplitError, split_plan
 from .scale.windows import block_slices, block_window, stage_range, window_slices
 
@@ -261,7 +261,7 @@ class _Runner:
 
 
 def _recompiled(recipe, threads):
-    from .pipeline import compile
+    from .driver.pipeline import compile
 
     return _Runner(compile(*recipe), threads)
 

@@ -44,7 +44,7 @@ def _app_cases():
     import polyimage
     from polyimage.apps import APP_NAMES, load_app
     from polyimage.codegen.export_c import exported_c
-    from polyimage.lower import profiled
+    from polyimage.driver.lower import profiled
 
     for name in APP_NAMES:
         app = load_app(name)

@@ -45,9 +45,9 @@ from polyimage import (
     repeat_edge,
     wrap,
 )
+from polyimage.driver.lower import generate_c
+from polyimage.driver.pipeline import Pipeline
 from polyimage.jit.build import build
-from polyimage.lower import generate_c
-from polyimage.pipeline import Pipeline
 from polyimage.schedule.regions import Region, Regions
 
 

@@ -11,8 +11,8 @@ import pytest
 
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
-from polyimage.arguments import as_cpu_array
 from polyimage.errors import ArgumentTypeError
+from polyimage.graph.arguments import as_cpu_array
 
 
 def _doubled_pipeline():

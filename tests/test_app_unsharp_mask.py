@@ -9,7 +9,7 @@ from oracle import run_both
 import polyimage
 from polyimage.apps import unsharp_mask
 from polyimage.apps.inputs import bundled
-from polyimage.cli import main
+from polyimage.commands.cli import main
 from polyimage.io import load_image
 
 

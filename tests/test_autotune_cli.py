@@ -10,7 +10,7 @@ import pytest
 import polyimage
 from polyimage.apps import unsharp_mask
 from polyimage.autotune.tuning_report import plot_unavailable
-from polyimage.cli import main
+from polyimage.commands.cli import main
 from polyimage.config import Options
 from polyimage.grouping.machine import cpu_model
 

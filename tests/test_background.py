@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import polyimage
-import polyimage.lower
-import polyimage.pipeline
+import polyimage.driver.lower
+import polyimage.driver.pipeline
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.config import Options
 
@@ -35,13 +35,13 @@ def options(tmp_path):
 def gated_auto(monkeypatch):
     """The auto schedule waits for the returned event, so the background compile stays busy."""
     gate = threading.Event()
-    original = polyimage.lower.auto_schedule
+    original = polyimage.driver.lower.auto_schedule
 
     def waiting(*args, **kwargs):
         assert gate.wait(60), "the test never opened the gate"
         return original(*args, **kwargs)
 
-    monkeypatch.setattr(polyimage.lower, "auto_schedule", waiting)
+    monkeypatch.setattr(polyimage.driver.lower, "auto_schedule", waiting)
     yield gate
     gate.set()
 

@@ -8,7 +8,7 @@ import re
 import pytest
 from helpers import ROOT
 
-from polyimage.cli import main
+from polyimage.commands.cli import main
 from polyimage.commands.plot import halide_ratios
 
 DOCS = ROOT / "docs"

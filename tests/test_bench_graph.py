@@ -7,8 +7,8 @@ import pytest
 
 import polyimage
 from polyimage.apps import unsharp_mask
-from polyimage.cli import main
 from polyimage.commands.bench import format_table, measure, run_bench
+from polyimage.commands.cli import main
 
 
 def test_bench_small_writes_table_and_json(tmp_path, monkeypatch):

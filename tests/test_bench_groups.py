@@ -3,8 +3,8 @@
 import numpy as np
 import pytest
 
-from polyimage.cli import main
 from polyimage.commands import bench_groups as bg
+from polyimage.commands.cli import main
 from polyimage.errors import ArgumentError
 
 

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from polyimage.cli import main
 from polyimage.commands import bench, contention
+from polyimage.commands.cli import main
 from polyimage.errors import ArgumentError
 
 APP = "unsharp_mask"

@@ -3,8 +3,8 @@ for on another machine's behalf, and the header that says what it measured on.""
 
 import pytest
 
-from polyimage.cli import main
 from polyimage.commands import targets
+from polyimage.commands.cli import main
 from polyimage.config import MACHINE_VARIABLES
 from polyimage.errors import ArgumentError
 

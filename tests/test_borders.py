@@ -231,7 +231,7 @@ def test_mistakes_are_named():
 def test_the_interior_of_a_2d_border_vectorizes(mode):
     """Bordered along both dimensions: the row's folds, clamps and selects are computed once
     before the innermost loop (codegen.cexpr.Hoisted), whose interior gcc vectorizes."""
-    from polyimage.vectorization import vectorization
+    from polyimage.tools.vectorization import vectorization
 
     make, _ = MODES[mode]
     img = Image(Float, "img", [Parameter(Int, "R"), Parameter(Int, "C")])

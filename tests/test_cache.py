@@ -19,9 +19,9 @@ from helpers import ROOT, child_env
 
 import polyimage
 from polyimage.config import DEFAULT_CFLAGS, Options
+from polyimage.driver.record import RECORDS
 from polyimage.jit import build, cache
 from polyimage.jit.toolchain import TOOLCHAIN_DIR
-from polyimage.record import RECORDS
 
 # The same text defines the pipeline here (through exec) and in child processes, so both
 # generate the same C.
@@ -68,7 +68,7 @@ def _entries(root: Path) -> list:
 
 def _leftovers(root: Path) -> list:
     """Anything under the cache root that is not a complete entry or its two-letter folder, a
-    compile record (polyimage/record.py) or its folder, or what the compiler said about itself
+    compile record (driver/record.py) or its folder, or what the compiler said about itself
     (jit/toolchain.py, complete .json files)."""
     root = Path(root)
     if not root.is_dir():

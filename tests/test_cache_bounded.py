@@ -14,7 +14,7 @@ import pytest
 from helpers import ROOT, child_env
 
 import polyimage
-from polyimage.cli import main
+from polyimage.commands.cli import main
 from polyimage.commands.handlers import human_size
 from polyimage.config import DEFAULT_CACHE_MAX, Options
 from polyimage.jit import cache

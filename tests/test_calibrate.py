@@ -11,13 +11,13 @@ from helpers import MACHINE
 
 import polyimage
 from polyimage.apps import unsharp_mask
-from polyimage.cli import main
+from polyimage.commands.cli import main
 from polyimage.config import Options
+from polyimage.driver.pipeline import resolve_estimates
 from polyimage.graph.dag import build_graph
 from polyimage.grouping.cost import CostModel
 from polyimage.grouping.machine import REFERENCE_GATHER_OPS, REFERENCE_OP_BYTES, Machine
 from polyimage.jit import calibrate as cal
-from polyimage.pipeline import resolve_estimates
 
 
 @pytest.fixture

@@ -4,7 +4,7 @@ traceback, and nothing run or written."""
 
 import pytest
 
-from polyimage.cli import main
+from polyimage.commands.cli import main
 
 BAD = [
     # (argv, what the one line must name)

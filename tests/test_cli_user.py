@@ -14,8 +14,8 @@ from helpers import ROOT
 import polyimage
 from polyimage.apps import APP_NAMES, load_app
 from polyimage.apps.inputs import bundled, to_float
-from polyimage.cli import main
 from polyimage.commands import bench
+from polyimage.commands.cli import main
 from polyimage.version import __version__
 
 
@@ -60,7 +60,7 @@ def test_run_help_lists_every_app_with_its_description(capsys):
 
 def test_help_of_other_commands_imports_no_app():
     code = (
-        "import sys; from polyimage.cli import main; main(['bench', '--help']); "
+        "import sys; from polyimage.commands.cli import main; main(['bench', '--help']); "
         "main(['--version']); "
         "print(sorted(m for m in sys.modules if m.startswith('polyimage.apps')))"
     )

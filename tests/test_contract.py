@@ -25,9 +25,9 @@ from polyimage.commands import bench
 from polyimage.commands.parser import build_parser
 from polyimage.commands.runner import run_app
 from polyimage.config import DEFAULT_CFLAGS, Options
+from polyimage.driver.record import compile_key
 from polyimage.io import load_image
 from polyimage.jit.toolchain import compiler_command
-from polyimage.record import compile_key
 from polyimage.testing import random_pipeline
 
 ULPS = 16

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("dask.distributed", reason="needs the dask extra: pip install polyimage[dask]")
 
-from polyimage.cli import main  # noqa: E402
+from polyimage.commands.cli import main  # noqa: E402
 from polyimage.commands.dask_bench import VARIANTS, dask_apps, run_dask_bench  # noqa: E402
 from polyimage.errors import ArgumentError  # noqa: E402
 

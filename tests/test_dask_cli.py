@@ -13,8 +13,8 @@ from distributed import Client, LocalCluster
 import polyimage
 import polyimage.dask as pdask
 from polyimage.apps import load_app
-from polyimage.cli import main
 from polyimage.commands.batch import BatchError, run_batch
+from polyimage.commands.cli import main
 from polyimage.io import load_image, save_image
 
 

@@ -12,7 +12,7 @@ import pytest
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.config import Options
-from polyimage.pipeline import DEFAULT_ESTIMATE, resolve_estimates
+from polyimage.driver.pipeline import DEFAULT_ESTIMATE, resolve_estimates
 
 
 def _blur(weighted=False):
@@ -107,8 +107,8 @@ def test_passes_are_logged_at_debug(caplog, tmp_path):
 
 
 def test_long_compiles_report_each_pass_as_it_ends(caplog, tmp_path, monkeypatch):
-    monkeypatch.setattr("polyimage.pipeline.PROGRESS_AFTER_SECONDS", 0.0)
-    monkeypatch.setattr("polyimage.pipeline.PROGRESS_MIN_PASS_SECONDS", 0.0)
+    monkeypatch.setattr("polyimage.driver.pipeline.PROGRESS_AFTER_SECONDS", 0.0)
+    monkeypatch.setattr("polyimage.driver.pipeline.PROGRESS_MIN_PASS_SECONDS", 0.0)
     caplog.set_level(logging.INFO, logger="polyimage.progress")
     polyimage.compile([_blur()], schedule="naive", options=Options(cache_dir=tmp_path))
     lines = [r.getMessage() for r in caplog.records if r.name == "polyimage.progress"]
@@ -116,7 +116,7 @@ def test_long_compiles_report_each_pass_as_it_ends(caplog, tmp_path, monkeypatch
         assert any(line.startswith(f"by: {name} done in ") for line in lines), lines
     quick = tmp_path / "quick"
     caplog.clear()
-    monkeypatch.setattr("polyimage.pipeline.PROGRESS_AFTER_SECONDS", 3600.0)
+    monkeypatch.setattr("polyimage.driver.pipeline.PROGRESS_AFTER_SECONDS", 3600.0)
     polyimage.compile([_blur()], schedule="naive", options=Options(cache_dir=quick))
     assert not [r for r in caplog.records if r.name == "polyimage.progress"]
 
@@ -166,7 +166,7 @@ def test_calls_still_agree_with_the_interpreter(pipe):
 def test_repeated_calls_reuse_the_binding_but_never_a_stale_one():
     """Shapes and parameter values seen before skip re-deriving the domains; changing shapes,
     more of them than the memo holds, still give the interpreter's results."""
-    from polyimage.arguments import MEMO_SIZE
+    from polyimage.graph.arguments import MEMO_SIZE
 
     pipe = polyimage.compile([_blur(weighted=True)], estimates={"R": 64, "C": 64})
     rng = np.random.default_rng(5)

@@ -12,7 +12,7 @@ import pytest
 import polyimage
 from polyimage import Double, Exp, Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.dsl import exp_poly, libm
-from polyimage.vectorization import vectorization
+from polyimage.tools.vectorization import vectorization
 
 SPECIALS = [0.0, -0.0, np.inf, -np.inf, np.nan, 1e-30, -1e-30, 0.5, -0.5, 1.0, 88.72, 88.73]
 SPECIALS += [-87.33, -103.97, -103.98, -150.0, 150.0, 709.78, 709.79, -708.4, -745.13, -745.14]

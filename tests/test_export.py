@@ -17,9 +17,9 @@ from oracle import as_outputs, assert_same
 
 import polyimage
 from polyimage.apps import bilateral_grid, histogram_equalize, unsharp_mask
-from polyimage.arguments import bind_arguments
-from polyimage.cli import main
+from polyimage.commands.cli import main
 from polyimage.graph import build_graph
+from polyimage.graph.arguments import bind_arguments
 
 APPS = {
     "unsharp_mask": unsharp_mask,  # a stencil pipeline
@@ -439,7 +439,7 @@ def test_an_export_made_before_the_declared_order_still_loads(tmp_path, monkeypa
     as before they came in declared order, in a manifest of format 1: the loader calls it
     in the order its manifest lists."""
     monkeypatch.setattr(
-        "polyimage.export.entry_parameters", lambda compiled: compiled.stage_graph.parameters
+        "polyimage.tools.export.entry_parameters", lambda compiled: compiled.stage_graph.parameters
     )
     img, expected = _export_gradient(tmp_path / "old")
     header = (tmp_path / "old" / "grad.h").read_text()

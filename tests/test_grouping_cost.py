@@ -26,11 +26,11 @@ from polyimage import (
 )
 from polyimage.algebra.evaluate import evaluate_scalar
 from polyimage.apps import bilateral_grid, harris, histogram_equalize, local_laplacian, unsharp_mask
+from polyimage.driver.pipeline import resolve_estimates
 from polyimage.dsl import exp_poly
 from polyimage.graph.dag import build_graph
 from polyimage.grouping.cost import CostModel, Weights, group_cost, strip_sizes
 from polyimage.grouping.facts import SCALAR_LOOP
-from polyimage.pipeline import resolve_estimates
 from polyimage.testing import random_pipeline
 
 # only the work counts: recomputed halo points make a fused group cost more

@@ -1,4 +1,4 @@
-"""Layout, mode and dtype hints of call errors (polyimage/arguments.py): a photo loaded the wrong
+"""Layout, mode and dtype hints of call errors (graph/arguments.py): a photo loaded the wrong
 way gets a hint at the load_image argument that fixes it."""
 
 import numpy as np

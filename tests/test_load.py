@@ -12,7 +12,7 @@ import pytest
 
 import polyimage
 from polyimage.apps import bilateral_grid, histogram_equalize, unsharp_mask
-from polyimage.deploy import LoadError
+from polyimage.tools.deploy import LoadError
 
 APPS = {"unsharp_mask": unsharp_mask, "histogram_equalize": histogram_equalize}
 
@@ -110,7 +110,8 @@ LOADER = textwrap.dedent(
     result = polyimage.load(sys.argv[1])(threads=2, weight=3.0, threshold=0.001, **arguments)
     np.save(sys.argv[3], result)
     assert "islpy" not in sys.modules or sys.modules["islpy"] is None
-    assert "polyimage.pipeline" not in sys.modules and "polyimage.jit.build" not in sys.modules
+    assert "polyimage.driver.pipeline" not in sys.modules
+    assert "polyimage.jit.build" not in sys.modules
     """
 )
 

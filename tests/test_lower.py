@@ -1,4 +1,4 @@
-"""The Compiled record (polyimage/lower.py): `lower()` returns a frozen record of every pass; each
+"""The Compiled record (driver/lower.py): `lower()` returns a frozen record of every pass; each
 schedule path ends in a Schedule and one plan per group; the record the cache restores describes
 the same compile as a fresh one; report, dump, profile and export are functions of a record."""
 
@@ -11,12 +11,12 @@ from helpers import pinned_options, uncovered_read
 
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Schedule, Variable
-from polyimage.dump import compiled_texts
+from polyimage.driver.lower import Compiled, PassTimer, Request, lower
+from polyimage.driver.record import compile_key, load_compiled, save_compiled
 from polyimage.grouping.auto import AutoResult
-from polyimage.lower import Compiled, PassTimer, Request, lower
-from polyimage.record import compile_key, load_compiled, save_compiled
-from polyimage.report import pipeline_report
 from polyimage.schedule.tiling import TiledGroup
+from polyimage.tools.dump import compiled_texts
+from polyimage.tools.report import pipeline_report
 
 R, C = Parameter(Int, "R"), Parameter(Int, "C")
 ESTIMATES = {"R": 256, "C": 256}

@@ -17,9 +17,9 @@ from oracle import assert_calls_match
 
 import polyimage
 from polyimage import Float, Function, GroupSchedule, Image, Int, Interval, Parameter, Variable
-from polyimage.cli import main
 from polyimage.commands import bench
-from polyimage.measured import (
+from polyimage.commands.cli import main
+from polyimage.driver.measured import (
     DOUBLED,
     HALVED,
     NAMED,
@@ -27,8 +27,8 @@ from polyimage.measured import (
     scaled_group,
     tile_variants,
 )
-from polyimage.record import compiler_digest
-from polyimage.trial import load_trial, store_path
+from polyimage.driver.record import compiler_digest
+from polyimage.driver.trial import load_trial, store_path
 
 TESTS = Path(__file__).resolve().parent
 ESTIMATES = {"R": 45, "C": 61}  # odd sizes: no tile divides them
@@ -113,7 +113,7 @@ def test_a_compile_in_another_process_runs_the_kept_choice_without_timing(measur
     script = (
         f"import sys, json; sys.path.insert(0, {str(TESTS)!r})\n"
         "import polyimage\n"
-        "from polyimage.record import compiler_digest\n"
+        "from polyimage.driver.record import compiler_digest\n"
         "from test_measured import ESTIMATES, build, image\n"
         "pipe = polyimage.compile(build(), estimates=ESTIMATES, schedule='measured')\n"
         "pipe(img=image(ESTIMATES['R'], ESTIMATES['C'], seed=1))\n"

@@ -12,9 +12,9 @@ from helpers import assert_exact_on_threads, pinned_options
 
 import polyimage
 from polyimage import Clamp, Float, Function, Image, Int, Interval, Parameter, Variable
+from polyimage.driver.lower import lower
 from polyimage.graph.dag import build_graph
 from polyimage.grouping.cost import CostModel
-from polyimage.lower import lower
 from polyimage.testing import random_pipeline, random_schedule
 from polyimage.testing.shifted import shifted_pipeline
 

@@ -50,11 +50,11 @@ from polyimage import (
     saturating_sub,
     widening_mul,
 )
+from polyimage.driver.record import graph_text
 from polyimage.dsl import expr as E
 from polyimage.dsl.types import type_of_dtype
 from polyimage.graph import build_graph
-from polyimage.record import graph_text
-from polyimage.vectorization import vectorization
+from polyimage.tools.vectorization import vectorization
 
 NUMBER_TYPES = INT_TYPES + [Float, Double, Half]
 UNSIGNED = {Char: UChar, UChar: UChar, Short: UShort, UShort: UShort}

@@ -13,7 +13,7 @@ from polyimage.config import Options
 from polyimage.grouping.auto import auto_schedule
 from polyimage.grouping.cost import CostModel, unpriced_scalar
 from polyimage.grouping.facts import SCALAR_LOOP
-from polyimage.vectorization import LoopVerdict
+from polyimage.tools.vectorization import LoopVerdict
 
 ESTIMATES = {"R": 1024, "C": 1024}
 
@@ -37,7 +37,7 @@ def _weights_then_blur():
 def _report_scalar(monkeypatch, stages):
     """Make every build's report say that the loops of `stages` stayed scalar (gcc's verdicts
     depend on its version: the mechanism is tested on a verdict of our choosing)."""
-    import polyimage.vectorization as vectorization
+    import polyimage.tools.vectorization as vectorization
 
     real = vectorization.logged_verdicts
 

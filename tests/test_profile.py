@@ -6,7 +6,7 @@ import pytest
 
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
-from polyimage.cli import main
+from polyimage.commands.cli import main
 
 
 def _chain():

@@ -20,7 +20,7 @@ import polyimage
 from polyimage import Float, Image, Int, Interval, Op, Parameter, Reduce, Reduction, Variable
 from polyimage.commands.parser import build_parser
 from polyimage.config import DEFAULT_CFLAGS, REASSOCIATE_FLAGS, Options
-from polyimage.record import compile_key
+from polyimage.driver.record import compile_key
 
 TOLERANCE = 1e-4
 

@@ -1,4 +1,4 @@
-"""Whole-compile records (polyimage/record.py): a compile seen before runs no pass and gives the
+"""Whole-compile records (driver/record.py): a compile seen before runs no pass and gives the
 same C and results; every input of the key makes a miss when it changes; warnings are issued
 again on a hit; a damaged record is rebuilt with a warning; processes share records safely."""
 
@@ -11,9 +11,10 @@ import pytest
 from helpers import child_env, uncovered_read
 
 import polyimage
-from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable, record
+from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.config import Options
-from polyimage.record import record_path
+from polyimage.driver import record
+from polyimage.driver.record import record_path
 
 PASSES = ("analyze", "inline", "schedule", "generate_c")
 
@@ -89,7 +90,7 @@ def test_options_machine_and_version_are_in_the_key(options, monkeypatch):
     assert not _compile(outputs, flagged).cached
     machine = Options(cache_dir=options.cache_dir, machine={"l2_bytes": 12345})
     assert not _compile(outputs, machine).cached
-    monkeypatch.setattr("polyimage.record.__version__", "0.0.0-other")
+    monkeypatch.setattr("polyimage.driver.record.__version__", "0.0.0-other")
     assert not _compile(outputs, options).cached
 
 

@@ -27,7 +27,7 @@ from polyimage import (
     UShort,
     Variable,
 )
-from polyimage.pipeline import MAX_THREADS
+from polyimage.driver.pipeline import MAX_THREADS
 
 SCHEDULES = ("naive", "auto")
 

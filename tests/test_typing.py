@@ -52,9 +52,9 @@ RIGHT = """
 """
 
 REVEALED = [
-    "polyimage.pipeline.Pipeline",
-    "polyimage.pipeline.Pipeline",
-    "polyimage.deploy.LoadedPipeline",
+    "polyimage.driver.pipeline.Pipeline",
+    "polyimage.driver.pipeline.Pipeline",
+    "polyimage.tools.deploy.LoadedPipeline",
     "polyimage.dsl.expr.Reference",
     "polyimage.dsl.arithmetic.Expr",
     "polyimage.dsl.arithmetic.Condition",

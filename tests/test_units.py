@@ -20,7 +20,7 @@ from polyimage.codegen import units as units_module
 from polyimage.codegen.units import SOURCE_NAME, layout
 from polyimage.config import Options
 from polyimage.jit import cache
-from polyimage.vectorization import vectorization
+from polyimage.tools.vectorization import vectorization
 
 _LINE = re.compile(rf'^#line (\d+) "{re.escape(SOURCE_NAME)}"$')
 

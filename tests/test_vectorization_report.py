@@ -6,7 +6,7 @@ from helpers import stage_trees
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Select, Variable
 from polyimage.codegen.ctree import Block, Declare, For, If, Stage, names_used, print_c, walk
-from polyimage.vectorization import _messages, _verdicts, vectorization
+from polyimage.tools.vectorization import _messages, _verdicts, vectorization
 
 
 def _pipeline():
@@ -80,7 +80,7 @@ def test_an_int64_copy_the_compiler_removed_is_reported_unused():
     from types import SimpleNamespace
 
     from polyimage.codegen.loops import WIDE_COPY
-    from polyimage.vectorization import UNUSED_WIDE_COPY, LoopVerdict, describe
+    from polyimage.tools.vectorization import UNUSED_WIDE_COPY, LoopVerdict, describe
 
     narrow = _simd("i", Declare("int", (("a", "0"),)))
     wide = _simd("i", Declare("int64_t", (("a", "0"),)))
@@ -187,7 +187,7 @@ def test_a_window_of_many_exp_weights_vectorizes():
 def test_the_verdicts_come_from_the_build_that_runs_anyway(monkeypatch):
     """Every build writes gcc's report to its log; vectorization() and scalar_stages read it
     without building again."""
-    import polyimage.vectorization as vectorization_module
+    import polyimage.tools.vectorization as vectorization_module
 
     monkeypatch.setenv("POLYIMAGE_NO_CACHE", "1")
     pipe = polyimage.compile([_pipeline()], schedule="naive", inline=False)
@@ -220,7 +220,7 @@ def test_a_log_without_the_report_is_built_again(tmp_path):
     was reused: vectorization() builds once more with the report."""
     from types import SimpleNamespace
 
-    from polyimage.vectorization import logged_verdicts, reports_every_unit
+    from polyimage.tools.vectorization import logged_verdicts, reports_every_unit
 
     pipe = polyimage.compile([_pipeline()], schedule="naive", inline=False)
     old = "# 0.30 s\ngcc -O3 -fPIC -shared kernel_wrapper.c -o module.so\n"
@@ -241,7 +241,7 @@ def test_a_reused_units_messages_are_replayed_at_its_new_lines(monkeypatch, tmp_
 
     from polyimage.codegen import units as units_module
     from polyimage.config import Options
-    from polyimage.vectorization import reports_every_unit
+    from polyimage.tools.vectorization import reports_every_unit
 
     monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 10)
     monkeypatch.setattr(units_module, "GROUP_UNIT_STATEMENTS", 5)

@@ -2,7 +2,7 @@
 (polyimage.testing.random_vector_pipeline: bilateral windows, gradients and non-maximum
 suppression, every pixel type and border mode, integer operations, guarded reads, Reductions),
 under schedules naive and auto, built for this machine and for AVX2 without AVX-512: gcc's
-report (polyimage.vectorization) says every innermost loop vectorized, or gives a reason this
+report (polyimage.tools.vectorization) says every innermost loop vectorized, or gives a reason this
 file allows, and the results equal the interpreter's."""
 
 import re
@@ -13,7 +13,7 @@ from oracle import as_outputs, assert_same, bit_exact
 
 import polyimage
 from polyimage.testing import random_vector_pipeline
-from polyimage.vectorization import describe, vectorization
+from polyimage.tools.vectorization import describe, vectorization
 
 # the first seeds, and seeds that draw what those do not (FEATURES)
 SEEDS = (0, 1, 2, 6, 10, 26, 35, 45, 75, 184)

@@ -2,7 +2,7 @@
 entry function, and that entry, appended to kernel.c, which checks every parameter value and
 buffer extent against what the pipeline requires before any memory is touched.
 
-The checks are the ones the Python call makes (polyimage.arguments): the constraints, every
+The checks are the ones the Python call makes (polyimage.graph.arguments): the constraints, every
 stage's domain non-empty and within its variables' type, each buffer's extents equal to what
 the parameters give, outputs overlapping no other buffer. Extents are computed in 64-bit
 arithmetic from parameters of at most 32 bits, so no check can overflow.

@@ -9,7 +9,7 @@ PREFIX = "pim_"
 # holds (gcc stops inlining in a long loop body, and a call leaves the loop scalar)
 HELPER = "PIM_INLINE"
 # the note on the block of a Reduction's update loops: the vectorization report reads their
-# innermost loops, `omp simd` or not (polyimage.vectorization)
+# innermost loops, `omp simd` or not (polyimage.tools.vectorization)
 UPDATES = "updates"
 # the note on the loops of a register-blocked Reduction that move its cells (into and out of
 # the registers) or update its leftover cells in place (fewer than a vector of columns, or of

@@ -51,7 +51,7 @@ CONTRACTED = "+fma"
 REASSOCIATED = "+reassoc"
 FLOAT_VARIANTS = {CONTRACTED: "multiply-add contraction", REASSOCIATED: "float reassociation"}
 # the schedule timed beside the app's: the fastest of a few candidates on this machine, its
-# choice kept in the cache (polyimage.measured)
+# choice kept in the cache (polyimage.driver.measured)
 MEASURED: Final = "measured"
 INSTALL_HINT = 'pip install "polyimage[bench]" (in a checkout: pip install -e ".[bench]")'
 

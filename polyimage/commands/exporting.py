@@ -7,7 +7,7 @@ from __future__ import annotations
 import polyimage
 from polyimage.config import Options
 from polyimage.errors import ArgumentError
-from polyimage.export import check_export
+from polyimage.tools.export import check_export
 
 from .cli_arguments import parse_estimates, pipeline_source, resolve_schedule
 from .targets import TARGETS

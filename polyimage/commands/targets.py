@@ -8,10 +8,10 @@ import dataclasses
 import os
 
 from polyimage.config import Options, size_in_bytes
+from polyimage.driver.pipeline import target_machine
 from polyimage.errors import ArgumentError
 from polyimage.grouping.machine import cpu_model
 from polyimage.jit.toolchain import compiler_command, facts_dir, resolved_target
-from polyimage.pipeline import target_machine
 
 # target name -> (gcc -march value, Halide features to drop from the host's JIT target)
 TARGETS = {

@@ -17,9 +17,9 @@ from polyimage.errors import ArgumentError
 from .cli_arguments import parse_estimates, pipeline_source, typed_values
 
 if TYPE_CHECKING:
+    from polyimage.driver.measured import MeasuredPipeline, ProgressCallback
+    from polyimage.driver.trial import Trial
     from polyimage.graph.dag import StageGraph
-    from polyimage.measured import MeasuredPipeline, ProgressCallback
-    from polyimage.trial import Trial
 
 SEED = 0
 
@@ -75,7 +75,7 @@ def settle_measured(pipe: object, app=None) -> None:
     """Let a pipeline compiled with schedule="measured" choose its winner on this machine
     before it is reported, drawn or exported: the choice kept for its estimates' sizes, else
     the candidates timed now on random inputs of those sizes. Other pipelines: nothing."""
-    from polyimage.measured import MeasuredPipeline
+    from polyimage.driver.measured import MeasuredPipeline
 
     if isinstance(pipe, MeasuredPipeline):
         tune_on_random(pipe, app, report=lambda text: None)

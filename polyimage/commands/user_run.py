@@ -8,10 +8,10 @@ import numpy as np
 
 import polyimage
 from polyimage.apps.inputs import bundled, to_float
-from polyimage.arguments import bind_arguments
 from polyimage.dsl import expr as E
 from polyimage.errors import ArgumentError
 from polyimage.graph import build_graph
+from polyimage.graph.arguments import bind_arguments
 from polyimage.io import load_image, save_image
 
 from .cli_arguments import (

@@ -57,7 +57,7 @@ UNIT_POLICY = (
 )
 # compiled units kept by their text, so that a compile which changes other code relinks them
 OBJECTS = "objects"
-# gcc's vectorization report, written to build.log by every build (polyimage.vectorization
+# gcc's vectorization report, written to build.log by every build (polyimage.tools.vectorization
 # reads it); messages only: the cache key, the object keys and the code are the same without
 VECTOR_REPORT_FLAGS = ("-fopt-info-vec-optimized", "-fopt-info-vec-missed")
 _LOAD_LOCK = threading.Lock()

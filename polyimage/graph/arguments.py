@@ -12,12 +12,12 @@ from typing import Protocol
 
 import numpy as np
 
-from .algebra.affine import linear_form
-from .algebra.evaluate import Evaluator, evaluate_scalar
-from .config import is_count
-from .dsl import expr as E
-from .dsl.types import ALL_TYPES
-from .errors import ArgumentError, ArgumentTypeError
+from ..algebra.affine import linear_form
+from ..algebra.evaluate import Evaluator, evaluate_scalar
+from ..config import is_count
+from ..dsl import expr as E
+from ..dsl.types import ALL_TYPES
+from ..errors import ArgumentError, ArgumentTypeError
 
 
 class CallGraph(Protocol):

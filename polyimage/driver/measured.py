@@ -2,8 +2,8 @@
 call times a few candidate schedules (auto's choice, greedy-cost, greedy, naive, and auto's
 tiles halved and doubled) on the call's own arrays and runs on the fastest from then on.
 
-The choice is kept in the cache (polyimage.trial), so that a later compile in any process with
-the same compile, CPU, thread count and shapes finds it without timing.
+The choice is kept in the cache (driver/trial.py), so that a later compile in any process
+with the same compile, CPU, thread count and shapes finds it without timing.
 """
 
 from __future__ import annotations
@@ -26,21 +26,21 @@ from typing import (
     TypeVar,
 )
 
-from .algebra.evaluate import Evaluator, extent
-from .arguments import bind_arguments, bind_positional, check_threads
-from .errors import CacheWarning, PolyimageError
+from ..algebra.evaluate import Evaluator, extent
+from ..errors import CacheWarning, PolyimageError
+from ..graph.arguments import bind_arguments, bind_positional, check_threads
+from ..schedule.plan import GroupSchedule, Schedule
+from ..schedule.tiling import TiledGroup
+from ..timing import Timing, collector_paused, time_interleaved
 from .record import compile_key
-from .schedule.plan import GroupSchedule, Schedule
-from .schedule.tiling import TiledGroup
-from .timing import Timing, collector_paused, time_interleaved
 from .trial import Trial, load_trial, save_trial, store_path, warn_damaged
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike
 
-    from .config import Options
+    from ..config import Options
+    from ..tools.profile import Profile
     from .lower import Compiled, Request
-    from .profile import Profile
 
 log = logging.getLogger("polyimage")
 # candidates compiled by their name; auto's tile variants are compiled from their text
@@ -54,7 +54,7 @@ ProgressCallback = Callable[[int, int, str], None]
 
 
 class Candidate(Protocol):
-    """What a trial uses of a compiled candidate (a polyimage.pipeline.Pipeline, whose module
+    """What a trial uses of a compiled candidate (a polyimage.driver.pipeline.Pipeline, whose module
     imports this one)."""
 
     compiled: Any

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .schedule.tiling import UntiledGroup
+from ..schedule.tiling import UntiledGroup
 
 
 @dataclass(frozen=True)

@@ -9,12 +9,12 @@ import dataclasses
 import threading
 from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
 
-from .errors import ArgumentError
+from ..errors import ArgumentError
 
 if TYPE_CHECKING:
-    from .config import Options
+    from ..config import Options
 
-# the compiled pipeline (polyimage.pipeline.Pipeline, which imports this module): anything
+# the compiled pipeline (polyimage.driver.pipeline.Pipeline, which imports this module): anything
 # callable
 Built = TypeVar("Built", bound=Callable[..., Any])
 

@@ -21,10 +21,25 @@ from typing import Any, Mapping
 
 import numpy as np
 
-from .codegen.cmodule import CModule, generate_module
-from .config import Options
-from .dsl import expr as E
-from .dump import (
+from ..codegen.cmodule import CModule, generate_module
+from ..config import Options
+from ..dsl import expr as E
+from ..errors import ArgumentError, ArgumentTypeError, PipelineError, WeightsWarning
+from ..graph.dag import StageGraph, build_graph
+from ..graph.inline import inline_stages
+from ..grouping.auto import AutoResult, auto_schedule
+from ..grouping.greedy import greedy_cost_schedule, greedy_schedule
+from ..grouping.machine import Machine, cpu_model
+from ..grouping.weights import foreign_weights, resolve_weights
+from ..jit.calibrate import load_calibration
+from ..jit.toolchain import facts_for
+from ..poly.analysis import analyze
+from ..poly.bounds import branch_free_stages, check_analysis, check_inlined
+from ..schedule.memory import MemoryEstimate, memory_estimate, small_stages
+from ..schedule.plan import Schedule, ScheduleError
+from ..schedule.reductions import reduction_strategies
+from ..schedule.tiling import TiledGroup, plan_groups
+from ..tools.dump import (
     Dump,
     analysis_text,
     graph_text,
@@ -32,21 +47,6 @@ from .dump import (
     plans_text,
     schedule_text,
 )
-from .errors import ArgumentError, ArgumentTypeError, PipelineError, WeightsWarning
-from .graph.dag import StageGraph, build_graph
-from .graph.inline import inline_stages
-from .grouping.auto import AutoResult, auto_schedule
-from .grouping.greedy import greedy_cost_schedule, greedy_schedule
-from .grouping.machine import Machine, cpu_model
-from .grouping.weights import foreign_weights, resolve_weights
-from .jit.calibrate import load_calibration
-from .jit.toolchain import facts_for
-from .poly.analysis import analyze
-from .poly.bounds import branch_free_stages, check_analysis, check_inlined
-from .schedule.memory import MemoryEstimate, memory_estimate, small_stages
-from .schedule.plan import Schedule, ScheduleError
-from .schedule.reductions import reduction_strategies
-from .schedule.tiling import TiledGroup, plan_groups
 
 log = logging.getLogger("polyimage")
 # compiles that take longer than this report each pass as it ends (the command line shows them)

@@ -17,18 +17,18 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Sequence
 
-from .codegen.export_c import ERROR_ARGUMENT, ERROR_MEMORY, OK, exported_c
-from .codegen.names import reserved
+from ..codegen.export_c import ERROR_ARGUMENT, ERROR_MEMORY, OK, exported_c
+from ..codegen.names import reserved
+from ..dsl.constructs import Function, Image
+from ..dsl.serial import to_data
+from ..errors import ArgumentError, CompileError
+from ..jit.build import compile_flags, unit_flags
+from ..version import __version__
 from .deploy import MANIFEST, MANIFEST_FORMAT
-from .dsl.constructs import Function, Image
-from .dsl.serial import to_data
-from .errors import ArgumentError, CompileError
-from .jit.build import compile_flags, unit_flags
-from .version import __version__
 
 if TYPE_CHECKING:
-    from .config import Options
-    from .lower import Compiled
+    from ..config import Options
+    from ..driver.lower import Compiled
 
 log = logging.getLogger("polyimage")
 

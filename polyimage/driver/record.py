@@ -23,15 +23,15 @@ import pickle
 import warnings
 from pathlib import Path
 
-from .dsl import expr as E
-from .dsl.constructs import Reduce
-from .errors import CacheWarning, UncoveredReadWarning
-from .jit.build import evict_over_cap
-from .jit.cache import fields_digest, write_whole
+from ..dsl import expr as E
+from ..dsl.constructs import Reduce
+from ..errors import CacheWarning, UncoveredReadWarning
+from ..jit.build import evict_over_cap
+from ..jit.cache import fields_digest, write_whole
+from ..version import __version__
 from .lower import Compiled, Request
-from .version import __version__
 
-RECORD_FORMAT = 3
+RECORD_FORMAT = 4
 # folders of the package that are not the compiler: their changes keep compile records valid
 NOT_COMPILER = ("apps", "autotune", "images")
 RECORDS = "records"

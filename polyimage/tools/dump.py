@@ -16,8 +16,8 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-from .dsl.constructs import Reduce
-from .schedule.tiling import UntiledGroup
+from ..dsl.constructs import Reduce
+from ..schedule.tiling import UntiledGroup
 
 
 class Dump:

@@ -17,7 +17,10 @@ import threading
 import warnings
 from typing import TYPE_CHECKING, Any, Literal, Mapping, Sequence, Union, overload
 
-from .arguments import (  # noqa: F401  (MAX_THREADS is read from here too)
+from ..calls import CALLS, call_threads
+from ..config import Options
+from ..errors import ArgumentError, EstimateWarning, PipelineError
+from ..graph.arguments import (  # noqa: F401  (MAX_THREADS is read from here too)
     MAX_THREADS,
     CopiedInput,
     bind_arguments,
@@ -25,15 +28,14 @@ from .arguments import (  # noqa: F401  (MAX_THREADS is read from here too)
     check_threads,
     output_arrays,
 )
+from ..graph.dag import build_graph
+from ..graph.dot import render_svg, to_dot
+from ..grouping.cost import CostModel, unpriced_scalar
+from ..jit.build import build
+from ..schedule.memory import MemoryEstimate
+from ..tools.dump import Dump, passes_text
+from ..tools.profile import Profile, profile_run
 from .background import BackgroundPipeline
-from .calls import CALLS, call_threads
-from .config import Options
-from .dump import Dump, passes_text
-from .errors import ArgumentError, EstimateWarning, PipelineError
-from .graph.dag import build_graph
-from .graph.dot import render_svg, to_dot
-from .grouping.cost import CostModel, unpriced_scalar
-from .jit.build import build
 from .lower import (  # noqa: F401  (the constants and estimates are read from here too)
     DEFAULT_ESTIMATE,
     PROGRESS_AFTER_SECONDS,
@@ -52,21 +54,19 @@ from .lower import (  # noqa: F401  (the constants and estimates are read from h
     target_machine,
 )
 from .measured import MeasuredPipeline
-from .profile import Profile, profile_run
 from .record import compile_key, load_compiled, save_compiled
-from .schedule.memory import MemoryEstimate
 
 if TYPE_CHECKING:
     import os
 
     from numpy.typing import ArrayLike
 
-    from .dsl.constructs import Function
-    from .dsl.expr import BoolExpr, Parameter
-    from .export import Exported
-    from .grouping.cost import Weights
-    from .jit.build import BuildInfo, Kernel
-    from .schedule.plan import Schedule
+    from ..dsl.constructs import Function
+    from ..dsl.expr import BoolExpr, Parameter
+    from ..grouping.cost import Weights
+    from ..jit.build import BuildInfo, Kernel
+    from ..schedule.plan import Schedule
+    from ..tools.export import Exported
 
 log = logging.getLogger("polyimage")
 
@@ -306,7 +306,7 @@ def _priced_as_built(compiled: Compiled, kernel: Kernel, dumped: Dump, timer: Pa
     the innermost loop of a stage scalar that the model priced as vector code (auto and
     greedy-cost), the schedule is chosen once more with that stage priced scalar, and built
     if it changed. Small stages (one plain nest) are left out: they are scalar by design."""
-    from .vectorization import logged_verdicts, scalar_stages
+    from ..tools.vectorization import logged_verdicts, scalar_stages
 
     request = compiled.request
     if request.schedule not in ("auto", "greedy-cost"):
@@ -439,7 +439,7 @@ class Pipeline:
         Returns:
             The report, several lines of text.
         """
-        from .report import pipeline_report
+        from ..tools.report import pipeline_report
 
         with self._copied_lock:
             copied = tuple(self._copied.values())
@@ -484,9 +484,9 @@ class Pipeline:
     @property
     def scalar_stages(self) -> tuple | None:
         """The stages whose innermost loop the C compiler did not vectorize, read from its
-        build's report (polyimage.vectorization; built again only when that build's log lacks
+        build's report (polyimage.tools.vectorization; built again only when that build's log lacks
         it); None where the compiler is not gcc, whose report this reads."""
-        from .vectorization import scalar_stages, vectorization
+        from ..tools.vectorization import scalar_stages, vectorization
 
         try:
             return scalar_stages(vectorization(self))
@@ -564,7 +564,7 @@ class Pipeline:
         Returns:
             An `Exported` record: the folder, the entry's name and the files written.
         """
-        from .export import export_pipeline
+        from ..tools.export import export_pipeline
 
         return export_pipeline(self.compiled, folder, name)
 

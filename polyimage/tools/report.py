@@ -6,15 +6,15 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Mapping, Sequence
 
-from .calls import describe_waiting
-from .dsl.constructs import Reduction
-from .schedule.reduction_order import loop_order, reordered
-from .schedule.tiling import TiledGroup, UntiledGroup
+from ..calls import describe_waiting
+from ..dsl.constructs import Reduction
+from ..schedule.reduction_order import loop_order, reordered
+from ..schedule.tiling import TiledGroup, UntiledGroup
 
 if TYPE_CHECKING:
-    from .arguments import CopiedInput
-    from .jit.build import Kernel
-    from .lower import Compiled
+    from ..driver.lower import Compiled
+    from ..graph.arguments import CopiedInput
+    from ..jit.build import Kernel
 
 CONTRACT_NOTE = (
     "multiply-add contraction: on (-ffp-contract=fast); results may differ from the "

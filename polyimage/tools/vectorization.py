@@ -12,20 +12,20 @@ import re
 import tempfile
 from dataclasses import dataclass
 
-from .algebra.affine import is_affine
-from .codegen.ctree import For, names_used, walk
-from .codegen.loops import WIDE_COPY
-from .codegen.names import BLOCK_CELLS, UPDATES, VECTOR_TYPES
-from .codegen.units import SOURCE_NAME
-from .dsl import expr as E
-from .dsl.arithmetic import Call
-from .dsl.constructs import Reduction
-from .dsl.libm import is_library_call
-from .errors import ArgumentError
-from .graph.dag import definition_exprs
-from .grouping.facts import narrow_gather
-from .jit.build import VECTOR_REPORT_FLAGS, build
-from .jit.toolchain import compiler_command, compiler_facts, facts_dir, facts_for
+from ..algebra.affine import is_affine
+from ..codegen.ctree import For, names_used, walk
+from ..codegen.loops import WIDE_COPY
+from ..codegen.names import BLOCK_CELLS, UPDATES, VECTOR_TYPES
+from ..codegen.units import SOURCE_NAME
+from ..dsl import expr as E
+from ..dsl.arithmetic import Call
+from ..dsl.constructs import Reduction
+from ..dsl.libm import is_library_call
+from ..errors import ArgumentError
+from ..graph.dag import definition_exprs
+from ..grouping.facts import narrow_gather
+from ..jit.build import VECTOR_REPORT_FLAGS, build
+from ..jit.toolchain import compiler_command, compiler_facts, facts_dir, facts_for
 
 _MESSAGE = re.compile(rf"^{re.escape(SOURCE_NAME)}:(\d+):\d+: (optimized|missed): (.*)$")
 UNUSED_WIDE_COPY = "the int64 copy, removed: its table always fits the 32-bit copy"

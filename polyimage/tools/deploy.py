@@ -1,7 +1,7 @@
 """`polyimage.load(DIR)`: a pipeline exported by `pipe.export(DIR)` called from Python through
 cffi's ABI mode, on a machine with NumPy and cffi and neither a C compiler nor islpy. Calls
 take the arguments, and make the checks with the messages, of a compiled pipeline
-(polyimage.arguments); the library's own checks stand behind them."""
+(polyimage.graph.arguments); the library's own checks stand behind them."""
 
 from __future__ import annotations
 
@@ -12,13 +12,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from .arguments import bind_arguments, bind_positional, check_threads, output_arrays
-from .calls import CALLS, passive_waiting_by_default
-from .dsl import expr as E
-from .dsl.constructs import Image
-from .dsl.serial import from_data, type_named
-from .dsl.types import C_ARRAYS
-from .errors import ArgumentError, PolyimageError
+from ..calls import CALLS, passive_waiting_by_default
+from ..dsl import expr as E
+from ..dsl.constructs import Image
+from ..dsl.serial import from_data, type_named
+from ..dsl.types import C_ARRAYS
+from ..errors import ArgumentError, PolyimageError
+from ..graph.arguments import bind_arguments, bind_positional, check_threads, output_arrays
 
 if TYPE_CHECKING:
     from numpy.typing import ArrayLike

@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Any, Mapping
 
 import numpy as np
 
-from .calls import available_cores
-from .errors import CacheWarning
-from .grouping.machine import cpu_model
-from .jit.cache import fields_digest, touch, write_whole
-from .timing import GIVE_UP
+from ..calls import available_cores
+from ..errors import CacheWarning
+from ..grouping.machine import cpu_model
+from ..jit.cache import fields_digest, touch, write_whole
+from ..timing import GIVE_UP
 
 if TYPE_CHECKING:
-    from .config import Options
+    from ..config import Options
 
 STORE = "measured"
 STORE_FORMAT = 1

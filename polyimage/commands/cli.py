@@ -28,10 +28,10 @@ import logging
 import os
 import sys
 
-from .commands.handlers import HANDLERS
-from .commands.parser import build_parser
-from .config import Options
-from .errors import PolyimageError
+from ..config import Options
+from ..errors import PolyimageError
+from .handlers import HANDLERS
+from .parser import build_parser
 
 
 def _one_line(exc: OSError) -> str:
