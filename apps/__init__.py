@@ -52,7 +52,7 @@ APP_NAMES = (
 def app_schedules(app) -> dict:
     """{name: schedule} of an app: the compiler's own ("naive", "auto", "greedy",
     "greedy-cost"), then the app's hand-written ones (as text)."""
-    from polyimage.driver.pipeline import SCHEDULES
+    from polyimage.driver.lower import SCHEDULES
 
     return {**{name: name for name in SCHEDULES}, **getattr(app, "SCHEDULES", {})}
 

@@ -19,8 +19,9 @@ import numpy as np
 
 import polyimage
 from polyimage.config import Options, is_count
-from polyimage.driver.pipeline import MAX_THREADS, target_machine
+from polyimage.driver.request import target_machine
 from polyimage.errors import PolyimageError
+from polyimage.graph.arguments import MAX_THREADS
 from polyimage.grouping.cost import CostModel, Weights
 from polyimage.grouping.machine import Machine, available_cores, cpu_model
 from polyimage.grouping.weights import TARGET_KEY, write_weights_file

@@ -42,8 +42,9 @@ from .version import __version__
 
 if TYPE_CHECKING:  # what __getattr__ loads on first use, as type checkers and editors see it
     from .driver.background import BackgroundPipeline
+    from .driver.compiling import compile
     from .driver.measured import MeasuredPipeline
-    from .driver.pipeline import Pipeline, compile
+    from .driver.pipeline import Pipeline
     from .interp import interpret
     from .tools.deploy import load
 
@@ -84,7 +85,7 @@ LAYERS = (
 
 # public names whose modules load isl and cffi: imported on first use (PEP 562)
 _LAZY = {
-    "compile": "driver.pipeline",
+    "compile": "driver.compiling",
     "Pipeline": "driver.pipeline",
     "BackgroundPipeline": "driver.background",
     "MeasuredPipeline": "driver.measured",

@@ -261,7 +261,7 @@ class _Runner:
 
 
 def _recompiled(recipe, threads):
-    from .driver.pipeline import compile
+    from .driver.compiling import compile
 
     return _Runner(compile(*recipe), threads)
 

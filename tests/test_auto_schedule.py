@@ -9,7 +9,7 @@ import polyimage
 from polyimage.algebra.evaluate import evaluate_scalar
 from polyimage.apps import load_app
 from polyimage.apps.inputs import bundled
-from polyimage.driver.pipeline import resolve_estimates
+from polyimage.driver.request import resolve_estimates
 from polyimage.grouping.auto import auto_schedule
 from polyimage.grouping.cost import CostModel, redundant_fraction
 from polyimage.grouping.greedy import greedy_cost_schedule

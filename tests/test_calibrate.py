@@ -13,7 +13,7 @@ import polyimage
 from polyimage.apps import unsharp_mask
 from polyimage.commands.cli import main
 from polyimage.config import Options
-from polyimage.driver.pipeline import resolve_estimates
+from polyimage.driver.request import resolve_estimates
 from polyimage.graph.dag import build_graph
 from polyimage.grouping.cost import CostModel
 from polyimage.grouping.machine import REFERENCE_GATHER_OPS, REFERENCE_OP_BYTES, Machine

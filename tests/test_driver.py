@@ -12,7 +12,7 @@ import pytest
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.config import Options
-from polyimage.driver.pipeline import DEFAULT_ESTIMATE, resolve_estimates
+from polyimage.driver.request import DEFAULT_ESTIMATE, resolve_estimates
 
 
 def _blur(weighted=False):
@@ -107,8 +107,8 @@ def test_passes_are_logged_at_debug(caplog, tmp_path):
 
 
 def test_long_compiles_report_each_pass_as_it_ends(caplog, tmp_path, monkeypatch):
-    monkeypatch.setattr("polyimage.driver.pipeline.PROGRESS_AFTER_SECONDS", 0.0)
-    monkeypatch.setattr("polyimage.driver.pipeline.PROGRESS_MIN_PASS_SECONDS", 0.0)
+    monkeypatch.setattr("polyimage.driver.compiling.PROGRESS_AFTER_SECONDS", 0.0)
+    monkeypatch.setattr("polyimage.driver.compiling.PROGRESS_MIN_PASS_SECONDS", 0.0)
     caplog.set_level(logging.INFO, logger="polyimage.progress")
     polyimage.compile([_blur()], schedule="naive", options=Options(cache_dir=tmp_path))
     lines = [r.getMessage() for r in caplog.records if r.name == "polyimage.progress"]
@@ -116,7 +116,7 @@ def test_long_compiles_report_each_pass_as_it_ends(caplog, tmp_path, monkeypatch
         assert any(line.startswith(f"by: {name} done in ") for line in lines), lines
     quick = tmp_path / "quick"
     caplog.clear()
-    monkeypatch.setattr("polyimage.driver.pipeline.PROGRESS_AFTER_SECONDS", 3600.0)
+    monkeypatch.setattr("polyimage.driver.compiling.PROGRESS_AFTER_SECONDS", 3600.0)
     polyimage.compile([_blur()], schedule="naive", options=Options(cache_dir=quick))
     assert not [r for r in caplog.records if r.name == "polyimage.progress"]
 

@@ -26,7 +26,7 @@ from polyimage import (
 )
 from polyimage.algebra.evaluate import evaluate_scalar
 from polyimage.apps import bilateral_grid, harris, histogram_equalize, local_laplacian, unsharp_mask
-from polyimage.driver.pipeline import resolve_estimates
+from polyimage.driver.request import resolve_estimates
 from polyimage.dsl import exp_poly
 from polyimage.graph.dag import build_graph
 from polyimage.grouping.cost import CostModel, Weights, group_cost, strip_sizes

@@ -11,8 +11,9 @@ from helpers import pinned_options, uncovered_read
 
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Schedule, Variable
-from polyimage.driver.lower import Compiled, PassTimer, Request, lower
+from polyimage.driver.lower import Compiled, lower
 from polyimage.driver.record import compile_key, load_compiled, save_compiled
+from polyimage.driver.request import PassTimer, Request
 from polyimage.grouping.auto import AutoResult
 from polyimage.schedule.tiling import TiledGroup
 from polyimage.tools.dump import compiled_texts

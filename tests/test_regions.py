@@ -119,7 +119,7 @@ def test_numeric_regions_equal_the_symbolic_ones(name):
     runs of consecutive stages of the apps, reductions and up- and down-sampling included."""
     import polyimage
     from polyimage.apps import load_app
-    from polyimage.driver.pipeline import resolve_estimates
+    from polyimage.driver.request import resolve_estimates
 
     app = load_app(name)
     outputs, _ = app.build()

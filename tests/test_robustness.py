@@ -27,7 +27,7 @@ from polyimage import (
     UShort,
     Variable,
 )
-from polyimage.driver.pipeline import MAX_THREADS
+from polyimage.graph.arguments import MAX_THREADS
 
 SCHEDULES = ("naive", "auto")
 

@@ -17,7 +17,7 @@ from ..algebra.intervals import constant_bounds
 from ..algebra.residues import decide, period
 from ..algebra.substitute import substitute
 from ..dsl import expr as E
-from ..dsl.constructs import Reduction
+from ..dsl.reduction import Reduction
 from .cexpr import wide_name
 from .clamps import interior
 from .ctext import assign, cat, declare

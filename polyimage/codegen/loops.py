@@ -17,7 +17,7 @@ import contextlib
 
 from ..algebra.residues import at_residue, decide, period
 from ..dsl import expr as E
-from ..dsl.constructs import Reduction
+from ..dsl.reduction import Reduction
 from ..graph.dag import StageGraph, scan_dimension
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from . import scans, versions

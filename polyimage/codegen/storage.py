@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from ..algebra.affine import data_dependent
 from ..dsl import expr as E
-from ..dsl.constructs import Image, Reduction
+from ..dsl.constructs import Image
+from ..dsl.reduction import Reduction
 from ..graph.dag import StageGraph, definition_exprs
 from .checked import checked_index
 from .ctext import CText, text_of, uses_of

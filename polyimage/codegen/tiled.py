@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..dsl.constructs import Reduction
+from ..dsl.reduction import Reduction
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from ..schedule.tiling import tile_origin, tile_span
 from . import ctext, sliding

@@ -8,7 +8,7 @@ import dataclasses
 import os
 
 from polyimage.config import Options, size_in_bytes
-from polyimage.driver.pipeline import target_machine
+from polyimage.driver.request import target_machine
 from polyimage.errors import ArgumentError
 from polyimage.grouping.machine import cpu_model
 from polyimage.jit.toolchain import compiler_command, facts_dir, resolved_target

@@ -40,7 +40,8 @@ if TYPE_CHECKING:
 
     from ..config import Options
     from ..tools.profile import Profile
-    from .lower import Compiled, Request
+    from .lower import Compiled
+    from .request import Request
 
 log = logging.getLogger("polyimage")
 # candidates compiled by their name; auto's tile variants are compiled from their text

@@ -29,7 +29,8 @@ from ..errors import CacheWarning, UncoveredReadWarning
 from ..jit.build import evict_over_cap
 from ..jit.cache import fields_digest, write_whole
 from ..version import __version__
-from .lower import Compiled, Request
+from .lower import Compiled
+from .request import Request
 
 RECORD_FORMAT = 4
 # folders of the package that are not the compiler: their changes keep compile records valid

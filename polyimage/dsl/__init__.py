@@ -1,7 +1,7 @@
 """The front end: what users write."""
 
 from .borders import constant_exterior, mirror, mirror_interior, repeat_edge, wrap
-from .constructs import Case, Function, Image, Interval, Op, Reduce, Reduction
+from .constructs import Case, Function, Image, Interval, Op, Reduce
 from .expr import (
     Abs,
     Cast,
@@ -33,6 +33,7 @@ from .image_ops import (
     saturating_sub,
     widening_mul,
 )
+from .reduction import Reduction
 from .stencil import Stencil
 from .types import Char, Double, Float, Half, Int, Long, Short, UChar, UInt, ULong, UShort
 

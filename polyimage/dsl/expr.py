@@ -179,8 +179,9 @@ class Select(Expr):
 
 
 class Stage(Protocol):
-    """What a Reference reads (a Function, an Image or a Reduction of dsl.constructs), as the
-    expression nodes see it: the constructs import this module, not the other way."""
+    """What a Reference reads (a Function or an Image of dsl.constructs, a Reduction of
+    dsl.reduction), as the expression nodes see it: those import this module, not the other
+    way."""
 
     name: str
     typ: ScalarType

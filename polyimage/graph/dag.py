@@ -12,7 +12,8 @@ from dataclasses import dataclass
 
 from ..algebra.affine import linear_form
 from ..dsl import expr as E
-from ..dsl.constructs import Function, Image, Reduction
+from ..dsl.constructs import Function, Image
+from ..dsl.reduction import Reduction
 from ..errors import PipelineError
 
 

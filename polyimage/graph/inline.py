@@ -19,7 +19,8 @@ import itertools
 from ..algebra.affine import data_dependent, linear_form
 from ..algebra.substitute import clamped_indices, substitute
 from ..dsl import expr as E
-from ..dsl.constructs import Case, Image, Reduce, Reduction
+from ..dsl.constructs import Case, Image, Reduce
+from ..dsl.reduction import Reduction
 from .dag import StageGraph, build_graph, definition_exprs, scan_dimension
 
 

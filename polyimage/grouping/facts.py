@@ -12,7 +12,7 @@ from ..algebra.affine import data_dependent, is_affine
 from ..algebra.evaluate import Evaluator, column, extent, scalar
 from ..dsl import expr as E
 from ..dsl import libm
-from ..dsl.constructs import Reduction
+from ..dsl.reduction import Reduction
 from ..graph.dag import definition_exprs
 from ..schedule.blocking import vector_ready
 from ..schedule.reductions import reduction_strategy

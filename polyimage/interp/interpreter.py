@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any, Sequence
 import numpy as np
 
 from ..algebra.evaluate import Evaluator, subset
-from ..dsl.constructs import Image, Reduction
+from ..dsl.constructs import Image
+from ..dsl.reduction import Reduction
 from ..graph.arguments import bind_arguments
 from ..graph.dag import build_graph, scan_dimension
 from ..poly.bounds import check_bounds

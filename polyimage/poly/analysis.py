@@ -13,7 +13,8 @@ import islpy as isl
 
 from ..algebra.affine import is_affine
 from ..dsl import expr as E
-from ..dsl.constructs import Image, Reduction
+from ..dsl.constructs import Image
+from ..dsl.reduction import Reduction
 from ..errors import PipelineError
 from ..graph.dag import StageGraph
 from .isl_util import NotAffine, StageSpace

@@ -21,7 +21,8 @@ import islpy as isl
 from ..algebra.affine import is_affine, linear_form
 from ..algebra.evaluate import evaluate_scalar
 from ..dsl import expr as E
-from ..dsl.constructs import Image, Reduction
+from ..dsl.constructs import Image
+from ..dsl.reduction import Reduction
 from ..errors import PipelineError
 from ..graph.dag import StageGraph, definition_exprs
 from ..poly.analysis import analyze

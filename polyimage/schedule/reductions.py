@@ -24,7 +24,7 @@ import math
 from dataclasses import dataclass
 
 from ..algebra.evaluate import Evaluator, extent
-from ..dsl.constructs import Reduction
+from ..dsl.reduction import Reduction
 from .blocking import RegisterBlock, register_block
 from .reduction_order import (  # noqa: F401  (UNROLL_POINTS read from here too)
     UNROLL_POINTS,

@@ -25,7 +25,7 @@ from ..algebra.evaluate import Evaluator, column, scalar
 from ..algebra.intervals import as_long, index_interval
 from ..algebra.simplify import expr_key, extremum, simplify
 from ..dsl import expr as E
-from ..dsl.constructs import Reduction
+from ..dsl.reduction import Reduction
 from ..graph.dag import definition_exprs
 from .reductions import tile_owned
 

@@ -32,7 +32,7 @@ from ..algebra.evaluate import Evaluator, extent
 from ..algebra.intervals import as_long
 from ..algebra.simplify import expr_key, simplify
 from ..dsl import expr as E
-from ..dsl.constructs import Reduction
+from ..dsl.reduction import Reduction
 from .plan import liveouts as group_liveouts
 from .plan import tile_rank
 from .reductions import tile_owned

@@ -7,7 +7,7 @@ import os
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..calls import describe_waiting
-from ..dsl.constructs import Reduction
+from ..dsl.reduction import Reduction
 from ..schedule.reduction_order import loop_order, reordered
 from ..schedule.tiling import TiledGroup, UntiledGroup
 

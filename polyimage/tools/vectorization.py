@@ -19,8 +19,8 @@ from ..codegen.names import BLOCK_CELLS, UPDATES, VECTOR_TYPES
 from ..codegen.units import SOURCE_NAME
 from ..dsl import expr as E
 from ..dsl.arithmetic import Call
-from ..dsl.constructs import Reduction
 from ..dsl.libm import is_library_call
+from ..dsl.reduction import Reduction
 from ..errors import ArgumentError
 from ..graph.dag import definition_exprs
 from ..grouping.facts import narrow_gather
