@@ -58,7 +58,7 @@ def _mapped_lines(unit: str, source_lines: list) -> int:
         if at is None or text.startswith("#define PIM_SHARED") or text.startswith("PIM_SHARED"):
             at = None  # the unit's own lines: PIM_SHARED and prototypes
             continue
-        if text.startswith("#if") or text in ("#else", "#endif", '#line 1 "cffi wrappers"'):
+        if text.startswith("#if") or text in ("#else", "#endif"):
             continue
         if at <= len(source_lines) and source_lines[at - 1] != text:
             if not source_lines[at - 1].startswith("static PIM_NOINLINE"):

@@ -39,7 +39,7 @@ def test_messages_are_read_per_line_of_kernel_c():
         "# 1.20 s\ngcc ...\n"
         "kernel.c:12:5: optimized: loop vectorized using 32 byte vectors\n"
         "kernel.c:15:1: missed: not vectorized: control flow in loop.\n"
-        "cffi wrappers:3:1: missed: not vectorized: unsupported data-type\n"
+        "string_fortified.h:3:1: missed: not vectorized\n"
     )
     messages = _messages(log)
     assert messages == {

@@ -25,7 +25,8 @@ switch typedef union unsigned void volatile while main""".split()
 )
 
 # library names the generated code uses, and the lowercase object-like macros of the headers it
-# includes (Python.h among them, through cffi); macros in capitals are caught by their shape
+# includes (and of Python.h, which an export's users may include beside it); macros in capitals are
+# caught by their shape
 _C_LIBRARY = frozenset(
     """abs free malloc posix_memalign size_t sqrt sqrtf exp expf log logf sin
 sinf cos cosf floor floorf pow powf fabs fabsf fmod fmodf copysign copysignf omp_get_max_threads

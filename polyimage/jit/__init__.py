@@ -1,1 +1,2 @@
-"""Building generated C into an extension module, through a verified disk cache."""
+"""Building generated C into a shared library cffi opens (ABI mode), through a verified disk
+cache."""

@@ -3,21 +3,19 @@ arrays."""
 
 from __future__ import annotations
 
-import importlib.machinery
-import importlib.util
 import json
 import logging
 import shlex
 import shutil
 import subprocess
 import sys
-import sysconfig
 import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ..calls import affinity_cores, passive_waiting_by_default
 from ..codegen.checked import CHECK_FAILED
@@ -40,12 +38,11 @@ from .toolchain import (
 
 log = logging.getLogger("polyimage")
 
-# a Python extension module (the OpenMP runtime comes with -fopenmp in the flags)
-LINK_FLAGS = (
-    ("-fPIC", "-bundle", "-undefined", "dynamic_lookup")
-    if sys.platform == "darwin"
-    else ("-fPIC", "-shared")
-)
+# a shared library cffi opens in ABI mode (the OpenMP runtime comes with -fopenmp in the flags)
+LINK_FLAGS = ("-fPIC", "-dynamiclib") if sys.platform == "darwin" else ("-fPIC", "-shared")
+# how a built library is loaded: part of the cache key (entries of Python extension modules,
+# as builds made before, are not this kind)
+LOADER = "cffi ABI mode (ffi.dlopen)"
 # a unit of at least this much C builds with -O2 where the flags ask for -O3: as fast in the
 # bench (pyramid_blend 11% faster, the other large apps within 2%) for about 40% less compile
 # time; smaller units keep -O3 (harris runs 7% faster with it, and builds in 0.3 s)
@@ -61,8 +58,7 @@ OBJECTS = "objects"
 # reads it); messages only: the cache key, the object keys and the code are the same without
 VECTOR_REPORT_FLAGS = ("-fopt-info-vec-optimized", "-fopt-info-vec-missed")
 _LOAD_LOCK = threading.Lock()
-# after our code in the main unit, cffi's wrappers: messages about them name no line of kernel.c
-_WRAPPERS_LINE = '\n#line 1 "cffi wrappers"\n'
+_LOADED: dict = {}  # the libraries opened in this process, by module name
 progress = logging.getLogger("polyimage.progress")
 
 
@@ -163,13 +159,13 @@ def build(cmodule: CModule, options: Options) -> Kernel:
     start = time.perf_counter()
     compiler, cflags, fingerprint = compile_flags(options)
     flags = cflags + LINK_FLAGS
-    key = cache.cache_key(cmodule.source, compiler, fingerprint, flags + (UNIT_POLICY,))
+    key = cache.cache_key(cmodule.source, compiler, fingerprint, flags + (UNIT_POLICY, LOADER))
     module_name = f"_pim_{key[:24]}"
     module_file = module_name + _suffix()
     root = Path(options.cache_dir) if options.use_cache else Path(tempfile.mkdtemp())
     try:
         entry = cache.lookup(root, key) if options.use_cache else None
-        module = _load_entry(module_name, entry / module_file) if entry else None
+        module = _load_entry(module_name, entry / module_file, cmodule.cdef) if entry else None
         hit = module is not None
         units = _recorded_units(entry) if hit and entry is not None else ()
         log_text = ""
@@ -183,7 +179,7 @@ def build(cmodule: CModule, options: Options) -> Kernel:
                 log_text = (staging / "build.log").read_text(errors="replace")
             # loaded before it is installed, so that no other process can evict it first
             try:
-                module = _load(module_name, staging / module_file)
+                module = _load(module_name, staging / module_file, cmodule.cdef)
             except BaseException:
                 shutil.rmtree(staging, ignore_errors=True)
                 raise
@@ -256,17 +252,12 @@ def _compile(
     compiler's fingerprint): a unit other than the main one whose object is there is not
     compiled again. `report`: flags that only add messages (no part of an object's key).
     Returns the UnitTime of each unit, then of the link."""
-    from cffi import FFI
-    from cffi.recompiler import make_c_source
-
-    ffi = FFI()
-    ffi.cdef(cmodule.cdef)
     (staging / SOURCE_NAME).write_text(cmodule.source)
     laid = cmodule.units or (Unit(((1, cmodule.source),)),)
     units = [unit.text for unit in laid]
-    wrapper = staging / f"{module_name}.c"
-    make_c_source(ffi, module_name, units[0] + _WRAPPERS_LINE, str(wrapper))
-    files = [wrapper.name]
+    main = staging / f"{module_name}.c"
+    main.write_text(units[0])
+    files = [main.name]
     for k, text in enumerate(units[1:], 1):
         files.append(f"unit{k}.c")
         (staging / files[-1]).write_text(text)
@@ -276,12 +267,9 @@ def _compile(
     module_file = module_name + _suffix()
     objects = [Path(f).with_suffix(".o").name for f in files]
     if len(files) == 1:
-        commands = [bases[0] + list(LINK_FLAGS) + _include_flags() + [files[0], "-o", module_file]]
+        commands = [bases[0] + list(LINK_FLAGS) + [files[0], "-o", module_file]]
     else:
-        commands = [
-            b + ["-fPIC", "-c"] + _include_flags() + [f, "-o", o]
-            for b, f, o in zip(bases, files, objects)
-        ]
+        commands = [b + ["-fPIC", "-c", f, "-o", o] for b, f, o in zip(bases, files, objects)]
     names = ["main"] + [f"nests {k}" for k in range(1, len(files))]
     objects_root, fingerprint = reuse
     cached = [None] + [
@@ -312,7 +300,7 @@ def _compile(
         names.append("link")
     log_path = staging / "build.log"
     log_path.write_text("".join(r.log for r in results))
-    wrapper.unlink()
+    main.unlink()
     failed = next((r for r in results if r.failure), None)
     if failed:
         kept = Path(tempfile.mkdtemp(prefix="polyimage-failed-"))
@@ -394,22 +382,16 @@ def _recorded_units(entry: Path) -> tuple:
         return ()
 
 
-def _include_flags() -> list:
-    paths = sysconfig.get_paths()
-    folders = dict.fromkeys(paths[k] for k in ("include", "platinclude") if paths.get(k))
-    return [f"-I{folder}" for folder in folders]
-
-
 def _suffix() -> str:
-    return importlib.machinery.EXTENSION_SUFFIXES[0]
+    return ".dylib" if sys.platform == "darwin" else ".so"
 
 
-def _load_entry(module_name: str, path: Path):
+def _load_entry(module_name: str, path: Path, cdef: str):
     """The module of a cache hit, or None when another process removed the entry between
     lookup and load (it is then built again)."""
     try:
-        return _load(module_name, path)
-    except (ImportError, OSError):
+        return _load(module_name, path, cdef)
+    except OSError:
         if path.exists():
             raise
         log.info("%s: the cache entry was removed before it was loaded; building it", path.parent)
@@ -429,15 +411,24 @@ def evict_over_cap(root: Path, max_bytes: int, keep=()) -> None:
         )
 
 
-def _load(module_name: str, path: Path):
-    """Import the built extension once per process (threads racing here load it once)."""
+@dataclass(frozen=True)
+class Loaded:
+    """A built library opened by cffi in ABI mode (`ffi.dlopen`): no Python extension, so
+    the build needs no Python headers (a tenth of a second of every small build)."""
+
+    ffi: Any
+    lib: Any
+
+
+def _load(module_name: str, path: Path, cdef: str):
+    """Open the built library once per process (threads racing here open it once)."""
+    from cffi import FFI
+
     with _LOAD_LOCK:
-        if module_name in sys.modules:
-            return sys.modules[module_name]
+        if module_name in _LOADED:
+            return _LOADED[module_name]
         passive_waiting_by_default()
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        assert spec is not None and spec.loader is not None  # an extension module's loader
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        sys.modules[module_name] = module
-        return module
+        ffi = FFI()
+        ffi.cdef(cdef)
+        loaded = _LOADED[module_name] = Loaded(ffi, ffi.dlopen(str(path)))
+        return loaded
