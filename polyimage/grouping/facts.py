@@ -246,17 +246,22 @@ class CostFacts:
         full = {n: self.points(n) for n in plan.members}
         anchor_points = max(self.points(plan.anchor), 1)
         along = {n: self.aligned_dimensions(plan, n) for n in plan.members}
+        halos = _reach(regions, plan.members, tiles, lambda n, d: d)
+        aligned_halos = _reach(regions, plan.members, tiles, lambda n, d: along[n][d])
+        member_rows = sum(
+            np.where(
+                volume[n] > 0,
+                np.prod(np.maximum(regions[n][1][:, :-1] - regions[n][0][:, :-1] + 1, 0), axis=1),
+                0,
+            )
+            for n in plan.members
+        )
         results = []
         for k, row in enumerate(candidates):
             tile_points = int(np.prod(row))
-            halo = _reach(regions, plan.members, k, row, lambda n, d: d)
-            aligned_halo = _reach(regions, plan.members, k, row, lambda n, d: along[n][d])
+            halo, aligned_halo = halos[k].tolist(), aligned_halos[k].tolist()
             vol = {n: int(v[k]) for n, v in volume.items()}
-            rows = sum(
-                int(np.prod(np.maximum(regions[n][1][k, :-1] - regions[n][0][k, :-1] + 1, 0)))
-                for n in plan.members
-                if vol[n] > 0
-            )
+            rows = int(member_rows[k])
             own = sum(max(tile_points * full[n] / anchor_points, 1.0) for n in plan.members)
             computed = sum(vol[n] for n in plan.members)
             streams = sum(
@@ -288,19 +293,18 @@ class CostFacts:
         return results
 
 
-def _reach(regions, members, k, tiles, dimension) -> list:
-    """Per tile dimension, how far the members' regions for candidate `k` reach beyond its
-    `tiles`, on average over the members; `dimension(member, d)` is the member's dimension
-    measured along tile dimension d (None, or past its last: none)."""
-    halo = []
-    for d, t in enumerate(tiles):
-        reach = 0
+def _reach(regions, members, tiles, dimension) -> np.ndarray:
+    """Per candidate (a row of `tiles`) and tile dimension, how far the members' regions
+    reach beyond the tile, on average over the members; `dimension(member, d)` is the
+    member's dimension measured along tile dimension d (None, or past its last: none)."""
+    reach = np.zeros(tiles.shape, np.int64)
+    for d in range(tiles.shape[1]):
         for n in members:
             j = dimension(n, d)
             if j is not None and j < regions[n][0].shape[1]:
-                reach += max(int(regions[n][1][k, j] - regions[n][0][k, j] + 1) - t, 0)
-        halo.append(reach / max(len(members), 1))
-    return halo
+                extent = regions[n][1][:, j].astype(np.int64) - regions[n][0][:, j] + 1
+                reach[:, d] += np.maximum(extent - tiles[:, d], 0)
+    return reach / max(len(members), 1)
 
 
 def memory_streams(lows, highs, extents) -> int:
