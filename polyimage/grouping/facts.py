@@ -248,14 +248,12 @@ class CostFacts:
         along = {n: self.aligned_dimensions(plan, n) for n in plan.members}
         halos = _reach(regions, plan.members, tiles, lambda n, d: d)
         aligned_halos = _reach(regions, plan.members, tiles, lambda n, d: along[n][d])
-        member_rows = sum(
-            np.where(
-                volume[n] > 0,
-                np.prod(np.maximum(regions[n][1][:, :-1] - regions[n][0][:, :-1] + 1, 0), axis=1),
-                0,
+        member_rows = np.zeros(n_cand, np.int64)
+        for n in plan.members:
+            rows_of = np.prod(
+                np.maximum(regions[n][1][:, :-1] - regions[n][0][:, :-1] + 1, 0), axis=1
             )
-            for n in plan.members
-        )
+            member_rows += np.where(volume[n] > 0, rows_of, 0)
         results = []
         for k, row in enumerate(candidates):
             tile_points = int(np.prod(row))
