@@ -20,7 +20,6 @@ from . import checked
 from .cexpr import CExprPrinter
 from .ctext import cat, declare, helpers_used
 from .ctree import (
-    CHUNKS_PER_THREAD,
     Assign,
     Block,
     Call,
@@ -34,6 +33,7 @@ from .ctree import (
 from .jam import IN_ORDER_DEFINE
 from .loops import LoopEmitter
 from .names import PREFIX, NameRegistry
+from .prelude import CHUNKS_PER_THREAD
 from .storage import StageStorage, gathered_stages, storage_type
 from .tiled import TiledEmitter
 from .units import layout

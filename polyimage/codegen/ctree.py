@@ -61,8 +61,40 @@ class Call(Node):
 
 
 @dataclass(frozen=True)
+class Return(Node):
+    """`return value;` (`return;` without one)."""
+
+    value: str = ""
+    uses: frozenset = field(default=frozenset(), compare=False)
+
+
+@dataclass(frozen=True)
 class Comment(Node):
+    """`/* text */`; a text of several lines keeps their indentation after the first."""
+
     text: str
+
+
+@dataclass(frozen=True)
+class Directive(Node):
+    """A preprocessor line (`#include`, `#define`, `#if`...), always at the line's start."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Blank(Node):
+    """An empty line between definitions."""
+
+
+@dataclass(frozen=True)
+class Below(Node):
+    """A loop's or a branch's one statement on the line below its header, one level in."""
+
+    body: Node
+
+    def children(self) -> tuple:
+        return (self.body,)
 
 
 @dataclass(frozen=True)
@@ -98,36 +130,6 @@ class Seq(Node):
 
     def children(self) -> tuple:
         return self.body
-
-
-# parallel loops hand out their iterations to the threads that come for them, in chunks of about
-# 1/CHUNKS_PER_THREAD of a thread's share: a thread the OS takes its core from then holds the
-# others up by one chunk at most, not by all of its share (static shares did)
-CHUNKS_PER_THREAD = 8
-ONE_AT_A_TIME = "dynamic, 1"
-
-
-# tiles of little work (their points times their members) go to a thread several at a time,
-# consecutive ones, up to a chunk of pim_chunk: one hand-out then serves several, and a
-# thread's rows stay adjacent for the prefetcher (histogram_equalize's one-row tiles of luma,
-# one at a time, took 0.23 us each more than one loop over the rows)
-TILE_CHUNK_POINTS = 65536
-
-
-def tile_schedule(tiles: str, threads: str, tile_work: int) -> str:
-    """The schedule clause of the loop over `tiles` (a C expression) of `tile_work` points
-    each (over all members): one tile at a time, or as many as make TILE_CHUNK_POINTS."""
-    per_chunk = -(-TILE_CHUNK_POINTS // max(tile_work, 1))
-    if per_chunk <= 1:
-        return ONE_AT_A_TIME
-    chunk = f"pim_chunk({tiles}, {threads})"
-    return f"dynamic, ({chunk} < {per_chunk} ? {chunk} : {per_chunk})"
-
-
-def shared_schedule(iterations: str, threads: str) -> str:
-    """The schedule clause of a parallel loop of `iterations` (a C expression) on `threads`:
-    dynamic, in chunks of about CHUNKS_PER_THREAD per thread (pim_chunk in the prelude)."""
-    return f"dynamic, pim_chunk({iterations}, {threads})"
 
 
 @dataclass(frozen=True)
@@ -231,9 +233,34 @@ class Pointer:
 
 
 @dataclass(frozen=True)
+class Prototype(Node):
+    """A function's head, `[qualifiers] [attributes] returns name(params)`; as a node, its
+    declaration. It gives the cdef, a header's and a unit's declarations."""
+
+    returns: str
+    name: str
+    params: tuple
+    qualifiers: str = ""
+    attributes: str = ""
+
+    def signature(self, restrict: bool = True) -> str:
+        """The head; without `restrict` on its Pointer parameters for cffi."""
+        lead = "".join(f"{part} " for part in (self.qualifiers, self.attributes) if part)
+        params = [p.text(restrict) if isinstance(p, Pointer) else p for p in self.params]
+        space = "" if self.returns.endswith("*") else " "
+        return f"{lead}{self.returns}{space}{self.name}({', '.join(params)})"
+
+
+# how a Function is laid out: its brace on the line below its head, on the head's line, or
+# the whole function on one line (the helpers)
+BRACE_BELOW, BRACE_ON_HEAD, ONE_LINE = "brace below", "brace on head", "one line"
+
+
+@dataclass(frozen=True)
 class Function(Node):
     """A C function: `[qualifiers] [attributes] returns name(params) { body }`; `stages` are
-    those its loops compute (an outlined nest), for the printer's loop map."""
+    those its loops compute (an outlined nest), for the printer's loop map; `form` its
+    layout (BRACE_BELOW, BRACE_ON_HEAD, ONE_LINE)."""
 
     returns: str
     name: str
@@ -242,19 +269,22 @@ class Function(Node):
     qualifiers: str = "static PIM_NOINLINE"
     stages: tuple = ()
     attributes: str = ""
+    form: str = BRACE_BELOW
 
     def children(self) -> tuple:
         return self.body
 
+    @property
+    def prototype(self) -> Prototype:
+        return Prototype(self.returns, self.name, self.params, self.qualifiers, self.attributes)
+
     def signature(self, restrict: bool = True) -> str:
         """The function's head; without `restrict` on its Pointer parameters for cffi."""
-        lead = "".join(f"{part} " for part in (self.qualifiers, self.attributes) if part)
-        params = [p.text(restrict) if isinstance(p, Pointer) else p for p in self.params]
-        return f"{lead}{self.returns} {self.name}({', '.join(params)})"
+        return self.prototype.signature(restrict)
 
 
 # statements printed on one line, after a branch's condition too
-SIMPLE = (Line, Declare, Assign, Call)
+SIMPLE = (Line, Declare, Assign, Call, Return)
 
 
 def _statement(node) -> str:
@@ -266,7 +296,22 @@ def _statement(node) -> str:
         return f"{node.target} {node.op} {node.value};"
     if isinstance(node, Call):
         return f"{node.function}({', '.join(node.args)});"
+    if isinstance(node, Return):
+        return f"return {node.value};" if node.value else "return;"
     return node.text
+
+
+def _one_line(node) -> str:
+    """A statement, a branch or a block as one line of C (a helper's body)."""
+    if isinstance(node, SIMPLE):
+        return _statement(node)
+    if isinstance(node, If):
+        otherwise = "" if node.otherwise is None else f" else {_one_line(node.otherwise)}"
+        return f"if ({node.cond}) {_one_line(node.then)}{otherwise}"
+    if isinstance(node, (Block, Seq)):
+        inner = " ".join(_one_line(child) for child in node.body)
+        return f"{{ {inner} }}" if isinstance(node, Block) else inner
+    raise TypeError(f"{type(node).__name__} has no one-line form")
 
 
 def walk(node: Node):
@@ -334,7 +379,10 @@ class _Printer:
         self.lines, self.loops, self.first = [], [], first_line
 
     def emit(self, text: str, depth: int):
-        self.lines.append(INDENT * depth + text if text else "")
+        """`text` at `depth`; the lines after its first (a long statement's) as they are."""
+        first, *rest = text.split("\n")
+        self.lines.append(INDENT * depth + first if first else "")
+        self.lines += rest
 
     def node(self, node, depth, stages, notes):
         method = getattr(self, "_" + type(node).__name__.lower())
@@ -347,10 +395,22 @@ class _Printer:
     def _line(self, node, depth, stages, notes):
         self.emit(_statement(node), depth)
 
-    _declare = _assign = _call = _line
+    _declare = _assign = _call = _return = _line
 
     def _comment(self, node, depth, stages, notes):
         self.emit(f"/* {node.text} */", depth)
+
+    def _directive(self, node, depth, stages, notes):
+        self.lines.append(node.text)
+
+    def _blank(self, node, depth, stages, notes):
+        self.lines.append("")
+
+    def _below(self, node, depth, stages, notes):
+        self.node(node.body, depth, stages, notes)
+
+    def _prototype(self, node, depth, stages, notes):
+        self.emit(node.signature() + ";", depth)
 
     def _label(self, node, depth, stages, notes):
         self.emit(f"{node.name}:", max(depth - 1, 0))
@@ -382,8 +442,14 @@ class _Printer:
         self.body(node.body, depth, (node.name,), notes)
 
     def _function(self, node, depth, stages, notes):
+        if node.form == ONE_LINE:
+            self.emit(f"{node.signature()} {_one_line(Block(node.body))}", depth)
+            return
         self.emit(node.signature(), depth)
-        self.emit("{", depth)
+        if node.form == BRACE_ON_HEAD:
+            self.lines[-1] += " {"
+        else:
+            self.emit("{", depth)
         self.body(node.body, depth + 1, node.stages or stages, notes)
         self.emit("}", depth)
 

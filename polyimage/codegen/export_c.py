@@ -18,8 +18,9 @@ from ..dsl import expr as E
 from ..dsl.constructs import Function, Image
 from ..dsl.types import Half
 from .cexpr import CExprPrinter
-from .chelpers import helper_source
+from .chelpers import helper_definitions
 from .ctext import CText, Text, cat, text_of, uses_of
+from .ctree import print_c
 from .names import PREFIX, NameRegistry
 
 OK, ERROR_MEMORY, ERROR_ARGUMENT = 0, 1, 2
@@ -83,8 +84,8 @@ def exported_c(
     for k, (prototype, lines) in enumerate(accessors):
         body += ([""] if k else []) + [prototype, "{", *lines, "}"]
     helpers = sorted({name for kind, name in uses_of(*body) if kind == "helper"})
-    extra = [helper_source(op, c) for op, c in helpers if (op, c) not in cmodule.helpers]
-    source = cmodule.source + _SHIM_PRELUDE + "".join(h + "\n" for h in extra) + "\n"
+    extra = helper_definitions(h for h in helpers if h not in cmodule.helpers)
+    source = cmodule.source + _SHIM_PRELUDE + print_c(extra).text + "\n"
     source += "\n".join(text_of(line) for line in body) + "\n"
     header = _header(name, params, buffers, constraints, version, link, estimates or {})
     header += f"{extents_fn};\n\n{entry_fn};\n\n"

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .chelpers import helper_source
+from .chelpers import helper_definitions
 from .ctree import names_used, print_c, statements
 
 SOURCE_NAME = "kernel.c"
@@ -74,7 +74,7 @@ def layout(header: str, workspace: str, functions, entry, owners=None, helpers=(
     static functions `functions` (ctree.Function; `owners[k]` the group function k belongs to,
     by default its own) and the `entry` function. units[0] is the main unit; with few lines of
     functions it is the only one."""
-    helper_text = "".join(helper_source(op, c) + "\n" for op, c in helpers)
+    helper_text = print_c(helper_definitions(helpers)).text
     pieces = [header + helper_text + "\n", workspace + "\n"]
     line = 1 + sum(piece.count("\n") for piece in pieces)
     loops: list
@@ -106,7 +106,7 @@ def layout(header: str, workspace: str, functions, entry, owners=None, helpers=(
         used = {
             name for k in members for kind, name in names_used(functions[k]) if kind == "helper"
         }
-        text = "".join(helper_source(op, c) + "\n" for op, c in helpers if (op, c) in used)
+        text = print_c(helper_definitions(h for h in helpers if h in used)).text
         code = [(function_starts[k], print_c(_shared(functions[k])).text + "\n") for k in members]
         units.append(Unit(((1, header + text + "\n" + _SHARED_DEFINE), *code)))
     return Layout(source, tuple(units), tuple(loops))
