@@ -11,6 +11,7 @@ from helpers import loop_structure, stage_trees
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.codegen import ctree
+from polyimage.codegen.cprint import print_c
 from polyimage.codegen.ctree import (
     Assign,
     Block,
@@ -22,7 +23,6 @@ from polyimage.codegen.ctree import (
     Parallel,
     Stage,
     names_used,
-    print_c,
     statements,
 )
 

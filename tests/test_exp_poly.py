@@ -12,7 +12,8 @@ import pytest
 import polyimage
 from polyimage import Double, Exp, Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.codegen.cexp import exp_functions, fma_function
-from polyimage.codegen.ctree import Seq, print_c
+from polyimage.codegen.cprint import print_c
+from polyimage.codegen.ctree import Seq
 from polyimage.dsl import exp_poly, libm
 from polyimage.tools.vectorization import vectorization
 

@@ -19,8 +19,8 @@ from ..dsl.constructs import Function, Image
 from ..dsl.types import Half
 from .cexpr import CExprPrinter
 from .chelpers import helper_definitions
+from .cprint import print_c
 from .ctext import CText, Text, cat, text_of, uses_of
-from .ctree import print_c
 from .names import PREFIX, NameRegistry
 
 OK, ERROR_MEMORY, ERROR_ARGUMENT = 0, 1, 2

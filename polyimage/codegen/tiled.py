@@ -35,10 +35,10 @@ from .ctree import (
     Pragma,
     names_used,
 )
-from .jam import IN_ORDER, jam_plan, specialized_nest
+from .jam import jam_plan, specialized_nest
 from .loops import LoopEmitter
 from .names import PREFIX
-from .prelude import tile_schedule
+from .prelude import IN_ORDER, tile_schedule
 from .storage import StageStorage
 from .workspace import WORKSPACE
 

@@ -16,7 +16,9 @@ import dataclasses
 from dataclasses import dataclass
 
 from .chelpers import helper_definitions
-from .ctree import names_used, print_c, statements
+from .cprint import print_c
+from .ctree import Node, names_used, statements
+from .prelude import defines_if
 
 SOURCE_NAME = "kernel.c"
 # pipelines with fewer statements in loop-nest functions than this stay one unit
@@ -25,13 +27,11 @@ UNIT_STATEMENTS = 400
 GROUP_UNIT_STATEMENTS = 80
 _SHARED = "PIM_SHARED"
 # functions other units call: external, but not exported from the built module
-_SHARED_DEFINE = """\
-#if defined(__GNUC__)
-#define PIM_SHARED PIM_NOINLINE __attribute__((visibility("hidden")))
-#else
-#define PIM_SHARED PIM_NOINLINE
-#endif
-"""
+_SHARED_DEFINE = defines_if(
+    "defined(__GNUC__)",
+    (f'{_SHARED} PIM_NOINLINE __attribute__((visibility("hidden")))',),
+    (f"{_SHARED} PIM_NOINLINE",),
+)
 
 
 @dataclass(frozen=True)
@@ -61,21 +61,22 @@ class Unit:
 @dataclass(frozen=True)
 class Layout:
     """kernel.c, its translation units (the main one first) and where its loops stand in it
-    (ctree.LoopLines, in kernel.c's lines)."""
+    (cprint.LoopLines, in kernel.c's lines)."""
 
     source: str
     units: tuple
     loops: tuple
 
 
-def layout(header: str, workspace: str, functions, entry, owners=None, helpers=()) -> Layout:
-    """kernel.c and its units of code made of `header` (includes), the `helpers` ((op, C
+def layout(header: Node, workspace: Node, functions, entry, owners=None, helpers=()) -> Layout:
+    """kernel.c and its units of code made of `header` (the prelude), the `helpers` ((op, C
     type) of the small static inline functions the code calls), the `workspace` code, the
     static functions `functions` (ctree.Function; `owners[k]` the group function k belongs to,
     by default its own) and the `entry` function. units[0] is the main unit; with few lines of
     functions it is the only one."""
+    header_text = print_c(header).text
     helper_text = print_c(helper_definitions(helpers)).text
-    pieces = [header + helper_text + "\n", workspace + "\n"]
+    pieces = [header_text + helper_text + "\n", print_c(workspace).text + "\n"]
     line = 1 + sum(piece.count("\n") for piece in pieces)
     loops: list
     printed, loops = [], []
@@ -96,8 +97,9 @@ def layout(header: str, workspace: str, functions, entry, owners=None, helpers=(
         return Layout(source, (Unit(((1, source),)),), tuple(loops))
     moved = {k for members in bins for k in members}
     function_starts = starts[2:-1]
-    main = [(1, header + helper_text + "\n" + _SHARED_DEFINE)]
-    main += [(0, _shared(functions[k]).signature() + ";\n") for k in sorted(moved)]
+    shared_define = print_c(_SHARED_DEFINE).text
+    main = [(1, header_text + helper_text + "\n" + shared_define)]
+    main += [(0, print_c(_shared(functions[k]).prototype).text) for k in sorted(moved)]
     main += [(starts[1], pieces[1])]
     main += [(function_starts[k], pieces[2 + k]) for k in range(len(functions)) if k not in moved]
     main.append((starts[-1], pieces[-1]))
@@ -108,7 +110,7 @@ def layout(header: str, workspace: str, functions, entry, owners=None, helpers=(
         }
         text = print_c(helper_definitions(h for h in helpers if h in used)).text
         code = [(function_starts[k], print_c(_shared(functions[k])).text + "\n") for k in members]
-        units.append(Unit(((1, header + text + "\n" + _SHARED_DEFINE), *code)))
+        units.append(Unit(((1, header_text + text + "\n" + shared_define), *code)))
     return Layout(source, tuple(units), tuple(loops))
 
 

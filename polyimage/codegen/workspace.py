@@ -7,81 +7,139 @@ workspace uses a temporary one and frees it on return.
 
 from __future__ import annotations
 
+from .ctree import (
+    Assign,
+    Below,
+    Blank,
+    Block,
+    Call,
+    Declare,
+    For,
+    Function,
+    If,
+    Prototype,
+    Return,
+    Seq,
+    Typedef,
+)
 from .names import PREFIX
+
+P = PREFIX
 
 WORKSPACE = f"{PREFIX}w"  # the entry's pointer to the workspace in use
 
 
-def workspace_source(function: str, n_full: int, n_scratch: int) -> str:
+def workspace_code(function: str, n_full: int, n_scratch: int) -> Seq:
     """The workspace type of one pipeline, its helpers, and the exported functions
     `<function>_workspace_new` and `<function>_workspace_free`."""
-    p = PREFIX
-    return f"""\
-typedef struct {{
-    void *full[{max(n_full, 1)}];
-    size_t full_bytes[{max(n_full, 1)}];
-    int threads;
-    void **scratch;
-    size_t *scratch_bytes;
-}} {p}workspace;
+    full, scratch = max(n_full, 1), n_scratch
+    fields = (
+        Declare("void", ((f"*full[{full}]", None),)),
+        Declare("size_t", ((f"full_bytes[{full}]", None),)),
+        Declare("int", (("threads", None),)),
+        Declare("void", (("**scratch", None),)),
+        Declare("size_t", (("*scratch_bytes", None),)),
+    )
+    reserve = Function(
+        "void *",
+        f"{P}reserve",
+        ("void **slot", "size_t *held", "size_t bytes"),
+        (
+            If("*slot != NULL && *held >= bytes", Below(Return("*slot"))),
+            Call("free", ("*slot",)),
+            Assign("*slot", f"{P}alloc(bytes)"),
+            Assign("*held", "*slot != NULL ? bytes : 0"),
+            Return("*slot"),
+        ),
+        "static",
+    )
+    grown = (
+        Declare(
+            "size_t",
+            (("n", f"(size_t)threads * {scratch}"), ("old", f"(size_t)w->threads * {scratch}")),
+        ),
+        Declare("void", (("**scratch", "calloc(n ? n : 1, sizeof(void *))"),)),
+        Declare("size_t", (("*bytes", "calloc(n ? n : 1, sizeof(size_t))"),)),
+        If(
+            "scratch == NULL || bytes == NULL",
+            Block((Call("free", ("scratch",)), Call("free", ("bytes",)), Return("0"))),
+        ),
+        For(
+            "k",
+            "0",
+            "old",
+            Block(
+                (Assign("scratch[k]", "w->scratch[k]"), Assign("bytes[k]", "w->scratch_bytes[k]"))
+            ),
+            c_type="size_t",
+            inclusive=False,
+        ),
+        Call("free", ("w->scratch",)),
+        Call("free", ("w->scratch_bytes",)),
+        Assign("w->scratch", "scratch"),
+        Assign("w->scratch_bytes", "bytes"),
+        Assign("w->threads", "threads"),
+        Return("1"),
+    )
+    reserve_threads = Function(
+        "int",
+        f"{P}reserve_threads",
+        (f"{P}workspace *w", "int threads"),
+        (If("threads <= w->threads", Below(Return("1"))), *grown),
+        "static",
+    )
+    clear = Function(
+        "void",
+        f"{P}clear",
+        (f"{P}workspace *w",),
+        (
+            For(
+                "k",
+                "0",
+                str(full),
+                Below(Call("free", ("w->full[k]",))),
+                c_type="int",
+                inclusive=False,
+            ),
+            For(
+                "k",
+                "0",
+                f"(size_t)w->threads * {scratch}",
+                Below(Call("free", ("w->scratch[k]",))),
+                c_type="size_t",
+                inclusive=False,
+            ),
+            Call("free", ("w->scratch",)),
+            Call("free", ("w->scratch_bytes",)),
+        ),
+        "static",
+    )
+    new, free = workspace_prototypes(function)
+    exported = (
+        Function(
+            new.returns, new.name, new.params, (Return(f"calloc(1, sizeof({P}workspace))"),), ""
+        ),
+        Function(
+            free.returns,
+            free.name,
+            ("void *w",),
+            (
+                If("w != NULL", Below(Call(f"{P}clear", (f"({P}workspace *)w",)))),
+                Call("free", ("w",)),
+            ),
+            "",
+        ),
+    )
+    parts = [Typedef(f"{P}workspace", fields), reserve, reserve_threads, clear, *exported]
+    return Seq(
+        tuple(node for k, part in enumerate(parts) for node in ((Blank(),) if k else ()) + (part,))
+    )
 
-static void *{p}reserve(void **slot, size_t *held, size_t bytes)
-{{
-    if (*slot != NULL && *held >= bytes)
-        return *slot;
-    free(*slot);
-    *slot = {p}alloc(bytes);
-    *held = *slot != NULL ? bytes : 0;
-    return *slot;
-}}
 
-static int {p}reserve_threads({p}workspace *w, int threads)
-{{
-    if (threads <= w->threads)
-        return 1;
-    size_t n = (size_t)threads * {n_scratch}, old = (size_t)w->threads * {n_scratch};
-    void **scratch = calloc(n ? n : 1, sizeof(void *));
-    size_t *bytes = calloc(n ? n : 1, sizeof(size_t));
-    if (scratch == NULL || bytes == NULL) {{
-        free(scratch);
-        free(bytes);
-        return 0;
-    }}
-    for (size_t k = 0; k < old; k++) {{
-        scratch[k] = w->scratch[k];
-        bytes[k] = w->scratch_bytes[k];
-    }}
-    free(w->scratch);
-    free(w->scratch_bytes);
-    w->scratch = scratch;
-    w->scratch_bytes = bytes;
-    w->threads = threads;
-    return 1;
-}}
-
-static void {p}clear({p}workspace *w)
-{{
-    for (int k = 0; k < {max(n_full, 1)}; k++)
-        free(w->full[k]);
-    for (size_t k = 0; k < (size_t)w->threads * {n_scratch}; k++)
-        free(w->scratch[k]);
-    free(w->scratch);
-    free(w->scratch_bytes);
-}}
-
-void *{function}_workspace_new(void)
-{{
-    return calloc(1, sizeof({p}workspace));
-}}
-
-void {function}_workspace_free(void *w)
-{{
-    if (w != NULL)
-        {p}clear(({p}workspace *)w);
-    free(w);
-}}
-"""
-
-
-def workspace_cdef(function: str) -> str:
-    return f"void *{function}_workspace_new(void);\nvoid {function}_workspace_free(void *);"
+def workspace_prototypes(function: str) -> tuple:
+    """The declarations of `<function>_workspace_new` and `<function>_workspace_free`, as the
+    cdef and the export take them."""
+    return (
+        Prototype("void *", f"{function}_workspace_new", ("void",)),
+        Prototype("void", f"{function}_workspace_free", ("void *",)),
+    )
