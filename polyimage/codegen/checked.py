@@ -12,7 +12,6 @@ from __future__ import annotations
 from .ctree import (
     Assign,
     Below,
-    Blank,
     Block,
     Call,
     Declare,
@@ -23,6 +22,7 @@ from .ctree import (
     Prototype,
     Return,
     Seq,
+    separated,
 )
 from .names import HELPER, PREFIX
 from .prelude import defines_if
@@ -156,24 +156,19 @@ def state_code(function: str) -> Seq:
         ),
         "",
     )
-    return Seq(
-        (
-            Declare(
-                "PIM_HIDDEN __thread int",
-                ((f"{P}chk_group", "-1"), (f"{P}chk_level", None), (f"{P}chk_rank", None)),
-            ),
-            Declare(
-                "PIM_HIDDEN __thread int64_t",
-                _names(f"{P}chk_lo[{MAX_TILE_RANK}]", f"{P}chk_hi[{MAX_TILE_RANK}]"),
-            ),
-            Declare("static int", _names(f"{P}chk_count")),
-            Declare("static char", _names(f"{P}chk_text[1024]")),
-            Blank(),
-            fail,
-            Blank(),
-            message_function,
-        )
+    record = (
+        Declare(
+            "PIM_HIDDEN __thread int",
+            ((f"{P}chk_group", "-1"), (f"{P}chk_level", None), (f"{P}chk_rank", None)),
+        ),
+        Declare(
+            "PIM_HIDDEN __thread int64_t",
+            _names(f"{P}chk_lo[{MAX_TILE_RANK}]", f"{P}chk_hi[{MAX_TILE_RANK}]"),
+        ),
+        Declare("static int", _names(f"{P}chk_count")),
+        Declare("static char", _names(f"{P}chk_text[1024]")),
     )
+    return separated((Seq(record), fail, message_function))
 
 
 def message_prototype(function: str) -> Prototype:

@@ -32,6 +32,7 @@ from .ctree import (
     Pointer,
     Return,
     Seq,
+    separated,
 )
 from .loops import LoopEmitter
 from .names import PREFIX, NameRegistry
@@ -193,7 +194,7 @@ def generate_module(
     entry = Function("int", function, tuple(args), tuple(body), qualifiers="")
 
     workspace = [workspace_code(function, len(set(slots.values())), n_scratch)]
-    workspace += [Blank(), checked.state_code(function)] if check else []
+    workspace += [checked.state_code(function)] if check else []
     header = [
         prelude(),
         *([openmp_timer()] if profile else []),
@@ -202,7 +203,7 @@ def generate_module(
     used = helpers_used((*functions, entry))
     laid = layout(
         Seq(tuple(node for part in header for node in (part, Blank()))),
-        Seq(tuple(workspace)),
+        separated(workspace),
         functions,
         entry,
         owners,

@@ -304,6 +304,11 @@ class Function(Node):
         return self.prototype.signature(restrict)
 
 
+def separated(parts) -> Seq:
+    """`parts` (definitions) with an empty line between each two."""
+    return Seq(tuple(node for k, part in enumerate(parts) for node in (Blank(), part)[not k :]))
+
+
 # statements printed on one line, after a branch's condition too
 SIMPLE = (Line, Declare, Assign, Call, Return)
 

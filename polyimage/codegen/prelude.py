@@ -17,6 +17,7 @@ from .ctree import (
     If,
     Return,
     Seq,
+    separated,
 )
 
 # parallel loops hand out their iterations to the threads that come for them, in chunks of about
@@ -118,7 +119,7 @@ def prelude() -> Seq:
         ),
         ("PIM_NOINLINE", "PIM_INLINE static inline"),
     )
-    functions = [node for function in _runtime_functions() for node in (Blank(), *function)]
+    functions = separated(_runtime_functions())
     in_order = defines_if(
         "defined(__GNUC__) && !defined(__clang__)",
         (f'{IN_ORDER} __attribute__((optimize("no-tree-ter")))',),
@@ -134,7 +135,8 @@ def prelude() -> Seq:
             Blank(),
             Directive(f"#define PIM_CHUNKS_PER_THREAD {CHUNKS_PER_THREAD}"),
             qualifiers,
-            *functions,
+            Blank(),
+            functions,
             Blank(),
             in_order,
         )
@@ -200,4 +202,4 @@ def _runtime_functions() -> list:
         ),
         "static inline",
     )
-    return [(alloc,), (extent,), (row_note, row), (scan_block,), (chunk,)]
+    return [alloc, extent, Seq((row_note, row)), scan_block, chunk]

@@ -10,7 +10,6 @@ from __future__ import annotations
 from .ctree import (
     Assign,
     Below,
-    Blank,
     Block,
     Call,
     Declare,
@@ -21,6 +20,7 @@ from .ctree import (
     Return,
     Seq,
     Typedef,
+    separated,
 )
 from .names import PREFIX
 
@@ -32,7 +32,7 @@ WORKSPACE = f"{PREFIX}w"  # the entry's pointer to the workspace in use
 def workspace_code(function: str, n_full: int, n_scratch: int) -> Seq:
     """The workspace type of one pipeline, its helpers, and the exported functions
     `<function>_workspace_new` and `<function>_workspace_free`."""
-    full, scratch = max(n_full, 1), n_scratch
+    full = max(n_full, 1)
     fields = (
         Declare("void", ((f"*full[{full}]", None),)),
         Declare("size_t", ((f"full_bytes[{full}]", None),)),
@@ -40,7 +40,27 @@ def workspace_code(function: str, n_full: int, n_scratch: int) -> Seq:
         Declare("void", (("**scratch", None),)),
         Declare("size_t", (("*scratch_bytes", None),)),
     )
-    reserve = Function(
+    new, free = workspace_prototypes(function)
+    made = Return(f"calloc(1, sizeof({P}workspace))")
+    freed = (
+        If("w != NULL", Below(Call(f"{P}clear", (f"({P}workspace *)w",)))),
+        Call("free", ("w",)),
+    )
+    return separated(
+        (
+            Typedef(f"{P}workspace", fields),
+            _reserve(),
+            _reserve_threads(n_scratch),
+            _clear(full, n_scratch),
+            Function(new.returns, new.name, new.params, (made,), ""),
+            Function(free.returns, free.name, ("void *w",), freed, ""),
+        )
+    )
+
+
+def _reserve() -> Function:
+    """A slot's memory, reallocated only when it holds less than `bytes`."""
+    return Function(
         "void *",
         f"{P}reserve",
         ("void **slot", "size_t *held", "size_t bytes"),
@@ -53,10 +73,18 @@ def workspace_code(function: str, n_full: int, n_scratch: int) -> Seq:
         ),
         "static",
     )
-    grown = (
+
+
+def _reserve_threads(n_scratch: int) -> Function:
+    """Room for the scratchpads of `threads` threads, keeping those already allocated."""
+    copied = Block(
+        (Assign("scratch[k]", "w->scratch[k]"), Assign("bytes[k]", "w->scratch_bytes[k]"))
+    )
+    body = (
+        If("threads <= w->threads", Below(Return("1"))),
         Declare(
             "size_t",
-            (("n", f"(size_t)threads * {scratch}"), ("old", f"(size_t)w->threads * {scratch}")),
+            (("n", f"(size_t)threads * {n_scratch}"), ("old", f"(size_t)w->threads * {n_scratch}")),
         ),
         Declare("void", (("**scratch", "calloc(n ? n : 1, sizeof(void *))"),)),
         Declare("size_t", (("*bytes", "calloc(n ? n : 1, sizeof(size_t))"),)),
@@ -64,16 +92,7 @@ def workspace_code(function: str, n_full: int, n_scratch: int) -> Seq:
             "scratch == NULL || bytes == NULL",
             Block((Call("free", ("scratch",)), Call("free", ("bytes",)), Return("0"))),
         ),
-        For(
-            "k",
-            "0",
-            "old",
-            Block(
-                (Assign("scratch[k]", "w->scratch[k]"), Assign("bytes[k]", "w->scratch_bytes[k]"))
-            ),
-            c_type="size_t",
-            inclusive=False,
-        ),
+        For("k", "0", "old", copied, c_type="size_t", inclusive=False),
         Call("free", ("w->scratch",)),
         Call("free", ("w->scratch_bytes",)),
         Assign("w->scratch", "scratch"),
@@ -81,59 +100,30 @@ def workspace_code(function: str, n_full: int, n_scratch: int) -> Seq:
         Assign("w->threads", "threads"),
         Return("1"),
     )
-    reserve_threads = Function(
-        "int",
-        f"{P}reserve_threads",
-        (f"{P}workspace *w", "int threads"),
-        (If("threads <= w->threads", Below(Return("1"))), *grown),
-        "static",
+    return Function(
+        "int", f"{P}reserve_threads", (f"{P}workspace *w", "int threads"), body, "static"
     )
-    clear = Function(
-        "void",
-        f"{P}clear",
-        (f"{P}workspace *w",),
-        (
-            For(
-                "k",
-                "0",
-                str(full),
-                Below(Call("free", ("w->full[k]",))),
-                c_type="int",
-                inclusive=False,
-            ),
-            For(
-                "k",
-                "0",
-                f"(size_t)w->threads * {scratch}",
-                Below(Call("free", ("w->scratch[k]",))),
-                c_type="size_t",
-                inclusive=False,
-            ),
-            Call("free", ("w->scratch",)),
-            Call("free", ("w->scratch_bytes",)),
+
+
+def _clear(full: int, n_scratch: int) -> Function:
+    """Every buffer and scratchpad of a workspace freed."""
+    threads = f"(size_t)w->threads * {n_scratch}"
+    body = (
+        For(
+            "k", "0", str(full), Below(Call("free", ("w->full[k]",))), c_type="int", inclusive=False
         ),
-        "static",
-    )
-    new, free = workspace_prototypes(function)
-    exported = (
-        Function(
-            new.returns, new.name, new.params, (Return(f"calloc(1, sizeof({P}workspace))"),), ""
+        For(
+            "k",
+            "0",
+            threads,
+            Below(Call("free", ("w->scratch[k]",))),
+            c_type="size_t",
+            inclusive=False,
         ),
-        Function(
-            free.returns,
-            free.name,
-            ("void *w",),
-            (
-                If("w != NULL", Below(Call(f"{P}clear", (f"({P}workspace *)w",)))),
-                Call("free", ("w",)),
-            ),
-            "",
-        ),
+        Call("free", ("w->scratch",)),
+        Call("free", ("w->scratch_bytes",)),
     )
-    parts = [Typedef(f"{P}workspace", fields), reserve, reserve_threads, clear, *exported]
-    return Seq(
-        tuple(node for k, part in enumerate(parts) for node in ((Blank(),) if k else ()) + (part,))
-    )
+    return Function("void", f"{P}clear", (f"{P}workspace *w",), body, "static")
 
 
 def workspace_prototypes(function: str) -> tuple:
