@@ -304,6 +304,12 @@ class Function(Node):
         return self.prototype.signature(restrict)
 
 
+def defined(prototype: Prototype, body, form: str = BRACE_BELOW) -> Function:
+    """The function `prototype` declares, with `body`."""
+    head = (prototype.returns, prototype.name, prototype.params, tuple(body))
+    return Function(*head, prototype.qualifiers, attributes=prototype.attributes, form=form)
+
+
 def separated(parts) -> Seq:
     """`parts` (definitions) with an empty line between each two."""
     return Seq(tuple(node for k, part in enumerate(parts) for node in (Blank(), part)[not k :]))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 
 from .chelpers import helper_definitions
 from .cprint import print_c
-from .ctree import Node, names_used, statements
+from .ctree import Blank, Directive, Node, Seq, names_used, statements
 from .prelude import defines_if
 
 SOURCE_NAME = "kernel.c"
@@ -74,9 +74,11 @@ def layout(header: Node, workspace: Node, functions, entry, owners=None, helpers
     static functions `functions` (ctree.Function; `owners[k]` the group function k belongs to,
     by default its own) and the `entry` function. units[0] is the main unit; with few lines of
     functions it is the only one."""
-    header_text = print_c(header).text
-    helper_text = print_c(helper_definitions(helpers)).text
-    pieces = [header_text + helper_text + "\n", print_c(workspace).text + "\n"]
+    helper_functions = helper_definitions(helpers)
+    pieces = [
+        print_c(Seq((header, helper_functions, Blank()))).text,
+        print_c(Seq((workspace, Blank()))).text,
+    ]
     line = 1 + sum(piece.count("\n") for piece in pieces)
     loops: list
     printed, loops = [], []
@@ -97,8 +99,7 @@ def layout(header: Node, workspace: Node, functions, entry, owners=None, helpers
         return Layout(source, (Unit(((1, source),)),), tuple(loops))
     moved = {k for members in bins for k in members}
     function_starts = starts[2:-1]
-    shared_define = print_c(_SHARED_DEFINE).text
-    main = [(1, header_text + helper_text + "\n" + shared_define)]
+    main = [(1, print_c(Seq((header, helper_functions, Blank(), _SHARED_DEFINE))).text)]
     main += [(0, print_c(_shared(functions[k]).prototype).text) for k in sorted(moved)]
     main += [(starts[1], pieces[1])]
     main += [(function_starts[k], pieces[2 + k]) for k in range(len(functions)) if k not in moved]
@@ -108,9 +109,13 @@ def layout(header: Node, workspace: Node, functions, entry, owners=None, helpers
         used = {
             name for k in members for kind, name in names_used(functions[k]) if kind == "helper"
         }
-        text = print_c(helper_definitions(h for h in helpers if h in used)).text
-        code = [(function_starts[k], print_c(_shared(functions[k])).text + "\n") for k in members]
-        units.append(Unit(((1, header_text + text + "\n" + shared_define), *code)))
+        own = helper_definitions(h for h in helpers if h in used)
+        opening = print_c(Seq((header, own, Blank(), _SHARED_DEFINE))).text
+        code = [
+            (function_starts[k], print_c(Seq((_shared(functions[k]), Blank()))).text)
+            for k in members
+        ]
+        units.append(Unit(((1, opening), *code)))
     return Layout(source, tuple(units), tuple(loops))
 
 
@@ -131,7 +136,8 @@ def _partition(sizes: list, owners: list) -> list:
 
 
 def _at(line: int, text: str) -> str:
-    return f'#line {line} "{SOURCE_NAME}"\n{text}'
+    """`text` under a directive naming its line in kernel.c."""
+    return print_c(Directive(f'#line {line} "{SOURCE_NAME}"')).text + text
 
 
 def _shared(function):
