@@ -71,6 +71,7 @@ def header() -> Seq:
 
 
 def _names(*names) -> tuple:
+    """Items of a declaration without values."""
     return tuple((name, None) for name in names)
 
 

@@ -6,43 +6,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ctree import (
-    BRACE_ON_HEAD,
-    ONE_LINE,
-    SIMPLE,
-    Assign,
-    Block,
-    Call,
-    Declare,
-    For,
-    If,
-    Node,
-    Return,
-    Seq,
-    listed,
-)
+from .ctree import BRACE_ON_HEAD, ONE_LINE, SIMPLE, Block, Declare, For, If, Node, Seq
 
 INDENT = "    "
-
-
-def _statement(node) -> str:
-    """The one line of C of a simple statement (SIMPLE)."""
-    if isinstance(node, Declare):
-        items = ", ".join(name if v is None else f"{name} = {v}" for name, v in node.items)
-        return f"{'const ' if node.const else ''}{node.c_type} {items};"
-    if isinstance(node, Assign):
-        return f"{node.target} {node.op} {node.value};"
-    if isinstance(node, Call):
-        return f"{node.function}({listed(node.args)});"
-    if isinstance(node, Return):
-        return f"return {node.value};" if node.value else "return;"
-    return node.text
 
 
 def _one_line(node) -> str:
     """A statement, a branch or a block as one line of C (a helper's body)."""
     if isinstance(node, SIMPLE):
-        return _statement(node)
+        return node.statement()
     if isinstance(node, If):
         otherwise = "" if node.otherwise is None else f" else {_one_line(node.otherwise)}"
         return f"if ({node.cond}) {_one_line(node.then)}{otherwise}"
@@ -102,7 +74,7 @@ class _Printer:
             self.node(child, depth, stages, notes)
 
     def _line(self, node, depth, stages, notes):
-        self.emit(_statement(node), depth)
+        self.emit(node.statement(), depth)
 
     _declare = _assign = _call = _return = _line
 
@@ -140,7 +112,7 @@ class _Printer:
         if opened:
             self.lines[-1] += " " + brace
         elif body and isinstance(body[0], Declare) and not node.note:
-            self.emit(brace + " " + _statement(body[0]), depth)  # a scope: `{ const int a = 1;`
+            self.emit(brace + " " + body[0].statement(), depth)  # a scope: `{ const int a = 1;`
             body = body[1:]
         else:
             self.emit(brace, depth)
@@ -204,6 +176,6 @@ class _Printer:
         if isinstance(node, Block):
             self._block(node, depth, stages, notes, opened=True)
         elif isinstance(node, SIMPLE):
-            self.lines[-1] += " " + _statement(node)
+            self.lines[-1] += " " + node.statement()
         else:
             self.node(node, depth + 1, stages, notes)

@@ -27,6 +27,9 @@ class Line(Node):
     text: str
     uses: frozenset = field(default=frozenset(), compare=False)
 
+    def statement(self) -> str:
+        return self.text
+
 
 @dataclass(frozen=True)
 class Declare(Node):
@@ -36,6 +39,10 @@ class Declare(Node):
     items: tuple  # ((name, value or None), ...)
     const: bool = False
     uses: frozenset = field(default=frozenset(), compare=False)
+
+    def statement(self) -> str:
+        items = ", ".join(name if v is None else f"{name} = {v}" for name, v in self.items)
+        return f"{'const ' if self.const else ''}{self.c_type} {items};"
 
 
 @dataclass(frozen=True)
@@ -47,6 +54,9 @@ class Assign(Node):
     op: str = "="
     uses: frozenset = field(default=frozenset(), compare=False)
 
+    def statement(self) -> str:
+        return f"{self.target} {self.op} {self.value};"
+
 
 @dataclass(frozen=True)
 class Call(Node):
@@ -56,6 +66,9 @@ class Call(Node):
     args: tuple
     uses: frozenset = field(default=frozenset(), compare=False)
 
+    def statement(self) -> str:
+        return f"{self.function}({listed(self.args)});"
+
 
 @dataclass(frozen=True)
 class Return(Node):
@@ -63,6 +76,9 @@ class Return(Node):
 
     value: str = ""
     uses: frozenset = field(default=frozenset(), compare=False)
+
+    def statement(self) -> str:
+        return f"return {self.value};" if self.value else "return;"
 
 
 @dataclass(frozen=True)
@@ -90,9 +106,6 @@ class Typedef(Node):
 
     name: str
     fields: tuple
-
-    def children(self) -> tuple:
-        return self.fields
 
 
 @dataclass(frozen=True)
@@ -315,7 +328,7 @@ def separated(parts) -> Seq:
     return Seq(tuple(node for k, part in enumerate(parts) for node in (Blank(), part)[not k :]))
 
 
-# statements printed on one line, after a branch's condition too
+# statements printed on one line (their `statement()`), after a branch's condition too
 SIMPLE = (Line, Declare, Assign, Call, Return)
 
 

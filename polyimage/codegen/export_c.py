@@ -18,28 +18,11 @@ from ..dsl import constructs
 from ..dsl import expr as E
 from ..dsl.constructs import Image
 from ..dsl.types import Half
+from . import ctree
 from .cexpr import CExprPrinter
 from .chelpers import helper_definitions
 from .cprint import print_c
 from .ctext import CText, Text, assign, cat, helpers_used, text_of, uses_of
-from .ctree import (
-    Assign,
-    Below,
-    Blank,
-    Call,
-    Comment,
-    Declare,
-    Directive,
-    Function,
-    If,
-    Line,
-    Node,
-    Prototype,
-    Return,
-    Seq,
-    defined,
-    separated,
-)
 from .names import PREFIX, NameRegistry
 
 P = PREFIX
@@ -94,19 +77,21 @@ def exported_c(
             f"{const}{b.func.typ.c_name} *{b.c_name}",
             f"const int64_t *{b.extents_name}",
         ]
-    extents = Prototype("int", f"{name}_extents", (*param_args, "int64_t *extents"))
-    entry = Prototype("int", name, ("void *workspace", "int nthreads", *param_args, *buffer_args))
+    extents = ctree.Prototype("int", f"{name}_extents", (*param_args, "int64_t *extents"))
+    entry = ctree.Prototype(
+        "int", name, ("void *workspace", "int nthreads", *param_args, *buffer_args)
+    )
     accessors = _accessors(name, cmodule.function)
     functions = [
-        defined(extents, _extents_body(writer, graph, constraints, buffers)),
-        defined(entry, _entry_body(name, cmodule, params, c_names, buffers)),
+        ctree.defined(extents, _extents_body(writer, graph, constraints, buffers)),
+        ctree.defined(entry, _entry_body(name, cmodule, params, c_names, buffers)),
         *accessors,
     ]
     extra = helper_definitions(h for h in helpers_used(functions) if h not in cmodule.helpers)
-    source = cmodule.source + print_c(Seq((_shim_prelude(), extra, Blank()))).text
-    source += print_c(separated(functions)).text
+    source = cmodule.source + print_c(ctree.Seq((_shim_prelude(), extra, ctree.Blank()))).text
+    source += print_c(ctree.separated(functions)).text
     prototypes = (extents, entry, *(f.prototype for f in accessors))
-    declared = separated((extents, entry, Seq(prototypes[2:])))
+    declared = ctree.separated((extents, entry, ctree.Seq(prototypes[2:])))
     header = print_c(
         _header(name, params, buffers, constraints, version, link, estimates or {}, declared)
     ).text
@@ -116,12 +101,12 @@ def exported_c(
 def _extents_body(writer, graph, constraints, buffers: list) -> list:
     """The statements of `<name>_extents`: the constraints and domains checked, then every
     buffer's extents written."""
-    body = [Assign(f"{P}message[0]", "0")]
+    body = [ctree.Assign(f"{P}message[0]", "0")]
     body += writer.constraints(constraints) + writer.domains(graph)
     for b in buffers:
         for d, extent in enumerate(b.extents):
             body.append(assign(f"extents[{b.first + d}]", writer.int64(extent)))
-    return body + [Return(str(OK))]
+    return body + [ctree.Return(str(OK))]
 
 
 def _buffers(graph, cmodule, names: NameRegistry) -> list:
@@ -145,8 +130,8 @@ def _entry_body(name: str, cmodule, params: list, c_names: dict, buffers: list) 
     order (by name, `cmodule.params`)."""
     count = sum(len(b.extents) for b in buffers)
     body: list = [
-        Declare("int64_t", ((f"{P}expected[{max(count, 1)}]", None),)),
-        Assign(f"{P}message[0]", "0"),
+        ctree.Declare("int64_t", ((f"{P}expected[{max(count, 1)}]", None),)),
+        ctree.Assign(f"{P}message[0]", "0"),
     ]
     for b in buffers:
         null = f'{P}fail("{b.what}: the buffer or its extents are NULL")'
@@ -165,33 +150,35 @@ def _entry_body(name: str, cmodule, params: list, c_names: dict, buffers: list) 
     args = ", ".join([c_names[n] for n in cmodule.params] + [b.c_name for b in buffers])
     memory = f'{P}fail_with({ERROR_MEMORY}, "{name}: could not allocate its buffers")'
     return body + [
-        Declare("int", ((f"{P}status", f"{cmodule.function}(workspace, nthreads, {args})"),)),
+        ctree.Declare("int", ((f"{P}status", f"{cmodule.function}(workspace, nthreads, {args})"),)),
         _failing(f"{P}status == {ERROR_MEMORY}", memory),
-        Return(f"{P}status"),
+        ctree.Return(f"{P}status"),
     ]
 
 
-def _failing(condition: Text, failure: str) -> If:
+def _failing(condition: Text, failure: str) -> ctree.If:
     """`if (condition)` and, on the line below, `return failure;`."""
-    return If(text_of(condition), Below(Return(failure)), uses=uses_of(condition))
+    return ctree.If(text_of(condition), ctree.Below(ctree.Return(failure)), uses=uses_of(condition))
 
 
 def _accessors(name: str, function: str) -> list:
     """The error message and workspace functions under the export's name."""
     return [
-        Function("const char *", f"{name}_error", ("void",), (Return(f"{P}message"),), ""),
-        Function(
+        ctree.Function(
+            "const char *", f"{name}_error", ("void",), (ctree.Return(f"{P}message"),), ""
+        ),
+        ctree.Function(
             "void *",
             f"{name}_workspace_new",
             ("void",),
-            (Return(f"{function}_workspace_new()"),),
+            (ctree.Return(f"{function}_workspace_new()"),),
             "",
         ),
-        Function(
+        ctree.Function(
             "void",
             f"{name}_workspace_free",
             ("void *workspace",),
-            (Call(f"{function}_workspace_free", ("workspace",)),),
+            (ctree.Call(f"{function}_workspace_free", ("workspace",)),),
             "",
         ),
     ]
@@ -339,43 +326,45 @@ def _c_text(e) -> str:
 _ENTRY_NOTE = "checks before any memory is touched"
 
 
-def _shim_prelude() -> Seq:
+def _shim_prelude() -> ctree.Seq:
     """What the entry needs after kernel.c: its headers, the thread's message and the
     functions that write it."""
     thread_local = (
-        Directive("#if defined(__GNUC__) || defined(__clang__)"),
-        Directive("#define PIM_THREAD_LOCAL __thread"),
-        Directive("#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L"),
-        Directive("#define PIM_THREAD_LOCAL _Thread_local"),
-        Directive("#else"),
-        Directive("#define PIM_THREAD_LOCAL"),
-        Directive("#endif"),
+        ctree.Directive("#if defined(__GNUC__) || defined(__clang__)"),
+        ctree.Directive("#define PIM_THREAD_LOCAL __thread"),
+        ctree.Directive("#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L"),
+        ctree.Directive("#define PIM_THREAD_LOCAL _Thread_local"),
+        ctree.Directive("#else"),
+        ctree.Directive("#define PIM_THREAD_LOCAL"),
+        ctree.Directive("#endif"),
     )
-    fail_with = Function(
+    fail_with = ctree.Function(
         "int",
         f"{P}fail_with",
         ("int code", "const char *format", "..."),
         (
-            Declare("va_list", (("args", None),)),
-            Call("va_start", ("args", "format")),
-            Call("vsnprintf", (f"{P}message", f"sizeof {P}message", "format", "args")),
-            Call("va_end", ("args",)),
-            Return("code"),
+            ctree.Declare("va_list", (("args", None),)),
+            ctree.Call("va_start", ("args", "format")),
+            ctree.Call("vsnprintf", (f"{P}message", f"sizeof {P}message", "format", "args")),
+            ctree.Call("va_end", ("args",)),
+            ctree.Return("code"),
         ),
         "static",
     )
-    message = Declare("static PIM_THREAD_LOCAL char", ((f"{P}message[{MESSAGE_BYTES}]", None),))
-    opening = Seq(
+    message = ctree.Declare(
+        "static PIM_THREAD_LOCAL char", ((f"{P}message[{MESSAGE_BYTES}]", None),)
+    )
+    opening = ctree.Seq(
         (
-            Blank(),
-            Comment(f"---- the exported entry: {_ENTRY_NOTE} (polyimage export) ----"),
-            Directive("#include <stdarg.h>"),
-            Directive("#include <stdio.h>"),
+            ctree.Blank(),
+            ctree.Comment(f"---- the exported entry: {_ENTRY_NOTE} (polyimage export) ----"),
+            ctree.Directive("#include <stdarg.h>"),
+            ctree.Directive("#include <stdio.h>"),
             *thread_local,
         )
     )
-    failing = Directive(f"#define {P}fail(...) {P}fail_with({ERROR_ARGUMENT}, __VA_ARGS__)")
-    return separated((opening, message, fail_with, failing))
+    failing = ctree.Directive(f"#define {P}fail(...) {P}fail_with({ERROR_ARGUMENT}, __VA_ARGS__)")
+    return ctree.separated((opening, message, fail_with, failing))
 
 
 def _header(
@@ -386,8 +375,8 @@ def _header(
     version: str,
     link: str,
     estimates,
-    declared: Node,
-) -> Seq:
+    declared: ctree.Node,
+) -> ctree.Seq:
     """The header: what the library is, its return codes, the documentation of its functions
     (what each parameter is, each buffer's extents and layout, constraints) and their
     `declared` prototypes."""
@@ -405,16 +394,30 @@ def _header(
         f"{upper}_EXTENT_COUNT {count}",
     )
     documented = _documentation(name, params, buffers, constraints, estimates)
-    return separated(
+    return ctree.separated(
         (
-            Seq((Comment(about), Directive(f"#ifndef {guard}"), Directive(f"#define {guard}"))),
-            Directive("#include <stdint.h>"),
-            Seq((Directive("#ifdef __cplusplus"), Line('extern "C" {'), Directive("#endif"))),
-            Seq(tuple(Directive(f"#define {code}") for code in codes)),
-            Comment("Parameters:\n" + "".join(line + "\n" for line in documented)),
+            ctree.Seq(
+                (
+                    ctree.Comment(about),
+                    ctree.Directive(f"#ifndef {guard}"),
+                    ctree.Directive(f"#define {guard}"),
+                )
+            ),
+            ctree.Directive("#include <stdint.h>"),
+            ctree.Seq(
+                (
+                    ctree.Directive("#ifdef __cplusplus"),
+                    ctree.Line('extern "C" {'),
+                    ctree.Directive("#endif"),
+                )
+            ),
+            ctree.Seq(tuple(ctree.Directive(f"#define {code}") for code in codes)),
+            ctree.Comment("Parameters:\n" + "".join(line + "\n" for line in documented)),
             declared,
-            Seq((Directive("#ifdef __cplusplus"), Line("}"), Directive("#endif"))),
-            Directive(f"#endif /* {guard} */"),
+            ctree.Seq(
+                (ctree.Directive("#ifdef __cplusplus"), ctree.Line("}"), ctree.Directive("#endif"))
+            ),
+            ctree.Directive(f"#endif /* {guard} */"),
         )
     )
 

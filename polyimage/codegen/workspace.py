@@ -16,9 +16,9 @@ from .ctree import (
     For,
     Function,
     If,
+    Node,
     Prototype,
     Return,
-    Seq,
     Typedef,
     separated,
 )
@@ -29,7 +29,7 @@ P = PREFIX
 WORKSPACE = f"{PREFIX}w"  # the entry's pointer to the workspace in use
 
 
-def workspace_code(function: str, n_full: int, n_scratch: int) -> Seq:
+def workspace_code(function: str, n_full: int, n_scratch: int) -> Node:
     """The workspace type of one pipeline, its helpers, and the exported functions
     `<function>_workspace_new` and `<function>_workspace_free`."""
     full = max(n_full, 1)
