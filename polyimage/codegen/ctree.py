@@ -278,7 +278,6 @@ class Prototype(Node):
 def listed(items) -> str:
     """`items` (parameters, arguments) joined by ", ", or by "," before one that begins with
     a line break: a list wrapped onto a line of its own."""
-    items = list(items)
     return "".join(
         ("," if item.startswith("\n") else ", ") + item if k else item
         for k, item in enumerate(items)

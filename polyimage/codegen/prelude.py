@@ -144,8 +144,8 @@ def prelude() -> Seq:
 
 
 def _runtime_functions() -> list:
-    """The runtime's functions, each with the comment before it: allocation, extents, rows of
-    scratchpads, blocks of scans and chunks of parallel loops."""
+    """The runtime's functions: allocation, extents, rows of scratchpads (after the comment on
+    their layout), blocks of scans and chunks of parallel loops."""
     alloc = Function(
         "void *",
         "pim_alloc",

@@ -20,6 +20,7 @@ from .ctree import (
     Prototype,
     Return,
     Typedef,
+    defined,
     separated,
 )
 from .names import PREFIX
@@ -52,7 +53,7 @@ def workspace_code(function: str, n_full: int, n_scratch: int) -> Node:
             _reserve(),
             _reserve_threads(n_scratch),
             _clear(full, n_scratch),
-            Function(new.returns, new.name, new.params, (made,), ""),
+            defined(new, (made,)),
             Function(free.returns, free.name, ("void *w",), freed, ""),
         )
     )
