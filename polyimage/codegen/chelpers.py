@@ -54,8 +54,8 @@ def _helper(op: str, c: str, name: str):
         value = "v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v"
         return helper_function("int64_t", name, (f"{c} v",), Return(value))
     if op == "clamp":
-        value = Return("v < lo ? lo : (v > hi ? hi : v)")
-        return helper_function(c, name, (f"{c} v", f"{c} lo", f"{c} hi"), value)
+        clamped = Return("v < lo ? lo : (v > hi ? hi : v)")
+        return helper_function(c, name, (f"{c} v", f"{c} lo", f"{c} hi"), clamped)
     if op in ("min", "max"):  # as numpy.minimum/maximum: NaN from either side, ties give b
         cmp = "<" if op == "min" else ">"
         if c not in ("float", "double"):

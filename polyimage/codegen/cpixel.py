@@ -143,6 +143,7 @@ def _saturating(op: str):
 
     def helper(name: str, c: str):
         u, (low, high) = _unsigned(c), _limits(c)
+        body: tuple
         if c.startswith("u"):
             if op == "add":
                 body = (Declare(c, (("s", f"({c})(a + b)"),)), Return(f"s < a ? {high} : s"))
