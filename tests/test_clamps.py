@@ -13,7 +13,8 @@ import polyimage
 from polyimage import Case, Float, Function, Image, Int, Interval, Max, Min, Parameter, Variable
 from polyimage.algebra.evaluate import Evaluator
 from polyimage.codegen.clamps import interior
-from polyimage.codegen.ctree import for_loops, names_used, print_c
+from polyimage.codegen.cprint import print_c
+from polyimage.codegen.ctree import for_loops, names_used
 from polyimage.dsl import expr as E
 
 FORMS = {

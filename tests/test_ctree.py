@@ -11,6 +11,7 @@ from helpers import loop_structure, stage_trees
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.codegen import ctree
+from polyimage.codegen.cprint import print_c
 from polyimage.codegen.ctree import (
     Assign,
     Block,
@@ -20,9 +21,9 @@ from polyimage.codegen.ctree import (
     If,
     Line,
     Parallel,
+    Return,
     Stage,
     names_used,
-    print_c,
     statements,
 )
 
@@ -69,6 +70,41 @@ def test_the_printer_lays_out_blocks_branches_and_pragmas():
         "}\n"
     )
     assert statements(tree) == 8  # declare, if, two assignments, line, two loops, call
+
+
+def test_the_printer_lays_out_the_runtime_and_helpers():
+    """Functions on one line (helpers), with their brace on the head's line or below it,
+    preprocessor lines at the line's start, a statement below its branch, a struct, a list
+    wrapped onto a line of its own, and a prototype's declaration for the cdef."""
+    helper = ctree.Function(
+        "int",
+        "pim_h",
+        ("int a",),
+        (ctree.If("a < 0", Return("0")), Return("a")),
+        "PIM_INLINE",
+        form=ctree.ONE_LINE,
+    )
+    assert (
+        print_c(helper).text == "PIM_INLINE int pim_h(int a) { if (a < 0) return 0; return a; }\n"
+    )
+    guarded = ctree.Function(
+        "void *",
+        "f",
+        ("size_t n", "\n       int k"),
+        (ctree.Directive("#if X"), If("n", ctree.Below(Return("NULL"))), ctree.Directive("#endif")),
+        "static",
+        form=ctree.BRACE_ON_HEAD,
+    )
+    assert print_c(guarded).text == (
+        "static void *f(size_t n,\n       int k) {\n#if X\n    if (n)\n        return NULL;\n"
+        "#endif\n}\n"
+    )
+    struct = ctree.Typedef("s", (Declare("int", (("*p", None),)),))
+    assert print_c(ctree.separated((struct, guarded.prototype))).text == (
+        "typedef struct {\n    int *p;\n} s;\n\nstatic void *f(size_t n,\n       int k);\n"
+    )
+    pointer = ctree.Prototype("int", "g", (ctree.Pointer("float", "x", True),))
+    assert pointer.declaration(restrict=False) == "int g(const float *x);"
 
 
 def test_a_loop_property_is_one_field():

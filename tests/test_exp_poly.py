@@ -11,6 +11,9 @@ import pytest
 
 import polyimage
 from polyimage import Double, Exp, Float, Function, Image, Int, Interval, Parameter, Variable
+from polyimage.codegen.cexp import exp_functions, fma_function
+from polyimage.codegen.cprint import print_c
+from polyimage.codegen.ctree import Seq
 from polyimage.dsl import exp_poly, libm
 from polyimage.tools.vectorization import vectorization
 
@@ -73,9 +76,10 @@ def test_within_one_ulp_of_the_correctly_rounded_exp(dtype):
 
 
 def test_the_c_is_the_numpy_form():
-    """The C names every constant of the NumPy form (a change to one must be made to both)."""
+    """The C (codegen.cexp) names every constant of the NumPy form: both come from one
+    description."""
     for c_type, form in (("double", exp_poly.DOUBLE), ("float", exp_poly.FLOAT)):
-        source = exp_poly.c_source("e", c_type)
+        source = print_c(Seq(exp_functions("e", c_type, "static inline"))).text
         for value in form.coefficients + (form.ln2_hi, form.ln2_lo, form.shifter):
             assert float.hex(float(form.dtype(value))) in source
         assert f"{form.exponent_bits}u" in source
@@ -154,7 +158,7 @@ def test_the_c_fused_multiply_add_rounds_once(rng, tmp_path, flags):
     cffi = pytest.importorskip("cffi")
     ffi = cffi.FFI()
     ffi.cdef("void fma_all(const float *, const float *, const float *, float *, long);")
-    source = exp_poly._fma_source("pim_fma", "static inline") + (
+    source = print_c(fma_function("pim_fma", "static inline")).text + (
         "void fma_all(const float *a, const float *b, const float *c, float *o, long n)"
         " { for (long i = 0; i < n; i++) o[i] = pim_fma(a[i], b[i], c[i]); }"
     )

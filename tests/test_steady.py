@@ -48,7 +48,7 @@ def test_small_tiles_go_to_a_thread_several_at_a_time(rows):
     """Tiles of little work (one row of an image) are handed out in chunks of consecutive
     tiles, as many as make TILE_CHUNK_POINTS points but no more than pim_chunk allows; tiles
     of much work go one at a time. Any thread count gives the same result."""
-    from polyimage.codegen.ctree import TILE_CHUNK_POINTS
+    from polyimage.codegen.prelude import TILE_CHUNK_POINTS
 
     R, C = Parameter(Int, "R"), Parameter(Int, "C")
     img = Image(Float, "img", [R, C])

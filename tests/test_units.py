@@ -68,6 +68,10 @@ def _mapped_lines(unit: str, source_lines: list) -> int:
     return checked
 
 
+_HEADER = ctree.Directive("#include <x.h>")
+_WORKSPACE = ctree.Typedef("w", (ctree.Declare("int", (("a", None),)),))
+
+
 def _function(name, statements, returns="void", qualifiers="static PIM_NOINLINE"):
     body = tuple(ctree.Assign("a", "a + 1") for _ in range(statements))
     return ctree.Function(returns, name, ("int a",), body, qualifiers=qualifiers)
@@ -79,7 +83,7 @@ def test_layout_keeps_each_function_once_and_maps_lines(monkeypatch):
     entry = ctree.Function(
         "int", "entry", (), (ctree.Call("f0", ("1",)), ctree.Line("return 0;")), qualifiers=""
     )
-    laid = layout("#include <x.h>\n", "typedef int w;", functions, entry)
+    laid = layout(_HEADER, _WORKSPACE, functions, entry)
     source, units = laid.source, [unit.text for unit in laid.units]
     assert len(units) > 2
     for k in range(7):
@@ -89,12 +93,12 @@ def test_layout_keeps_each_function_once_and_maps_lines(monkeypatch):
     assert "int entry()" in units[0] and all("int entry" not in u for u in units[1:])
     lines = source.splitlines()
     assert all(_mapped_lines(u, lines) > 0 for u in units)
-    assert layout("#include <x.h>\n", "typedef int w;", functions, entry) == laid
+    assert layout(_HEADER, _WORKSPACE, functions, entry) == laid
 
 
 def test_small_code_stays_one_unit():
     entry = ctree.Function("int", "e", ("void",), (), qualifiers="")
-    laid = layout("#include <x.h>\n", "typedef int w;", [_function("f", 0)], entry)
+    laid = layout(_HEADER, _WORKSPACE, [_function("f", 0)], entry)
     assert len(laid.units) == 1
     assert laid.units[0].text == f'#line 1 "{SOURCE_NAME}"\n' + laid.source
     assert "static PIM_NOINLINE void f(int a)" in laid.source
@@ -110,7 +114,7 @@ def test_a_unit_holds_the_helpers_its_functions_use(monkeypatch):
     plain = _function("g1", 5)
     entry = ctree.Function("int", "e", ("void",), (), qualifiers="")
     helpers = (("floordiv", "int64_t"), ("max", "int64_t"))
-    laid = layout("#include <x.h>\n", "", [divides, plain], entry, owners=[0, 1], helpers=helpers)
+    laid = layout(_HEADER, ctree.Seq(()), [divides, plain], entry, owners=[0, 1], helpers=helpers)
     assert len(laid.units) == 3
     texts = [unit.text for unit in laid.units]
     assert "pim_floordiv_i64(int64_t a" in texts[1] and "pim_max_i64" not in texts[1]

@@ -5,7 +5,8 @@ from helpers import stage_trees
 
 import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Select, Variable
-from polyimage.codegen.ctree import Block, Declare, For, If, Stage, names_used, print_c, walk
+from polyimage.codegen.cprint import print_c
+from polyimage.codegen.ctree import Block, Declare, For, If, Stage, names_used, walk
 from polyimage.tools.vectorization import _messages, _verdicts, vectorization
 
 

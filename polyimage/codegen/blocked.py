@@ -10,8 +10,9 @@ from ..schedule.blocking import vector_ready
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from .cexpr import helper, wide_name
 from .ctext import CText, Text, assign, cat, declare, writing
-from .ctree import ONE_AT_A_TIME, Assign, Block, Declare, For, If, Node, Seq
+from .ctree import Assign, Block, Declare, For, If, Node, Seq
 from .names import BLOCK_CELLS, PREFIX, UPDATES
+from .prelude import ONE_AT_A_TIME
 from .vector_blocks import vector_kernel
 
 P = PREFIX

@@ -9,89 +9,184 @@ the checked code is much slower and not vectorized.
 
 from __future__ import annotations
 
+from .ctree import (
+    Assign,
+    Below,
+    Block,
+    Call,
+    Declare,
+    Directive,
+    For,
+    Function,
+    If,
+    Prototype,
+    Return,
+    Seq,
+    separated,
+)
 from .names import HELPER, PREFIX
+from .prelude import defines_if
+
+P = PREFIX
 
 CHECK_FAILED = 2
 MAX_TILE_RANK = 16
 
-# repeated in every translation unit: what the loop nests call
-HEADER = f"""\
-#include <stdio.h>
-#if defined(__GNUC__)
-#define PIM_HIDDEN __attribute__((visibility("hidden")))
-#else
-#define PIM_HIDDEN
-#endif
-extern PIM_HIDDEN __thread int {PREFIX}chk_group, {PREFIX}chk_level, {PREFIX}chk_rank;
-extern PIM_HIDDEN __thread int64_t {PREFIX}chk_lo[{MAX_TILE_RANK}], {PREFIX}chk_hi[{MAX_TILE_RANK}];
-PIM_HIDDEN int64_t {PREFIX}chk_fail(int64_t i, int64_t lb, int64_t n, const char *what, int d,
-                                int group);
-{HELPER} int64_t {PREFIX}chk(int64_t i, int64_t lb, int64_t n, const char *what, int d,
-                              int group)
-{{
-    return (i >= lb && i - lb < n) ? i - lb : {PREFIX}chk_fail(i, lb, n, what, d, group);
-}}
-"""
+_FAIL_PARAMS = ("int64_t i", "int64_t lb", "int64_t n", "const char *what", "int d")
 
 
-def state_source(function: str) -> str:
+def _wrapped(column: int) -> tuple:
+    """The failure's parameters, the last on a line of its own from `column`."""
+    return (*_FAIL_PARAMS, "\n" + " " * column + "int group")
+
+
+def header() -> Seq:
+    """What the loop nests call, repeated in every translation unit."""
+    hidden = defines_if(
+        "defined(__GNUC__)", ('PIM_HIDDEN __attribute__((visibility("hidden")))',), ("PIM_HIDDEN",)
+    )
+    check = Function(
+        "int64_t",
+        f"{P}chk",
+        _wrapped(30),
+        (Return(f"(i >= lb && i - lb < n) ? i - lb : {P}chk_fail(i, lb, n, what, d, group)"),),
+        HELPER,
+    )
+    return Seq(
+        (
+            Directive("#include <stdio.h>"),
+            hidden,
+            Declare(
+                "extern PIM_HIDDEN __thread int",
+                _names(f"{P}chk_group", f"{P}chk_level", f"{P}chk_rank"),
+            ),
+            Declare(
+                "extern PIM_HIDDEN __thread int64_t",
+                _names(f"{P}chk_lo[{MAX_TILE_RANK}]", f"{P}chk_hi[{MAX_TILE_RANK}]"),
+            ),
+            Prototype("int64_t", f"{P}chk_fail", _wrapped(32), "PIM_HIDDEN"),
+            check,
+        )
+    )
+
+
+def _names(*names) -> tuple:
+    """Items of a declaration without values."""
+    return tuple((name, None) for name in names)
+
+
+def state_code(function: str) -> Seq:
     """The main unit's part: the failure record, the report, and the exported
     `<function>_check_message`, which returns the last call's first failure and clears it."""
-    p = PREFIX
-    return f"""\
-PIM_HIDDEN __thread int {p}chk_group = -1, {p}chk_level, {p}chk_rank;
-PIM_HIDDEN __thread int64_t {p}chk_lo[{MAX_TILE_RANK}], {p}chk_hi[{MAX_TILE_RANK}];
-static int {p}chk_count;
-static char {p}chk_text[1024];
+    tile_bounds = (
+        'snprintf(tile + used, sizeof tile - used, "%s%lld..%lld", k ? " x " : " ",\n'
+        + " " * 33
+        + f"(long long){P}chk_lo[k], (long long){P}chk_hi[k])"
+    )
+    tile = If(
+        f"{P}chk_group == group",
+        Block(
+            (
+                Declare(
+                    "char", (("*level", f'{P}chk_level == 2 ? "inner" : "outer"'),), const=True
+                ),
+                Declare("int", (("used", 'snprintf(tile, sizeof tile, ", %s tile", level)'),)),
+                For(
+                    "k",
+                    "0",
+                    f"{P}chk_rank && used < (int)sizeof tile",
+                    Below(Assign("used", tile_bounds, "+=")),
+                    c_type="int",
+                    inclusive=False,
+                ),
+            )
+        ),
+    )
+    indent = "\n" + " " * 17
+    message = Call(
+        "snprintf",
+        (
+            f"{P}chk_text",
+            f"sizeof {P}chk_text",
+            f'{indent}"%s: index %d is %lld, outside [%lld, %lld] (group %d%s)"',
+            "what",
+            "d",
+            "(long long)i",
+            f"{indent}(long long)lb",
+            "(long long)(lb + n - 1)",
+            "group",
+            "tile",
+        ),
+    )
+    first = Block((Declare("char", (("tile[512]", '""'),)), tile, message))
+    fail = Function(
+        "int64_t",
+        f"{P}chk_fail",
+        _wrapped(30),
+        (
+            If(f"__atomic_fetch_add(&{P}chk_count, 1, __ATOMIC_SEQ_CST) == 0", first),
+            If(
+                "n <= 0",
+                Block(
+                    (
+                        Call("fprintf", ("stderr", '"polyimage check: %s\\n"', f"{P}chk_text")),
+                        Call("abort", ()),
+                    )
+                ),
+            ),
+            Return("i < lb ? 0 : n - 1"),
+        ),
+        "PIM_HIDDEN",
+    )
+    message_function = Function(
+        "const char *",
+        f"{function}_check_message",
+        ("void",),
+        (
+            Declare("static char", ((f"copy[sizeof {P}chk_text]", None),)),
+            For(
+                "k",
+                "0",
+                "sizeof copy",
+                Assign("copy[k]", f"{P}chk_text[k]"),
+                c_type="size_t",
+                inclusive=False,
+            ),
+            Call("__atomic_store_n", (f"&{P}chk_count", "0", "__ATOMIC_SEQ_CST")),
+            Return("copy"),
+        ),
+        "",
+    )
+    record = (
+        Declare(
+            "PIM_HIDDEN __thread int",
+            ((f"{P}chk_group", "-1"), (f"{P}chk_level", None), (f"{P}chk_rank", None)),
+        ),
+        Declare(
+            "PIM_HIDDEN __thread int64_t",
+            _names(f"{P}chk_lo[{MAX_TILE_RANK}]", f"{P}chk_hi[{MAX_TILE_RANK}]"),
+        ),
+        Declare("static int", _names(f"{P}chk_count")),
+        Declare("static char", _names(f"{P}chk_text[1024]")),
+    )
+    return separated((Seq(record), fail, message_function))
 
-PIM_HIDDEN int64_t {p}chk_fail(int64_t i, int64_t lb, int64_t n, const char *what, int d,
-                              int group)
-{{
-    if (__atomic_fetch_add(&{p}chk_count, 1, __ATOMIC_SEQ_CST) == 0) {{
-        char tile[512] = "";
-        if ({p}chk_group == group) {{
-            const char *level = {p}chk_level == 2 ? "inner" : "outer";
-            int used = snprintf(tile, sizeof tile, ", %s tile", level);
-            for (int k = 0; k < {p}chk_rank && used < (int)sizeof tile; k++)
-                used += snprintf(tile + used, sizeof tile - used, "%s%lld..%lld", k ? " x " : " ",
-                                 (long long){p}chk_lo[k], (long long){p}chk_hi[k]);
-        }}
-        snprintf({p}chk_text, sizeof {p}chk_text,
-                 "%s: index %d is %lld, outside [%lld, %lld] (group %d%s)", what, d, (long long)i,
-                 (long long)lb, (long long)(lb + n - 1), group, tile);
-    }}
-    if (n <= 0) {{
-        fprintf(stderr, "polyimage check: %s\\n", {p}chk_text);
-        abort();
-    }}
-    return i < lb ? 0 : n - 1;
-}}
 
-const char *{function}_check_message(void)
-{{
-    static char copy[sizeof {p}chk_text];
-    for (size_t k = 0; k < sizeof copy; k++) copy[k] = {p}chk_text[k];
-    __atomic_store_n(&{p}chk_count, 0, __ATOMIC_SEQ_CST);
-    return copy;
-}}
-"""
+def message_prototype(function: str) -> Prototype:
+    """The declaration of `<function>_check_message`."""
+    return Prototype("const char *", f"{function}_check_message", ("void",))
 
 
-def cdef(function: str) -> str:
-    return f"const char *{function}_check_message(void);\n"
+def entry_start() -> Declare:
+    """The entry's first statement: the failures counted before the call."""
+    count = f"__atomic_load_n(&{P}chk_count, __ATOMIC_SEQ_CST)"
+    return Declare("int", ((f"{P}chk_before", count),), const=True)
 
 
-def entry_start() -> list:
-    return [
-        f"    const int {PREFIX}chk_before = __atomic_load_n(&{PREFIX}chk_count, __ATOMIC_SEQ_CST);"
-    ]
-
-
-def entry_end() -> list:
-    return [
-        f"    if ({PREFIX}status == 0 && __atomic_load_n(&{PREFIX}chk_count, __ATOMIC_SEQ_CST) "
-        f"!= {PREFIX}chk_before) {PREFIX}status = {CHECK_FAILED};"
-    ]
+def entry_end() -> If:
+    """The entry's last statement before it returns: CHECK_FAILED where a check failed."""
+    failed = f"__atomic_load_n(&{P}chk_count, __ATOMIC_SEQ_CST) != {P}chk_before"
+    return If(f"{P}status == 0 && {failed}", Assign(f"{P}status", str(CHECK_FAILED)))
 
 
 def tile_note(group: int, level: int, lows, highs) -> str:

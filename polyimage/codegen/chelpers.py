@@ -1,11 +1,15 @@
-"""C sources of the helper functions the generated code calls (codegen.cexpr names them):
+"""The helper functions the generated code calls (codegen.cexpr names them), as C trees:
 integer division and modulo as Python's, saturating casts, NaN-propagating Min/Max, index
-folds of dsl.borders, bit blends; the pixel helpers are in codegen.cpixel."""
+folds of dsl.borders, bit blends; the pixel helpers are in codegen.cpixel, exp in
+codegen.cexp."""
 
 from __future__ import annotations
 
 from ..dsl import libm
-from .cpixel import pixel_helper_source
+from .cexp import exp_functions
+from .cpixel import pixel_helper
+from .ctext import copy_bits, helper_function
+from .ctree import Assign, Block, Declare, If, Return, Seq
 from .names import HELPER, PREFIX
 
 SUFFIX = {
@@ -20,100 +24,122 @@ SUFFIX = {
     "float": "f32",
     "double": "f64",
 }
+# the C functions of our own library functions (dsl.libm.OWN)
+_OWN = {"exp": exp_functions}
 
 
-def helper_source(op: str, c_type: str) -> str:
-    """C source of one helper function."""
+def helper_definitions(helpers) -> Seq:
+    """The C functions of `helpers` ((op, C type) each), in their order."""
+    return Seq(tuple(f for op, c_type in helpers for f in helper_functions(op, c_type)))
+
+
+def helper_functions(op: str, c_type: str) -> tuple:
+    """The C functions (ctree.Function) of one helper: itself, after any it calls."""
     s = SUFFIX[c_type]
-    pixel = pixel_helper_source(op, c_type, s)
+    name = f"{PREFIX}{op}_{s}"
+    pixel = pixel_helper(op, c_type, name)
     if pixel is not None:
-        return pixel
-    head = f"{HELPER} {c_type} {PREFIX}{op}_{s}"
+        return (pixel,)
     if op in libm.OWN:
-        return libm.OWN[op].c_source(f"{PREFIX}{op}_{s}", c_type, HELPER)
+        return _OWN[op](name, c_type, HELPER)
+    return (_helper(op, c_type, name),)
+
+
+def _helper(op: str, c: str, name: str):
+    two = (f"{c} a", f"{c} b")
     if op.startswith(("cast_", "castz_")):
         kind, _, src = op.partition("_")
-        return _cast_source(src, c_type, signless=kind == "castz")
+        return _cast(src, c, name, signless=kind == "castz")
     if op == "saturate":
-        return (
-            f"{HELPER} int64_t {PREFIX}saturate_{s}({c_type} v) "
-            "{ return v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v; }"
-        )
+        value = "v > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)v"
+        return helper_function("int64_t", name, (f"{c} v",), Return(value))
     if op == "clamp":
-        return (
-            f"{head}({c_type} v, {c_type} lo, {c_type} hi) "
-            "{ return v < lo ? lo : (v > hi ? hi : v); }"
-        )
+        clamped = Return("v < lo ? lo : (v > hi ? hi : v)")
+        return helper_function(c, name, (f"{c} v", f"{c} lo", f"{c} hi"), clamped)
     if op in ("min", "max"):  # as numpy.minimum/maximum: NaN from either side, ties give b
         cmp = "<" if op == "min" else ">"
-        if c_type not in ("float", "double"):
-            return f"{head}({c_type} a, {c_type} b) {{ return (a {cmp} b) ? a : b; }}"
+        if c not in ("float", "double"):
+            return helper_function(c, name, two, Return(f"(a {cmp} b) ? a : b"))
         # the plain select, then a's NaN: gcc vectorizes this form under -fno-trapping-math
         # (a blend and an unordered compare), not `(a < b || a != a) ? a : b`
-        return (
-            f"{head}({c_type} a, {c_type} b) "
-            f"{{ {c_type} m = (a {cmp} b) ? a : b; return (a != a) ? a : m; }}"
-        )
+        select = Declare(c, (("m", f"(a {cmp} b) ? a : b"),))
+        return helper_function(c, name, two, select, Return("(a != a) ? a : m"))
     if op in ("pmin", "pmax"):  # the plain select of _minmax_tree: no NaN handling
         cmp = "<" if op == "pmin" else ">"
-        return f"{head}({c_type} a, {c_type} b) {{ return (a {cmp} b) ? a : b; }}"
+        return helper_function(c, name, two, Return(f"(a {cmp} b) ? a : b"))
     if op == "nanor":
-        return f"{head}(int c, {c_type} v) {{ return c ? ({c_type})NAN : v; }}"
-    if op in INDEX_FOLD_SOURCES:
-        return f"{head}(int64_t i, int64_t lo, int64_t hi) {{ {INDEX_FOLD_SOURCES[op]} }}"
+        return helper_function(c, name, ("int c", f"{c} v"), Return(f"c ? ({c})NAN : v"))
+    if op in _INDEX_FOLDS:
+        params = ("int64_t i", "int64_t lo", "int64_t hi")
+        return helper_function(c, name, params, *_EXTENT, *_INDEX_FOLDS[op])
     if op == "blend":  # a select of bits: no branch for gcc to sink a read into
-        bits = f"uint{int(s[1:])}_t"
-        return (
-            f"{head}(int c, {c_type} a, {c_type} b) {{ {bits} x, y, m = ({bits})-(c != 0); "
-            f"__builtin_memcpy(&x, &a, sizeof x); __builtin_memcpy(&y, &b, sizeof y); "
-            f"x = (x & m) | (y & ({bits})~m); {c_type} r; __builtin_memcpy(&r, &x, sizeof r); "
-            "return r; }"
+        bits = f"uint{int(SUFFIX[c][1:])}_t"
+        return helper_function(
+            c,
+            name,
+            ("int c", f"{c} a", f"{c} b"),
+            Declare(bits, (("x", None), ("y", None), ("m", f"({bits})-(c != 0)"))),
+            copy_bits("x", "a"),
+            copy_bits("y", "b"),
+            Assign("x", f"(x & m) | (y & ({bits})~m)"),
+            Declare(c, (("r", None),)),
+            copy_bits("r", "x"),
+            Return("r"),
         )
     if op == "select":
-        return f"{head}(int c, {c_type} a, {c_type} b) {{ return c ? a : b; }}"
+        return helper_function(c, name, ("int c", f"{c} a", f"{c} b"), Return("c ? a : b"))
     if op == "abs":
-        return f"{head}({c_type} a) {{ return ({c_type})(a < 0 ? -a : a); }}"
-    if c_type in ("float", "double"):
-        return _float_divmod_source(op, c_type)
-    return _int_divmod_source(op, c_type)
+        return helper_function(c, name, (f"{c} a",), Return(f"({c})(a < 0 ? -a : a)"))
+    if c in ("float", "double"):
+        return helper_function(c, name, two, *_float_divmod(op, c))
+    return helper_function(c, name, two, *_int_divmod(op, c))
 
 
-# the C of dsl.borders' index functions: the same arithmetic as their NumPy, in int64
-# straight-line (the ternaries become selects), so gcc hoists a fold of an outer variable
-_EXTENT = "int64_t n = hi - lo + 1; n = n > 1 ? n : 1;"
-INDEX_FOLD_SOURCES = {
-    "mirror_index": _EXTENT
-    + " int64_t p = 2 * n, t = (i - lo) % p; t = t < 0 ? t + p : t;"
-    + " return lo + (t < n ? t : p - 1 - t);",
-    "reflect_index": _EXTENT
-    + " int64_t p = n > 1 ? 2 * n - 2 : 1, t = (i - lo) % p; t = t < 0 ? t + p : t;"
-    + " return lo + (t < n ? t : p - t);",
-    "wrap_index": _EXTENT + " int64_t t = (i - lo) % n; return lo + (t < 0 ? t + n : t);",
+# dsl.borders' index functions: the same arithmetic as their NumPy, in int64 straight-line
+# (the ternaries become selects), so gcc hoists a fold of an outer variable
+_EXTENT = (Declare("int64_t", (("n", "hi - lo + 1"),)), Assign("n", "n > 1 ? n : 1"))
+_INDEX_FOLDS = {
+    "mirror_index": (
+        Declare("int64_t", (("p", "2 * n"), ("t", "(i - lo) % p"))),
+        Assign("t", "t < 0 ? t + p : t"),
+        Return("lo + (t < n ? t : p - 1 - t)"),
+    ),
+    "reflect_index": (
+        Declare("int64_t", (("p", "n > 1 ? 2 * n - 2 : 1"), ("t", "(i - lo) % p"))),
+        Assign("t", "t < 0 ? t + p : t"),
+        Return("lo + (t < n ? t : p - t)"),
+    ),
+    "wrap_index": (
+        Declare("int64_t", (("t", "(i - lo) % n"),)),
+        Return("lo + (t < 0 ? t + n : t)"),
+    ),
 }
 
 
-def _int_divmod_source(op: str, c: str) -> str:
-    head = f"{HELPER} {c} {PREFIX}{op}_{SUFFIX[c]}({c} a, {c} b)"
+def _int_divmod(op: str, c: str) -> tuple:
+    """The statements of an integer division or modulo as Python's (0 for a divisor of 0)."""
     if op == "floordivc":  # b > 0
-        return f"{head} {{ return ({c})(a / b - (a % b < 0)); }}"
+        return (Return(f"({c})(a / b - (a % b < 0))"),)
     if op == "modc":
-        return f"{head} {{ {c} r = ({c})(a % b); return r < 0 ? ({c})(r + b) : r; }}"
+        return (Declare(c, (("r", f"({c})(a % b)"),)), Return(f"r < 0 ? ({c})(r + b) : r"))
     if c in _EXACT_QUOTIENT:
-        return _float_quotient_source(op, c, head)
+        return _float_quotient(op, c)
     if c.startswith("u"):
-        body = f"return b == 0 ? 0 : ({c})(a {'/' if op == 'floordiv' else '%'} b);"
-    elif op == "floordiv":
-        body = (
-            f"if (b == 0) return 0; if (b == -1) return ({c})(-a); "
-            f"{c} q = ({c})(a / b); if ((a % b != 0) && ((a < 0) != (b < 0))) q -= 1; "
-            "return q;"
+        return (Return(f"b == 0 ? 0 : ({c})(a {'/' if op == 'floordiv' else '%'} b)"),)
+    if op == "floordiv":
+        return (
+            If("b == 0", Return("0")),
+            If("b == -1", Return(f"({c})(-a)")),
+            Declare(c, (("q", f"({c})(a / b)"),)),
+            If("(a % b != 0) && ((a < 0) != (b < 0))", Assign("q", "1", "-=")),
+            Return("q"),
         )
-    else:
-        body = (
-            f"if (b == 0 || b == -1) return 0; {c} r = ({c})(a % b); "
-            f"if (r != 0 && ((r < 0) != (b < 0))) r = ({c})(r + b); return r;"
-        )
-    return f"{head} {{ {body} }}"
+    return (
+        If("b == 0 || b == -1", Return("0")),
+        Declare(c, (("r", f"({c})(a % b)"),)),
+        If("r != 0 && ((r < 0) != (b < 0))", Assign("r", f"({c})(r + b)")),
+        Return("r"),
+    )
 
 
 # integer types whose quotients a floating type computes exactly (|a| < 2^24 in float, 2^53 in
@@ -129,7 +155,7 @@ _EXACT_QUOTIENT = {
 }
 
 
-def _float_quotient_source(op: str, c: str, head: str) -> str:
+def _float_quotient(op: str, c: str) -> tuple:
     """Floor division and Python's modulo of an integer type of 32 bits or less, through the
     floating type that divides it exactly: no branch (the divisor is made 1 where it is 0,
     or -1 whose quotient -a may overflow), so the loop vectorizes (x86 has no vector integer
@@ -140,35 +166,47 @@ def _float_quotient_source(op: str, c: str, head: str) -> str:
     special = "b == 0" if c.startswith("u") else "b == 0 || b == -1"
     if op == "floordiv":
         minus = "" if c.startswith("u") else f" b == -1 ? ({c})(({u})0 - ({u})a) :"
-        numerator = f"{c} n = b == 0 ? 0 :{minus} a;"
+        numerator = f"b == 0 ? 0 :{minus} a"
     else:
-        numerator = f"{c} n = {special} ? 0 : a;"
-    quotient = f"{numerator} {c} d = {special} ? 1 : b; {c} q = ({c}){floor}(({f})n / ({f})d);"
+        numerator = f"{special} ? 0 : a"
+    quotient = (
+        Declare(c, (("n", numerator),)),
+        Declare(c, (("d", f"{special} ? 1 : b"),)),
+        Declare(c, (("q", f"({c}){floor}(({f})n / ({f})d)"),)),
+    )
     if op == "floordiv":
-        return f"{head} {{ {quotient} return q; }}"
-    return f"{head} {{ {quotient} return ({c})(({u})n - ({u})d * ({u})q); }}"
+        return (*quotient, Return("q"))
+    return (*quotient, Return(f"({c})(({u})n - ({u})d * ({u})q)"))
 
 
-def _float_divmod_source(op: str, c: str) -> str:
+def _float_divmod(op: str, c: str) -> tuple:
+    """The statements of a floating division or modulo as Python's."""
     f = "f" if c == "float" else ""
-    head = f"{HELPER} {c} {PREFIX}{op}_{SUFFIX[c]}({c} a, {c} b)"
+    remainder = Declare(c, (("m", f"fmod{f}(a, b)"),))
     if op == "mod":
-        body = (
-            f"{c} m = fmod{f}(a, b); if (b == 0) return m; "
-            "if (m != 0) { if ((b < 0) != (m < 0)) m += b; } "
-            f"else m = copysign{f}(0, b); return m;"
+        return (
+            remainder,
+            If("b == 0", Return("m")),
+            If(
+                "m != 0",
+                Block((If("(b < 0) != (m < 0)", Assign("m", "b", "+=")),)),
+                Assign("m", f"copysign{f}(0, b)"),
+            ),
+            Return("m"),
         )
-    else:
-        body = (
-            f"if (b == 0) return a / b; {c} m = fmod{f}(a, b); {c} d = (a - m) / b; "
-            "if (m != 0 && ((b < 0) != (m < 0))) d -= 1; "
-            f"{c} q; if (d != 0) {{ q = floor{f}(d); if (d - q > 0.5{f}) q += 1; }} "
-            f"else q = copysign{f}(0, a / b); return q;"
-        )
-    return f"{head} {{ {body} }}"
+    rounded = Block((Assign("q", f"floor{f}(d)"), If(f"d - q > 0.5{f}", Assign("q", "1", "+="))))
+    return (
+        If("b == 0", Return("a / b")),
+        remainder,
+        Declare(c, (("d", "(a - m) / b"),)),
+        If("m != 0 && ((b < 0) != (m < 0))", Assign("d", "1", "-=")),
+        Declare(c, (("q", None),)),
+        If("d != 0", rounded, Assign("q", f"copysign{f}(0, a / b)")),
+        Return("q"),
+    )
 
 
-def _cast_source(src_suffix: str, c: str, signless=False) -> str:
+def _cast(src_suffix: str, c: str, name: str, signless=False):
     """A saturating float-to-integer cast. `signless` (castz, for a cast converted back to
     float): the value is truncated and added to +0 first, since gcc (12 at least) rewrites
     `(float)(int)v` as `truncf(v)` under -fno-trapping-math, which keeps the sign of -0.3's
@@ -190,12 +228,21 @@ def _cast_source(src_suffix: str, c: str, signless=False) -> str:
     max_value = f"({c})" + (f"UINT{bits}_MAX" if c.startswith("u") else f"INT{bits}_MAX")
     raw = "uint32_t" if src == "float" else "uint64_t"
     u = "uint64_t" if bits == 64 else "uint32_t"
-    return (
-        f"{HELPER} {c} {PREFIX}{'castz' if signless else 'cast'}_{src_suffix}_{SUFFIX[c]}"
-        f"({src} v) {{ "
-        f"{u} hi = ({u})0 - ({u})(v >= {high}), lo = ({u})0 - ({u})(v {cmp_low} {low}); "
-        f"{raw} out = ({raw})0 - ({raw})((v >= {high}) | (v {cmp_low} {low}) | (v != v)), x; "
-        f"__builtin_memcpy(&x, &v, sizeof x); x &= ~out; {src} w; "
-        f"__builtin_memcpy(&w, &x, sizeof w); {u} r = ({u})({c}){value}; "
-        f"return ({c})((r & ~(hi | lo)) | (({u}){max_value} & hi) | (({u}){low_value} & lo)); }}"
+    outside = f"({raw})0 - ({raw})((v >= {high}) | (v {cmp_low} {low}) | (v != v))"
+    limits = f"(({u}){max_value} & hi) | (({u}){low_value} & lo)"
+    return helper_function(
+        c,
+        name,
+        (f"{src} v",),
+        Declare(
+            u,
+            (("hi", f"({u})0 - ({u})(v >= {high})"), ("lo", f"({u})0 - ({u})(v {cmp_low} {low})")),
+        ),
+        Declare(raw, (("out", outside), ("x", None))),
+        copy_bits("x", "v"),
+        Assign("x", "~out", "&="),
+        Declare(src, (("w", None),)),
+        copy_bits("w", "x"),
+        Declare(u, (("r", f"({u})({c}){value}"),)),
+        Return(f"({c})((r & ~(hi | lo)) | {limits})"),
     )

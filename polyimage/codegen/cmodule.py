@@ -20,8 +20,8 @@ from . import checked
 from .cexpr import CExprPrinter
 from .ctext import cat, declare, helpers_used
 from .ctree import (
-    CHUNKS_PER_THREAD,
     Assign,
+    Blank,
     Block,
     Call,
     Declare,
@@ -30,104 +30,24 @@ from .ctree import (
     Label,
     Line,
     Pointer,
+    Return,
+    Seq,
+    separated,
 )
-from .jam import IN_ORDER_DEFINE
 from .loops import LoopEmitter
 from .names import PREFIX, NameRegistry
+from .prelude import openmp_timer, prelude
 from .storage import StageStorage, gathered_stages, storage_type
 from .tiled import TiledEmitter
 from .units import layout
-from .workspace import WORKSPACE, workspace_cdef, workspace_source
-
-# without OpenMP (a compiler that has none builds without -fopenmp) the code runs serial: the
-# pragmas are ignored and these stand in for the runtime's calls
-OPENMP_HEADER = """\
-#ifdef _OPENMP
-#include <omp.h>
-#else
-static inline int omp_get_max_threads(void) { return 1; }
-static inline int omp_get_thread_limit(void) { return 1; }
-static inline int omp_get_thread_num(void) { return 0; }
-#endif
-"""
-# the profiled build's clock (clock_gettime is POSIX.1-2001, as the prelude asks)
-OPENMP_TIMER = """\
-#ifndef _OPENMP
-#include <time.h>
-static inline double omp_get_wtime(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
-}
-#endif
-"""
-
-_INCLUDES = """\
-#ifndef _POSIX_C_SOURCE
-#define _POSIX_C_SOURCE 200112L
-#endif
-#include <stdint.h>
-#include <stdlib.h>
-#include <math.h>
-"""
-
-_HELPERS = (
-    f"\n#define PIM_CHUNKS_PER_THREAD {CHUNKS_PER_THREAD}"
-    + """
-#if defined(__GNUC__)
-#define PIM_NOINLINE __attribute__((noinline))
-#define PIM_INLINE static inline __attribute__((always_inline))
-#else
-#define PIM_NOINLINE
-#define PIM_INLINE static inline
-#endif
-
-static void *pim_alloc(size_t bytes)
-{
-    void *p = NULL;
-    if (posix_memalign(&p, 64, bytes ? bytes : 1) != 0)
-        return NULL;
-    return p;
-}
-
-static inline int64_t pim_extent(int64_t lo, int64_t hi)
-{
-    return hi < lo ? 0 : hi - lo + 1;
-}
-
-/* a scratchpad row of n elements, per_line to a 64-byte line: from four lines up, an odd
-   number of whole lines, so that consecutive rows and planes start on different cache sets */
-static inline int64_t pim_row(int64_t n, int64_t per_line)
-{
-    if (n < 4 * per_line)
-        return n;
-    return (((n + per_line - 1) / per_line) | 1) * per_line;
-}
-
-static inline int64_t pim_scan_block(int64_t iterations, int threads)
-{
-    int64_t tasks = (int64_t)(threads > 0 ? threads : 1) * 2;
-    int64_t width = (iterations + tasks - 1) / tasks;
-    width = (width + 15) / 16 * 16;
-    return width < 16 ? 16 : width;
-}
-
-static inline int pim_chunk(int64_t iterations, int threads)
-{
-    int64_t chunk = iterations / ((int64_t)(threads > 0 ? threads : 1) * PIM_CHUNKS_PER_THREAD);
-    return chunk < 1 ? 1 : (chunk > INT32_MAX ? INT32_MAX : (int)chunk);
-}
-"""
-)
-_PRELUDE = _INCLUDES + OPENMP_HEADER + _HELPERS + IN_ORDER_DEFINE
+from .workspace import WORKSPACE, workspace_code, workspace_prototypes
 
 
 @dataclass(frozen=True)
 class CModule:
     """Generated C for one pipeline (`source`: kernel.c, one file; `units`: the same code cut
     into translation units), its tree (`functions`: the outlined functions, then the entry;
-    codegen.ctree), where its loops stand in kernel.c (`loops`: ctree.LoopLines), the helpers
+    codegen.ctree), where its loops stand in kernel.c (`loops`: cprint.LoopLines), the helpers
     it defines, and what the loader needs to call it."""
 
     source: str
@@ -183,7 +103,7 @@ def generate_module(
     args += [Pointer(by_name[n].typ.c_name, names[by_name[n]]) for n in graph.outputs]
 
     nthreads, fail = f"{PREFIX}nthreads", Line(f"goto {PREFIX}fail;")
-    body: list = [Line(text.strip()) for text in checked.entry_start()] if check else []
+    body: list = [checked.entry_start()] if check else []
     body += [
         If(f"{nthreads} <= 0", Assign(nthreads, "omp_get_max_threads()")),
         If(f"{nthreads} > omp_get_thread_limit()", Assign(nthreads, "omp_get_thread_limit()")),
@@ -268,32 +188,37 @@ def generate_module(
         Assign(f"{PREFIX}status", "0"),
         Label(f"{PREFIX}fail"),
         If(f"{WORKSPACE} == &{PREFIX}local", Call(f"{PREFIX}clear", (f"&{PREFIX}local",))),
-        *(Line(text.strip()) for text in (checked.entry_end() if check else [])),
-        Line(f"return {PREFIX}status;"),
+        *([checked.entry_end()] if check else []),
+        Return(f"{PREFIX}status"),
     ]
     entry = Function("int", function, tuple(args), tuple(body), qualifiers="")
 
-    workspace = workspace_source(function, len(set(slots.values())), n_scratch)
-    prelude = [_PRELUDE, *([OPENMP_TIMER] if profile else []), *([checked.HEADER] if check else [])]
-    if check:
-        workspace += "\n" + checked.state_source(function)
+    workspace = [workspace_code(function, len(set(slots.values())), n_scratch)]
+    workspace += [checked.state_code(function)] if check else []
+    header = [
+        prelude(),
+        *([openmp_timer()] if profile else []),
+        *([checked.header()] if check else []),
+    ]
     used = helpers_used((*functions, entry))
     laid = layout(
-        "\n".join(prelude + [""]),
-        workspace,
+        Seq(tuple(node for part in header for node in (part, Blank()))),
+        separated(workspace),
         functions,
         entry,
         owners,
         used,
     )
+    declared = "\n".join(
+        p.declaration(False) for p in (entry.prototype, *workspace_prototypes(function))
+    )
+    if check:  # on the same line as the last: as the cdef always was
+        declared += checked.message_prototype(function).declaration() + "\n"
     return CModule(
         source=laid.source,
         units=laid.units,
         function=function,
-        cdef=entry.signature(restrict=False)
-        + ";\n"
-        + workspace_cdef(function)
-        + (checked.cdef(function) if check else ""),
+        cdef=declared,
         params=tuple(p.name for p in graph.parameters),
         inputs=inputs,
         outputs=graph.outputs,

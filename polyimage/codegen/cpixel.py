@@ -11,20 +11,25 @@ a payload that would vanish becomes 1, the sign kept).
 from __future__ import annotations
 
 from ..dsl.expr import INTEGER_OPS
-from .names import HELPER, PREFIX
+from .ctext import helper_function
+from .ctree import Assign, Declare, Return
 
 
-def pixel_helper_source(op: str, c_type: str, suffix: str):
-    """C source of helper `op` on `c_type` (named `<prefix><op>_<suffix>`), or None when `op`
-    is none of this module's."""
-    name = f"{PREFIX}{op}_{suffix}"
+def pixel_helper(op: str, c_type: str, name: str):
+    """The C function (ctree.Function) of helper `op` on `c_type` named `name`, or None when
+    `op` is none of this module's."""
     if op == "fromhalf":
         return _from_half(name, c_type)
     if op == "tohalf":
         return _to_half(name, c_type)
     if op in INTEGER_OPS:
-        return _INT_SOURCES[op](name, c_type)
+        return _INT_HELPERS[op](name, c_type)
     return None
+
+
+def _bits_union(c: str, u: str, *names) -> Declare:
+    """`union { c f; u u; } names...;`: a value and its bits."""
+    return Declare(f"union {{ {c} f; {u} u; }}", tuple((n, None) for n in names))
 
 
 # per C type: its bits' type, the shift from a half's mantissa, the exponent's rebias for
@@ -42,18 +47,21 @@ _FROM_HALF = {
 }
 
 
-def _from_half(name: str, c: str) -> str:
+def _from_half(name: str, c: str):
     """Exact, straight from the bits (as NumPy, keeping a NaN's payload, even to double):
     normal numbers, infinities and NaN by rebiasing the exponent, subnormals as their integer
     multiple of 2^-24 (a product, exact)."""
     u, shift, special, finite, unit, sign = _FROM_HALF[c]
-    return (
-        f"{HELPER} {c} {name}(uint16_t h) {{ "
-        f"union {{ {c} f; {u} u; }} sub, out; uint32_t em = h & 0x7fffu; "
-        f"{u} normal = (({u})em << {shift}) + (em >= 0x7c00u ? {special} : {finite}); "
-        f"sub.f = ({c})(int32_t)em * {unit}; "
-        f"out.u = (em < 0x400u ? sub.u : normal) | (({u})(h & 0x8000u) << {sign}); "
-        "return out.f; }"
+    return helper_function(
+        c,
+        name,
+        ("uint16_t h",),
+        _bits_union(c, u, "sub", "out"),
+        Declare("uint32_t", (("em", "h & 0x7fffu"),)),
+        Declare(u, (("normal", f"(({u})em << {shift}) + (em >= 0x7c00u ? {special} : {finite})"),)),
+        Assign("sub.f", f"({c})(int32_t)em * {unit}"),
+        Assign("out.u", f"(em < 0x400u ? sub.u : normal) | (({u})(h & 0x8000u) << {sign})"),
+        Return("out.f"),
     )
 
 
@@ -91,22 +99,29 @@ _HALF_CONSTANTS = {
 }
 
 
-def _to_half(name: str, c: str) -> str:
+def _to_half(name: str, c: str):
     """Round to nearest even, in the integer bits for normal results (add half an ulp less one,
     plus the kept mantissa's last bit, then shift), in floating point for subnormal ones (adding
     a power of two whose ulp is 2^-24 rounds the value to the subnormals' grid)."""
     u, shift, sig, top, inf, low, rebias, half_ulp, sign, magic, magic_bits = _HALF_CONSTANTS[c]
-    return (
-        f"{HELPER} uint16_t {name}({c} v) {{ "
-        f"union {{ {c} f; {u} u; }} x, sub; x.f = v; "
-        f"{u} a = x.u & ~((({u})1) << {sign + 15}); "
-        f"sub.u = a; sub.f = sub.f + {magic}; "
-        f"uint32_t nan = 0x7c00u | (uint32_t)((a & {sig}) >> {shift}); "
-        f"uint32_t normal = (uint32_t)((a - {rebias} + {half_ulp} + ((a >> {shift}) & 1u)) "
-        f">> {shift}); "
-        f"uint32_t h = a > {top} ? nan + (nan == 0x7c00u) : (a >= {inf} ? 0x7c00u : "
-        f"(a >= {low} ? normal : (uint32_t)(sub.u - {magic_bits}))); "
-        f"return (uint16_t)(h | (uint32_t)((x.u >> {sign}) & 0x8000u)); }}"
+    normal = f"(uint32_t)((a - {rebias} + {half_ulp} + ((a >> {shift}) & 1u)) >> {shift})"
+    rounded = (
+        f"a > {top} ? nan + (nan == 0x7c00u) : (a >= {inf} ? 0x7c00u : "
+        f"(a >= {low} ? normal : (uint32_t)(sub.u - {magic_bits})))"
+    )
+    return helper_function(
+        "uint16_t",
+        name,
+        (f"{c} v",),
+        _bits_union(c, u, "x", "sub"),
+        Assign("x.f", "v"),
+        Declare(u, (("a", f"x.u & ~((({u})1) << {sign + 15})"),)),
+        Assign("sub.u", "a"),
+        Assign("sub.f", f"sub.f + {magic}"),
+        Declare("uint32_t", (("nan", f"0x7c00u | (uint32_t)((a & {sig}) >> {shift})"),)),
+        Declare("uint32_t", (("normal", normal),)),
+        Declare("uint32_t", (("h", rounded),)),
+        Return(f"(uint16_t)(h | (uint32_t)((x.u >> {sign}) & 0x8000u))"),
     )
 
 
@@ -126,45 +141,44 @@ def _saturating(op: str):
     saturates at 0). Signed: the wrapped result overflowed when its sign differs from what the
     operands' signs imply; it then saturates toward the first operand's sign."""
 
-    def source(name: str, c: str) -> str:
+    def helper(name: str, c: str):
         u, (low, high) = _unsigned(c), _limits(c)
-        head = f"{HELPER} {c} {name}({c} a, {c} b)"
+        body: tuple
         if c.startswith("u"):
             if op == "add":
-                body = f"{c} s = ({c})(a + b); return s < a ? {high} : s;"
+                body = (Declare(c, (("s", f"({c})(a + b)"),)), Return(f"s < a ? {high} : s"))
             else:
-                body = f"return a > b ? ({c})(a - b) : 0;"
+                body = (Return(f"a > b ? ({c})(a - b) : 0"),)
         else:
             sign = "(a ^ s) & (b ^ s)" if op == "add" else "(a ^ b) & (a ^ s)"
+            wrapped = f"({c})(({u})a {'+' if op == 'add' else '-'} ({u})b)"
             body = (
-                f"{c} s = ({c})(({u})a {'+' if op == 'add' else '-'} ({u})b); "
-                f"return ({sign}) < 0 ? ({c})(a < 0 ? {low} : {high}) : s;"
+                Declare(c, (("s", wrapped),)),
+                Return(f"({sign}) < 0 ? ({c})(a < 0 ? {low} : {high}) : s"),
             )
-        return f"{head} {{ {body} }}"
+        return helper_function(c, name, (f"{c} a", f"{c} b"), *body)
 
-    return source
+    return helper
 
 
-def _absd(name: str, c: str) -> str:
+def _absd(name: str, c: str):
     """The larger less the smaller, in the unsigned type of the width (never overflows)."""
     u = _unsigned(c)
-    return (
-        f"{HELPER} {u} {name}({c} a, {c} b) {{ "
-        f"return a > b ? ({u})(({u})a - ({u})b) : ({u})(({u})b - ({u})a); }}"
-    )
+    difference = f"a > b ? ({u})(({u})a - ({u})b) : ({u})(({u})b - ({u})a)"
+    return helper_function(u, name, (f"{c} a", f"{c} b"), Return(difference))
 
 
 def _halving(rounding: bool):
     """(a + b) >> 1 and (a + b + 1) >> 1 without a wider type: a + b is 2(a & b) + (a ^ b)."""
 
-    def source(name: str, c: str) -> str:
+    def helper(name: str, c: str):
         value = "(a | b) - ((a ^ b) >> 1)" if rounding else "(a & b) + ((a ^ b) >> 1)"
-        return f"{HELPER} {c} {name}({c} a, {c} b) {{ return ({c})({value}); }}"
+        return helper_function(c, name, (f"{c} a", f"{c} b"), Return(f"({c})({value})"))
 
-    return source
+    return helper
 
 
-_INT_SOURCES = {
+_INT_HELPERS = {
     "saturating_add": _saturating("add"),
     "saturating_sub": _saturating("sub"),
     "absd": _absd,

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .ctree import Assign, Call, Declare, If, names_used
+from .ctree import ONE_LINE, Assign, Call, Declare, Function, If, names_used
+from .names import HELPER
 
 
 @dataclass(frozen=True)
@@ -108,3 +109,14 @@ def if_chain(branches):
 def helpers_used(nodes) -> tuple:
     """(op, C type) of every helper the trees `nodes` call, sorted."""
     return tuple(sorted({name for n in nodes for kind, name in names_used(n) if kind == "helper"}))
+
+
+def helper_function(returns: str, name: str, params: tuple, *body) -> Function:
+    """A helper the generated code calls: `PIM_INLINE returns name(params) { body }`, on one
+    line, inlined wherever it is called (names.HELPER)."""
+    return Function(returns, name, params, body, qualifiers=HELPER, form=ONE_LINE)
+
+
+def copy_bits(target: str, source: str) -> Call:
+    """`__builtin_memcpy(&target, &source, sizeof target)`: a value's bits as another type."""
+    return Call("__builtin_memcpy", (f"&{target}", f"&{source}", f"sizeof {target}"))

@@ -1,8 +1,7 @@
-"""A small C syntax tree between the group plans and the C text, and its one printer.
+"""A small C syntax tree between the group plans and the C text (its one printer: codegen.cprint).
 
-Emitters build these frozen nodes; `print_c` turns a tree into text and says, for every loop,
-on which lines it stands and which stages it computes (the vectorization report reads compiler
-remarks through that map; nothing parses the generated C). Expressions are C texts (printed by
+Emitters build these frozen nodes, the runtime around the loop nests and the helpers too;
+`cprint.print_c` turns a tree into text. Expressions are C texts (printed by
 codegen.cexpr as codegen.ctext values); a node made from them records the buffers and helpers
 they use in `uses`, so that a subtree knows what it needs (an outlined nest's parameters, a
 unit's helpers).
@@ -11,8 +10,6 @@ unit's helpers).
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-
-INDENT = "    "
 
 
 @dataclass(frozen=True)
@@ -30,6 +27,9 @@ class Line(Node):
     text: str
     uses: frozenset = field(default=frozenset(), compare=False)
 
+    def statement(self) -> str:
+        return self.text
+
 
 @dataclass(frozen=True)
 class Declare(Node):
@@ -39,6 +39,10 @@ class Declare(Node):
     items: tuple  # ((name, value or None), ...)
     const: bool = False
     uses: frozenset = field(default=frozenset(), compare=False)
+
+    def statement(self) -> str:
+        items = ", ".join(name if v is None else f"{name} = {v}" for name, v in self.items)
+        return f"{'const ' if self.const else ''}{self.c_type} {items};"
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,9 @@ class Assign(Node):
     op: str = "="
     uses: frozenset = field(default=frozenset(), compare=False)
 
+    def statement(self) -> str:
+        return f"{self.target} {self.op} {self.value};"
+
 
 @dataclass(frozen=True)
 class Call(Node):
@@ -59,10 +66,56 @@ class Call(Node):
     args: tuple
     uses: frozenset = field(default=frozenset(), compare=False)
 
+    def statement(self) -> str:
+        return f"{self.function}({listed(self.args)});"
+
+
+@dataclass(frozen=True)
+class Return(Node):
+    """`return value;` (`return;` without one)."""
+
+    value: str = ""
+    uses: frozenset = field(default=frozenset(), compare=False)
+
+    def statement(self) -> str:
+        return f"return {self.value};" if self.value else "return;"
+
 
 @dataclass(frozen=True)
 class Comment(Node):
+    """`/* text */`; a text of several lines keeps their indentation after the first."""
+
     text: str
+
+
+@dataclass(frozen=True)
+class Directive(Node):
+    """A preprocessor line (`#include`, `#define`, `#if`...), always at the line's start."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class Blank(Node):
+    """An empty line between definitions."""
+
+
+@dataclass(frozen=True)
+class Typedef(Node):
+    """`typedef struct { fields } name;`, its fields Declare nodes."""
+
+    name: str
+    fields: tuple
+
+
+@dataclass(frozen=True)
+class Below(Node):
+    """A loop's or a branch's one statement on the line below its header, one level in."""
+
+    body: Node
+
+    def children(self) -> tuple:
+        return (self.body,)
 
 
 @dataclass(frozen=True)
@@ -98,36 +151,6 @@ class Seq(Node):
 
     def children(self) -> tuple:
         return self.body
-
-
-# parallel loops hand out their iterations to the threads that come for them, in chunks of about
-# 1/CHUNKS_PER_THREAD of a thread's share: a thread the OS takes its core from then holds the
-# others up by one chunk at most, not by all of its share (static shares did)
-CHUNKS_PER_THREAD = 8
-ONE_AT_A_TIME = "dynamic, 1"
-
-
-# tiles of little work (their points times their members) go to a thread several at a time,
-# consecutive ones, up to a chunk of pim_chunk: one hand-out then serves several, and a
-# thread's rows stay adjacent for the prefetcher (histogram_equalize's one-row tiles of luma,
-# one at a time, took 0.23 us each more than one loop over the rows)
-TILE_CHUNK_POINTS = 65536
-
-
-def tile_schedule(tiles: str, threads: str, tile_work: int) -> str:
-    """The schedule clause of the loop over `tiles` (a C expression) of `tile_work` points
-    each (over all members): one tile at a time, or as many as make TILE_CHUNK_POINTS."""
-    per_chunk = -(-TILE_CHUNK_POINTS // max(tile_work, 1))
-    if per_chunk <= 1:
-        return ONE_AT_A_TIME
-    chunk = f"pim_chunk({tiles}, {threads})"
-    return f"dynamic, ({chunk} < {per_chunk} ? {chunk} : {per_chunk})"
-
-
-def shared_schedule(iterations: str, threads: str) -> str:
-    """The schedule clause of a parallel loop of `iterations` (a C expression) on `threads`:
-    dynamic, in chunks of about CHUNKS_PER_THREAD per thread (pim_chunk in the prelude)."""
-    return f"dynamic, pim_chunk({iterations}, {threads})"
 
 
 @dataclass(frozen=True)
@@ -231,9 +254,46 @@ class Pointer:
 
 
 @dataclass(frozen=True)
+class Prototype(Node):
+    """A function's head, `[qualifiers] [attributes] returns name(params)`; as a node, its
+    declaration. It gives the cdef, a header's and a unit's declarations."""
+
+    returns: str
+    name: str
+    params: tuple
+    qualifiers: str = ""
+    attributes: str = ""
+
+    def signature(self, restrict: bool = True) -> str:
+        """The head; without `restrict` on its Pointer parameters for cffi."""
+        lead = "".join(f"{part} " for part in (self.qualifiers, self.attributes) if part)
+        params = [p.text(restrict) if isinstance(p, Pointer) else p for p in self.params]
+        space = "" if self.returns.endswith("*") else " "
+        return f"{lead}{self.returns}{space}{self.name}({listed(params)})"
+
+    def declaration(self, restrict: bool = True) -> str:
+        return self.signature(restrict) + ";"
+
+
+def listed(items) -> str:
+    """`items` (parameters, arguments) joined by ", ", or by "," before one that begins with
+    a line break: a list wrapped onto a line of its own."""
+    return "".join(
+        ("," if item.startswith("\n") else ", ") + item if k else item
+        for k, item in enumerate(items)
+    )
+
+
+# how a Function is laid out: its brace on the line below its head, on the head's line, or
+# the whole function on one line (the helpers)
+BRACE_BELOW, BRACE_ON_HEAD, ONE_LINE = "brace below", "brace on head", "one line"
+
+
+@dataclass(frozen=True)
 class Function(Node):
     """A C function: `[qualifiers] [attributes] returns name(params) { body }`; `stages` are
-    those its loops compute (an outlined nest), for the printer's loop map."""
+    those its loops compute (an outlined nest), for the printer's loop map; `form` its
+    layout (BRACE_BELOW, BRACE_ON_HEAD, ONE_LINE)."""
 
     returns: str
     name: str
@@ -242,31 +302,33 @@ class Function(Node):
     qualifiers: str = "static PIM_NOINLINE"
     stages: tuple = ()
     attributes: str = ""
+    form: str = BRACE_BELOW
 
     def children(self) -> tuple:
         return self.body
 
+    @property
+    def prototype(self) -> Prototype:
+        return Prototype(self.returns, self.name, self.params, self.qualifiers, self.attributes)
+
     def signature(self, restrict: bool = True) -> str:
         """The function's head; without `restrict` on its Pointer parameters for cffi."""
-        lead = "".join(f"{part} " for part in (self.qualifiers, self.attributes) if part)
-        params = [p.text(restrict) if isinstance(p, Pointer) else p for p in self.params]
-        return f"{lead}{self.returns} {self.name}({', '.join(params)})"
+        return self.prototype.signature(restrict)
 
 
-# statements printed on one line, after a branch's condition too
-SIMPLE = (Line, Declare, Assign, Call)
+def defined(prototype: Prototype, body, form: str = BRACE_BELOW) -> Function:
+    """The function `prototype` declares, with `body`."""
+    head = (prototype.returns, prototype.name, prototype.params, tuple(body))
+    return Function(*head, prototype.qualifiers, attributes=prototype.attributes, form=form)
 
 
-def _statement(node) -> str:
-    """The one line of C of a simple statement (SIMPLE)."""
-    if isinstance(node, Declare):
-        items = ", ".join(name if v is None else f"{name} = {v}" for name, v in node.items)
-        return f"{'const ' if node.const else ''}{node.c_type} {items};"
-    if isinstance(node, Assign):
-        return f"{node.target} {node.op} {node.value};"
-    if isinstance(node, Call):
-        return f"{node.function}({', '.join(node.args)});"
-    return node.text
+def separated(parts) -> Seq:
+    """`parts` (definitions) with an empty line between each two."""
+    return Seq(tuple(node for k, part in enumerate(parts) for node in (Blank(), part)[not k :]))
+
+
+# statements printed on one line (their `statement()`), after a branch's condition too
+SIMPLE = (Line, Declare, Assign, Call, Return)
 
 
 def walk(node: Node):
@@ -296,134 +358,3 @@ def statements(node: Node) -> int:
 def for_loops(node: Node) -> list:
     """The For nodes of a tree, outermost first in source order."""
     return [n for n in walk(node) if isinstance(n, For)]
-
-
-@dataclass(frozen=True)
-class LoopLines:
-    """Where a loop stands in printed C: the 1-based lines of its `for` and of its end, the
-    stages it computes, and whether it lies in a block noted `note` (the int64 copy of a loop
-    whose gathers also have a 32-bit one)."""
-
-    loop: For
-    line: int
-    end: int
-    stages: tuple
-    notes: tuple
-
-
-@dataclass(frozen=True)
-class Printed:
-    """C text and the place of every loop in it."""
-
-    text: str
-    loops: tuple
-
-
-def print_c(node: Node, depth: int = 0, first_line: int = 1) -> Printed:
-    """`node` as C text, indented from `depth`; its loops' lines counted from `first_line`."""
-    printer = _Printer(first_line)
-    printer.node(node, depth, ("(setup)",), ())
-    placed = tuple(sorted(printer.loops, key=lambda loop: loop.line))
-    return Printed("".join(line + "\n" for line in printer.lines), placed)
-
-
-class _Printer:
-    def __init__(self, first_line: int):
-        self.lines: list
-        self.loops: list
-        self.lines, self.loops, self.first = [], [], first_line
-
-    def emit(self, text: str, depth: int):
-        self.lines.append(INDENT * depth + text if text else "")
-
-    def node(self, node, depth, stages, notes):
-        method = getattr(self, "_" + type(node).__name__.lower())
-        method(node, depth, stages, notes)
-
-    def body(self, nodes, depth, stages, notes):
-        for child in nodes:
-            self.node(child, depth, stages, notes)
-
-    def _line(self, node, depth, stages, notes):
-        self.emit(_statement(node), depth)
-
-    _declare = _assign = _call = _line
-
-    def _comment(self, node, depth, stages, notes):
-        self.emit(f"/* {node.text} */", depth)
-
-    def _label(self, node, depth, stages, notes):
-        self.emit(f"{node.name}:", max(depth - 1, 0))
-
-    def _pragma(self, node, depth, stages, notes):
-        self.emit(f"#pragma {node.text}", depth)
-
-    def _block(self, node, depth, stages, notes, opened=False):
-        """A block; `opened`: its brace goes at the end of the line above (a loop's or a
-        branch's header)."""
-        brace = "{" + (f" /* {node.note} */" if node.note else "")
-        body = node.body
-        if opened:
-            self.lines[-1] += " " + brace
-        elif body and isinstance(body[0], Declare) and not node.note:
-            self.emit(brace + " " + _statement(body[0]), depth)  # a scope: `{ const int a = 1;`
-            body = body[1:]
-        else:
-            self.emit(brace, depth)
-        inner = notes + (node.note,) if node.note else notes
-        self.body(body, depth + 1, stages, inner)
-        self.emit("}", depth)
-
-    def _seq(self, node, depth, stages, notes):
-        self.body(node.body, depth, stages, notes)
-
-    def _stage(self, node, depth, stages, notes):
-        self.emit(f"/* {node.kind} {node.name} */", depth)
-        self.body(node.body, depth, (node.name,), notes)
-
-    def _function(self, node, depth, stages, notes):
-        self.emit(node.signature(), depth)
-        self.emit("{", depth)
-        self.body(node.body, depth + 1, node.stages or stages, notes)
-        self.emit("}", depth)
-
-    def _parallel(self, node, depth, stages, notes):
-        condition = f" if(parallel: {node.condition})" if node.condition else ""
-        self.emit(f"#pragma omp parallel num_threads({node.threads}){condition}", depth)
-        self.node(node.body, depth, stages, notes)  # nothing may follow a pragma on its line
-
-    def _for(self, node, depth, stages, notes):
-        pragma = node.pragma()
-        if pragma:
-            self.emit(pragma, depth)
-        self.emit(node.header(), depth)
-        line = self.first + len(self.lines) - 1
-        self._nested(node.body, depth, stages, notes)
-        self.loops.append(LoopLines(node, line, self.first + len(self.lines) - 1, stages, notes))
-
-    def _if(self, node, depth, stages, notes, keyword="if"):
-        self._after(f"{keyword} ({node.cond})", depth)
-        self._nested(node.then, depth, stages, notes)
-        other = node.otherwise
-        if isinstance(other, If):
-            self._if(other, depth, stages, notes, keyword="else if")
-        elif other is not None:
-            self._after("else", depth)
-            self._nested(other, depth, stages, notes)
-
-    def _after(self, text: str, depth: int):
-        """`text` on a line of its own, or after a closing brace (`} else`)."""
-        if self.lines and self.lines[-1] == INDENT * depth + "}" and text.startswith("else"):
-            self.lines[-1] += " " + text
-        else:
-            self.emit(text, depth)
-
-    def _nested(self, node, depth, stages, notes):
-        """The body of a loop or branch: a block opened on the header's line, a simple
-        statement on that line too, else a statement one level in."""
-        if isinstance(node, Block):
-            self._block(node, depth, stages, notes, opened=True)
-        elif isinstance(node, SIMPLE):
-            self.lines[-1] += " " + _statement(node)
-        else:
-            self.node(node, depth + 1, stages, notes)

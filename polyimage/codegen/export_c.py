@@ -14,13 +14,18 @@ import re
 from dataclasses import dataclass
 
 from ..algebra.simplify import simplify
+from ..dsl import constructs
 from ..dsl import expr as E
-from ..dsl.constructs import Function, Image
+from ..dsl.constructs import Image
 from ..dsl.types import Half
+from . import ctree
 from .cexpr import CExprPrinter
-from .chelpers import helper_source
-from .ctext import CText, Text, cat, text_of, uses_of
+from .chelpers import helper_definitions
+from .cprint import print_c
+from .ctext import CText, Text, assign, cat, helpers_used, text_of, uses_of
 from .names import PREFIX, NameRegistry
+
+P = PREFIX
 
 OK, ERROR_MEMORY, ERROR_ARGUMENT = 0, 1, 2
 MESSAGE_BYTES = 512
@@ -29,12 +34,16 @@ MESSAGE_BYTES = 512
 @dataclass(frozen=True)
 class ExportedC:
     """The exported library's C (`source`: kernel.c and the entry), its header, and the
-    prototypes of its functions (`declarations`, as the header states them and cffi's cdef
-    takes them)."""
+    prototypes of its functions (ctree.Prototype), which the header declares."""
 
     source: str
     header: str
-    declarations: str
+    prototypes: tuple
+
+    @property
+    def declarations(self) -> str:
+        """The functions' declarations, as cffi's cdef takes them."""
+        return "\n".join(p.declaration() for p in self.prototypes)
 
 
 def exported_c(
@@ -68,30 +77,36 @@ def exported_c(
             f"{const}{b.func.typ.c_name} *{b.c_name}",
             f"const int64_t *{b.extents_name}",
         ]
-    extents_fn = f"int {name}_extents({', '.join(param_args + ['int64_t *extents'])})"
-    entry_fn = (
-        f"int {name}({', '.join(['void *workspace', 'int nthreads'] + param_args + buffer_args)})"
+    extents = ctree.Prototype("int", f"{name}_extents", (*param_args, "int64_t *extents"))
+    entry = ctree.Prototype(
+        "int", name, ("void *workspace", "int nthreads", *param_args, *buffer_args)
     )
-    body: list[Text] = [extents_fn, "{", f"    {PREFIX}message[0] = 0;"]
+    accessors = _accessors(name, cmodule.function)
+    functions = [
+        ctree.defined(extents, _extents_body(writer, graph, constraints, buffers)),
+        ctree.defined(entry, _entry_body(name, cmodule, params, c_names, buffers)),
+        *accessors,
+    ]
+    extra = helper_definitions(h for h in helpers_used(functions) if h not in cmodule.helpers)
+    source = cmodule.source + print_c(ctree.Seq((_shim_prelude(), extra, ctree.Blank()))).text
+    source += print_c(ctree.separated(functions)).text
+    prototypes = (extents, entry, *(f.prototype for f in accessors))
+    declared = ctree.separated((extents, entry, ctree.Seq(prototypes[2:])))
+    header = print_c(
+        _header(name, params, buffers, constraints, version, link, estimates or {}, declared)
+    ).text
+    return ExportedC(source, header, prototypes)
+
+
+def _extents_body(writer, graph, constraints, buffers: list) -> list:
+    """The statements of `<name>_extents`: the constraints and domains checked, then every
+    buffer's extents written."""
+    body = [ctree.Assign(f"{P}message[0]", "0")]
     body += writer.constraints(constraints) + writer.domains(graph)
     for b in buffers:
         for d, extent in enumerate(b.extents):
-            body.append(cat(f"    extents[{b.first + d}] = ", writer.int64(extent), ";"))
-    body += [f"    return {OK};", "}", "", entry_fn, "{"]
-    body += _entry_body(name, cmodule, params, c_names, buffers) + ["}", ""]
-    accessors = _accessors(name, cmodule.function)
-    for k, (prototype, lines) in enumerate(accessors):
-        body += ([""] if k else []) + [prototype, "{", *lines, "}"]
-    helpers = sorted({name for kind, name in uses_of(*body) if kind == "helper"})
-    extra = [helper_source(op, c) for op, c in helpers if (op, c) not in cmodule.helpers]
-    source = cmodule.source + _SHIM_PRELUDE + "".join(h + "\n" for h in extra) + "\n"
-    source += "\n".join(text_of(line) for line in body) + "\n"
-    header = _header(name, params, buffers, constraints, version, link, estimates or {})
-    header += f"{extents_fn};\n\n{entry_fn};\n\n"
-    header += "".join(f"{prototype};\n" for prototype, _ in accessors)
-    header += _HEADER_END.format(guard=_guard(name))
-    prototypes = [extents_fn, entry_fn] + [prototype for prototype, _ in accessors]
-    return ExportedC(source, header, "\n".join(f"{p};" for p in prototypes))
+            body.append(assign(f"extents[{b.first + d}]", writer.int64(extent)))
+    return body + [ctree.Return(str(OK))]
 
 
 def _buffers(graph, cmodule, names: NameRegistry) -> list:
@@ -110,46 +125,61 @@ def _buffers(graph, cmodule, names: NameRegistry) -> list:
 
 
 def _entry_body(name: str, cmodule, params: list, c_names: dict, buffers: list) -> list:
-    """The entry's lines: NULLs, parameter values (through `<name>_extents`), every extent and
-    overlap checked, then the pipeline called with its parameters in its own order (by
-    name, `cmodule.params`)."""
+    """The entry's statements: NULLs, parameter values (through `<name>_extents`), every
+    extent and overlap checked, then the pipeline called with its parameters in its own
+    order (by name, `cmodule.params`)."""
     count = sum(len(b.extents) for b in buffers)
-    body = [f"    int64_t {PREFIX}expected[{max(count, 1)}];", f"    {PREFIX}message[0] = 0;"]
+    body: list = [
+        ctree.Declare("int64_t", ((f"{P}expected[{max(count, 1)}]", None),)),
+        ctree.Assign(f"{P}message[0]", "0"),
+    ]
     for b in buffers:
-        body += [
-            f"    if ({b.c_name} == NULL || {b.extents_name} == NULL)",
-            f'        return {PREFIX}fail("{b.what}: the buffer or its extents are NULL");',
-        ]
-    call = ", ".join([c for _, c in params] + [f"{PREFIX}expected"])
-    body += [f"    if ({name}_extents({call}) != {OK})", f"        return {ERROR_ARGUMENT};"]
+        null = f'{P}fail("{b.what}: the buffer or its extents are NULL")'
+        body.append(_failing(f"{b.c_name} == NULL || {b.extents_name} == NULL", null))
+    call = ", ".join([c for _, c in params] + [f"{P}expected"])
+    body.append(_failing(f"{name}_extents({call}) != {OK}", str(ERROR_ARGUMENT)))
     for b in buffers:
         for d, extent in enumerate(b.extents):
-            expected, given = f"{PREFIX}expected[{b.first + d}]", f"{b.extents_name}[{d}]"
-            body += [
-                f"    if ({given} != {expected})",
-                f'        return {PREFIX}fail("{b.what}: dimension {d} must have extent '
-                f'{_c_text(extent)} = %lld, got %lld", (long long){expected}, (long long){given});',
-            ]
+            expected, given = f"{P}expected[{b.first + d}]", f"{b.extents_name}[{d}]"
+            wrong = (
+                f'{P}fail("{b.what}: dimension {d} must have extent {_c_text(extent)} = %lld, '
+                f'got %lld", (long long){expected}, (long long){given})'
+            )
+            body.append(_failing(f"{given} != {expected}", wrong))
     body += _overlap_checks(buffers)
     args = ", ".join([c_names[n] for n in cmodule.params] + [b.c_name for b in buffers])
+    memory = f'{P}fail_with({ERROR_MEMORY}, "{name}: could not allocate its buffers")'
     return body + [
-        f"    int {PREFIX}status = {cmodule.function}(workspace, nthreads, {args});",
-        f"    if ({PREFIX}status == {ERROR_MEMORY})",
-        f'        return {PREFIX}fail_with({ERROR_MEMORY}, "{name}: could not allocate its '
-        f'buffers");',
-        f"    return {PREFIX}status;",
+        ctree.Declare("int", ((f"{P}status", f"{cmodule.function}(workspace, nthreads, {args})"),)),
+        _failing(f"{P}status == {ERROR_MEMORY}", memory),
+        ctree.Return(f"{P}status"),
     ]
 
 
+def _failing(condition: Text, failure: str) -> ctree.If:
+    """`if (condition)` and, on the line below, `return failure;`."""
+    return ctree.If(text_of(condition), ctree.Below(ctree.Return(failure)), uses=uses_of(condition))
+
+
 def _accessors(name: str, function: str) -> list:
-    """(prototype, body lines) of the error message and workspace functions under the
-    export's name."""
+    """The error message and workspace functions under the export's name."""
     return [
-        (f"const char *{name}_error(void)", [f"    return {PREFIX}message;"]),
-        (f"void *{name}_workspace_new(void)", [f"    return {function}_workspace_new();"]),
-        (
-            f"void {name}_workspace_free(void *workspace)",
-            [f"    {function}_workspace_free(workspace);"],
+        ctree.Function(
+            "const char *", f"{name}_error", ("void",), (ctree.Return(f"{P}message"),), ""
+        ),
+        ctree.Function(
+            "void *",
+            f"{name}_workspace_new",
+            ("void",),
+            (ctree.Return(f"{function}_workspace_new()"),),
+            "",
+        ),
+        ctree.Function(
+            "void",
+            f"{name}_workspace_free",
+            ("void *workspace",),
+            (ctree.Call(f"{function}_workspace_free", ("workspace",)),),
+            "",
         ),
     ]
 
@@ -162,7 +192,7 @@ class _Key:
 class _Buffer:
     """One input or output of the entry: its stage, C argument names and extents."""
 
-    func: Function
+    func: constructs.Function
     is_input: bool
     c_name: str
     extents_name: str
@@ -215,20 +245,20 @@ class _CheckWriter:
         return text, args
 
     def constraints(self, constraints) -> list:
-        lines = []
+        checks = []
         for cond in constraints:
             text, args = self.described([cond])
-            lines += [
-                cat("    if (!", self.condition(cond), ")"),
-                f'        return {PREFIX}fail("parameter values {text} violate the constraint '
-                f'{_c_text(cond)}"{"".join(", " + a for a in args)});',
-            ]
-        return lines
+            violated = (
+                f'{P}fail("parameter values {text} violate the constraint '
+                f'{_c_text(cond)}"{"".join(", " + a for a in args)})'
+            )
+            checks.append(_failing(cat("!", self.condition(cond)), violated))
+        return checks
 
     def domains(self, graph) -> list:
         """Every stage's domain non-empty, and within its variables' types (with one to spare)
         as its loops need."""
-        lines = []
+        checks = []
         for stage in graph.stages:
             func = stage.func
             pairs = list(zip(func.variables, func.intervals))
@@ -243,29 +273,28 @@ class _CheckWriter:
                 text, args = self.described([iv.lb, iv.ub])
                 tail = "".join(", " + a for a in args)
                 if k < len(pairs):
-                    lines += [
-                        cat("    if (", ub, " < ", lb, ")"),
-                        f'        return {PREFIX}fail("parameter values {text} make the domain '
-                        f"of {func.name} empty: {var.name} in [{_c_text(iv.lb)}, "
-                        f'{_c_text(iv.ub)}]"{tail});',
-                    ]
+                    empty = (
+                        f'{P}fail("parameter values {text} make the domain of {func.name} '
+                        f'empty: {var.name} in [{_c_text(iv.lb)}, {_c_text(iv.ub)}]"{tail})'
+                    )
+                    checks.append(_failing(cat(ub, " < ", lb), empty))
                 low, high = var.typ.min_value(), var.typ.max_value()
-                lines += [
-                    cat(
-                        "    if (",
-                        lb,
-                        " <= ",
-                        ub,
-                        " && (",
-                        lb,
-                        f" < INT64_C({low}) || ",
-                        ub,
-                        f" >= INT64_C({high})))",
-                    ),
-                    f'        return {PREFIX}fail("parameter values {text} give {func.name} a '
-                    f'range for {var.name} that does not fit its type {var.typ}"{tail});',
-                ]
-        return lines
+                outside = cat(
+                    lb,
+                    " <= ",
+                    ub,
+                    " && (",
+                    lb,
+                    f" < INT64_C({low}) || ",
+                    ub,
+                    f" >= INT64_C({high}))",
+                )
+                too_wide = (
+                    f'{P}fail("parameter values {text} give {func.name} a range for '
+                    f'{var.name} that does not fit its type {var.typ}"{tail})'
+                )
+                checks.append(_failing(outside, too_wide))
+        return checks
 
 
 def _overlap_checks(buffers: list) -> list:
@@ -275,17 +304,18 @@ def _overlap_checks(buffers: list) -> list:
         + " * ".join(f"(size_t){PREFIX}expected[{b.first + d}]" for d in range(len(b.extents)))
         for b in buffers
     ]
-    lines = []
+    checks = []
     for i, b in enumerate(buffers):
         for j, other in enumerate(buffers):
             if b.is_input or j == i or (j > i and not other.is_input):
                 continue  # each output against every input and every earlier output
-            lines += [
-                f"    if ((uintptr_t){b.c_name} < (uintptr_t){other.c_name} + {spans[j]} && "
-                f"(uintptr_t){other.c_name} < (uintptr_t){b.c_name} + {spans[i]})",
-                f'        return {PREFIX}fail("output {b.func.name} overlaps {other.func.name}");',
-            ]
-    return lines
+            overlap = (
+                f"(uintptr_t){b.c_name} < (uintptr_t){other.c_name} + {spans[j]} && "
+                f"(uintptr_t){other.c_name} < (uintptr_t){b.c_name} + {spans[i]}"
+            )
+            message = f'{P}fail("output {b.func.name} overlaps {other.func.name}")'
+            checks.append(_failing(overlap, message))
+    return checks
 
 
 def _c_text(e) -> str:
@@ -293,75 +323,110 @@ def _c_text(e) -> str:
     return str(e).replace("\\", "\\\\").replace('"', '\\"').replace("%", "%%")
 
 
-def _guard(name: str) -> str:
-    return f"POLYIMAGE_{name.upper()}_H"
+_ENTRY_NOTE = "checks before any memory is touched"
 
 
-_SHIM_PRELUDE = f"""
-/* ---- the exported entry: checks before any memory is touched (polyimage export) ---- */
-#include <stdarg.h>
-#include <stdio.h>
-#if defined(__GNUC__) || defined(__clang__)
-#define PIM_THREAD_LOCAL __thread
-#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L
-#define PIM_THREAD_LOCAL _Thread_local
-#else
-#define PIM_THREAD_LOCAL
-#endif
-
-static PIM_THREAD_LOCAL char {PREFIX}message[{MESSAGE_BYTES}];
-
-static int {PREFIX}fail_with(int code, const char *format, ...)
-{{
-    va_list args;
-    va_start(args, format);
-    vsnprintf({PREFIX}message, sizeof {PREFIX}message, format, args);
-    va_end(args);
-    return code;
-}}
-
-#define {PREFIX}fail(...) {PREFIX}fail_with({ERROR_ARGUMENT}, __VA_ARGS__)
-"""
-
-_HEADER_END = """
-#ifdef __cplusplus
-}}
-#endif
-
-#endif /* {guard} */
-"""
+def _shim_prelude() -> ctree.Seq:
+    """What the entry needs after kernel.c: its headers, the thread's message and the
+    functions that write it."""
+    thread_local = (
+        ctree.Directive("#if defined(__GNUC__) || defined(__clang__)"),
+        ctree.Directive("#define PIM_THREAD_LOCAL __thread"),
+        ctree.Directive("#elif defined(__STDC_VERSION__) && __STDC_VERSION__ >= 201112L"),
+        ctree.Directive("#define PIM_THREAD_LOCAL _Thread_local"),
+        ctree.Directive("#else"),
+        ctree.Directive("#define PIM_THREAD_LOCAL"),
+        ctree.Directive("#endif"),
+    )
+    fail_with = ctree.Function(
+        "int",
+        f"{P}fail_with",
+        ("int code", "const char *format", "..."),
+        (
+            ctree.Declare("va_list", (("args", None),)),
+            ctree.Call("va_start", ("args", "format")),
+            ctree.Call("vsnprintf", (f"{P}message", f"sizeof {P}message", "format", "args")),
+            ctree.Call("va_end", ("args",)),
+            ctree.Return("code"),
+        ),
+        "static",
+    )
+    message = ctree.Declare(
+        "static PIM_THREAD_LOCAL char", ((f"{P}message[{MESSAGE_BYTES}]", None),)
+    )
+    opening = ctree.Seq(
+        (
+            ctree.Blank(),
+            ctree.Comment(f"---- the exported entry: {_ENTRY_NOTE} (polyimage export) ----"),
+            ctree.Directive("#include <stdarg.h>"),
+            ctree.Directive("#include <stdio.h>"),
+            *thread_local,
+        )
+    )
+    failing = ctree.Directive(f"#define {P}fail(...) {P}fail_with({ERROR_ARGUMENT}, __VA_ARGS__)")
+    return ctree.separated((opening, message, fail_with, failing))
 
 
 def _header(
-    name: str, params: list, buffers: list, constraints, version: str, link: str, estimates
-) -> str:
-    """The header's opening: what the library is, its return codes, and the documentation of
-    its functions (what each parameter is, each buffer's extents and layout, constraints)."""
-    guard, upper = _guard(name), name.upper()
+    name: str,
+    params: list,
+    buffers: list,
+    constraints,
+    version: str,
+    link: str,
+    estimates,
+    declared: ctree.Node,
+) -> ctree.Seq:
+    """The header: what the library is, its return codes, the documentation of its functions
+    (what each parameter is, each buffer's extents and layout, constraints) and their
+    `declared` prototypes."""
+    guard, upper = f"POLYIMAGE_{name.upper()}_H", name.upper()
     count = sum(len(b.extents) for b in buffers)
-    lines = [
-        f"/* {name}.h: the pipeline {name}, exported by polyimage {version}.",
-        " *",
-        f" * Link with lib{name}.a (or -l{name}): cc app.c lib{name}.a {link}",
-        " * Buffers are dense, row-major (the last index varies fastest).",
-        " */",
-        f"#ifndef {guard}",
-        f"#define {guard}",
-        "",
-        "#include <stdint.h>",
-        "",
-        "#ifdef __cplusplus",
-        'extern "C" {',
-        "#endif",
-        "",
-        f"#define {upper}_OK {OK}",
-        f"#define {upper}_ERROR_MEMORY {ERROR_MEMORY} /* a buffer could not be allocated */",
-        f"#define {upper}_ERROR_ARGUMENT {ERROR_ARGUMENT} /* a wrong parameter or extent */",
-        f"#define {upper}_EXTENT_COUNT {count}",
-        "",
-        "/* Parameters:",
-    ]
-    lines += [f" *   {_parameter_text(p, c, buffers, estimates)}" for p, c in params]
+    about = (
+        f"{name}.h: the pipeline {name}, exported by polyimage {version}.\n *\n"
+        f" * Link with lib{name}.a (or -l{name}): cc app.c lib{name}.a {link}\n"
+        " * Buffers are dense, row-major (the last index varies fastest).\n"
+    )
+    codes = (
+        f"{upper}_OK {OK}",
+        f"{upper}_ERROR_MEMORY {ERROR_MEMORY} /* a buffer could not be allocated */",
+        f"{upper}_ERROR_ARGUMENT {ERROR_ARGUMENT} /* a wrong parameter or extent */",
+        f"{upper}_EXTENT_COUNT {count}",
+    )
+    documented = _documentation(name, params, buffers, constraints, estimates)
+    return ctree.separated(
+        (
+            ctree.Seq(
+                (
+                    ctree.Comment(about),
+                    ctree.Directive(f"#ifndef {guard}"),
+                    ctree.Directive(f"#define {guard}"),
+                )
+            ),
+            ctree.Directive("#include <stdint.h>"),
+            ctree.Seq(
+                (
+                    ctree.Directive("#ifdef __cplusplus"),
+                    ctree.Line('extern "C" {'),
+                    ctree.Directive("#endif"),
+                )
+            ),
+            ctree.Seq(tuple(ctree.Directive(f"#define {code}") for code in codes)),
+            ctree.Comment("Parameters:\n" + "".join(line + "\n" for line in documented)),
+            declared,
+            ctree.Seq(
+                (ctree.Directive("#ifdef __cplusplus"), ctree.Line("}"), ctree.Directive("#endif"))
+            ),
+            ctree.Directive(f"#endif /* {guard} */"),
+        )
+    )
+
+
+def _documentation(name: str, params: list, buffers: list, constraints, estimates) -> list:
+    """The lines of the header's comment on the functions: what each parameter is, each
+    buffer's extents and layout, the constraints, and how the functions are called."""
+    upper = name.upper()
+    lines = [f" *   {_parameter_text(p, c, buffers, estimates)}" for p, c in params]
     lines.append(" * Buffers, each with a pointer to its extents (int64_t, one per dimension),")
     lines.append(" * dense and row-major in the order of their dimensions (planar: a channel")
     lines.append(" * dimension written first is the outermost):")
@@ -373,7 +438,7 @@ def _header(
     if constraints:
         lines.append(" * Constraints every call must meet:")
         lines += [f" *   {_comment(c)}" for c in constraints]
-    lines += [
+    return lines + [
         " *",
         f" * {name}_extents(parameters, extents) writes the extents every buffer must have, the",
         f" * inputs' then the outputs', {upper}_EXTENT_COUNT values in all.",
@@ -382,10 +447,7 @@ def _header(
         " * calling at once); nthreads: 0 for OpenMP's default. Both check every parameter",
         f" * and extent first and return {upper}_ERROR_ARGUMENT, touching no buffer, when one",
         f" * is wrong; {name}_error() then says which (the calling thread's last message).",
-        " */",
-        "",
     ]
-    return "\n".join(lines) + "\n"
 
 
 def _parameter_text(p, c_name: str, buffers: list, estimates) -> str:

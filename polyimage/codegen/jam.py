@@ -27,16 +27,6 @@ from .names import PREFIX
 # 8 accumulators and a few shared reads fit AVX2's 16 vector registers; non-local means' 7
 # offsets per row then load the centre pixel once for all 7 (its distances ran 6% faster)
 JAM_MAX_POINTS = 8
-# gcc's out-of-SSA pass rebuilds each accumulator's chain in one piece (and spills the shared
-# reads): the jammed nest's function asks it to keep the statements' order
-IN_ORDER = "PIM_IN_ORDER"
-IN_ORDER_DEFINE = """
-#if defined(__GNUC__) && !defined(__clang__)
-#define PIM_IN_ORDER __attribute__((optimize("no-tree-ter")))
-#else
-#define PIM_IN_ORDER
-#endif
-"""
 _SUMMED = ("float", "double")
 
 

@@ -24,8 +24,9 @@ from . import scans, versions
 from .cexpr import CExprPrinter, Hoisted, narrow_gather, wide_name
 from .clamps import interior, merged
 from .ctext import CText, Text, assign, cat, declare, if_chain, reading, used, writing
-from .ctree import Assign, Block, Declare, For, If, Node, Seq, Stage, names_used, shared_schedule
+from .ctree import Assign, Block, Declare, For, If, Node, Seq, Stage, names_used
 from .names import PREFIX
+from .prelude import shared_schedule
 from .reduction_loops import reduction_update
 from .split import case_breakpoints, lifted_cases
 from .storage import fixed_int32

@@ -27,8 +27,9 @@ from ..schedule.reductions import (
 from .blocked import blocked_updates, combine
 from .cexpr import c_literal, helper, wide_name
 from .ctext import CText, assign, cat, declare, if_chain, reading, writing
-from .ctree import ONE_AT_A_TIME, Assign, Block, Declare, For, If, Line, Node, Seq, shared_schedule
+from .ctree import Assign, Block, Declare, For, If, Line, Node, Seq
 from .names import PREFIX, UPDATES
+from .prelude import ONE_AT_A_TIME, shared_schedule
 
 P = PREFIX
 # OpenMP's reduction operators of Op

@@ -34,11 +34,11 @@ from .ctree import (
     Parallel,
     Pragma,
     names_used,
-    tile_schedule,
 )
-from .jam import IN_ORDER, jam_plan, specialized_nest
+from .jam import jam_plan, specialized_nest
 from .loops import LoopEmitter
 from .names import PREFIX
+from .prelude import IN_ORDER, tile_schedule
 from .storage import StageStorage
 from .workspace import WORKSPACE
 

@@ -15,8 +15,10 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from .chelpers import helper_source
-from .ctree import names_used, print_c, statements
+from .chelpers import helper_definitions
+from .cprint import print_c
+from .ctree import Blank, Directive, Node, Seq, names_used, statements
+from .prelude import defines_if
 
 SOURCE_NAME = "kernel.c"
 # pipelines with fewer statements in loop-nest functions than this stay one unit
@@ -25,13 +27,11 @@ UNIT_STATEMENTS = 400
 GROUP_UNIT_STATEMENTS = 80
 _SHARED = "PIM_SHARED"
 # functions other units call: external, but not exported from the built module
-_SHARED_DEFINE = """\
-#if defined(__GNUC__)
-#define PIM_SHARED PIM_NOINLINE __attribute__((visibility("hidden")))
-#else
-#define PIM_SHARED PIM_NOINLINE
-#endif
-"""
+_SHARED_DEFINE = defines_if(
+    "defined(__GNUC__)",
+    (f'{_SHARED} PIM_NOINLINE __attribute__((visibility("hidden")))',),
+    (f"{_SHARED} PIM_NOINLINE",),
+)
 
 
 @dataclass(frozen=True)
@@ -61,21 +61,24 @@ class Unit:
 @dataclass(frozen=True)
 class Layout:
     """kernel.c, its translation units (the main one first) and where its loops stand in it
-    (ctree.LoopLines, in kernel.c's lines)."""
+    (cprint.LoopLines, in kernel.c's lines)."""
 
     source: str
     units: tuple
     loops: tuple
 
 
-def layout(header: str, workspace: str, functions, entry, owners=None, helpers=()) -> Layout:
-    """kernel.c and its units of code made of `header` (includes), the `helpers` ((op, C
+def layout(header: Node, workspace: Node, functions, entry, owners=None, helpers=()) -> Layout:
+    """kernel.c and its units of code made of `header` (the prelude), the `helpers` ((op, C
     type) of the small static inline functions the code calls), the `workspace` code, the
     static functions `functions` (ctree.Function; `owners[k]` the group function k belongs to,
     by default its own) and the `entry` function. units[0] is the main unit; with few lines of
     functions it is the only one."""
-    helper_text = "".join(helper_source(op, c) + "\n" for op, c in helpers)
-    pieces = [header + helper_text + "\n", workspace + "\n"]
+    helper_functions = helper_definitions(helpers)
+    pieces = [
+        print_c(Seq((header, helper_functions, Blank()))).text,
+        print_c(Seq((workspace, Blank()))).text,
+    ]
     line = 1 + sum(piece.count("\n") for piece in pieces)
     loops: list
     printed, loops = [], []
@@ -96,8 +99,8 @@ def layout(header: str, workspace: str, functions, entry, owners=None, helpers=(
         return Layout(source, (Unit(((1, source),)),), tuple(loops))
     moved = {k for members in bins for k in members}
     function_starts = starts[2:-1]
-    main = [(1, header + helper_text + "\n" + _SHARED_DEFINE)]
-    main += [(0, _shared(functions[k]).signature() + ";\n") for k in sorted(moved)]
+    main = [(1, print_c(Seq((header, helper_functions, Blank(), _SHARED_DEFINE))).text)]
+    main += [(0, print_c(_shared(functions[k]).prototype).text) for k in sorted(moved)]
     main += [(starts[1], pieces[1])]
     main += [(function_starts[k], pieces[2 + k]) for k in range(len(functions)) if k not in moved]
     main.append((starts[-1], pieces[-1]))
@@ -106,9 +109,13 @@ def layout(header: str, workspace: str, functions, entry, owners=None, helpers=(
         used = {
             name for k in members for kind, name in names_used(functions[k]) if kind == "helper"
         }
-        text = "".join(helper_source(op, c) + "\n" for op, c in helpers if (op, c) in used)
-        code = [(function_starts[k], print_c(_shared(functions[k])).text + "\n") for k in members]
-        units.append(Unit(((1, header + text + "\n" + _SHARED_DEFINE), *code)))
+        own = helper_definitions(h for h in helpers if h in used)
+        opening = print_c(Seq((header, own, Blank(), _SHARED_DEFINE))).text
+        code = [
+            (function_starts[k], print_c(Seq((_shared(functions[k]), Blank()))).text)
+            for k in members
+        ]
+        units.append(Unit(((1, opening), *code)))
     return Layout(source, tuple(units), tuple(loops))
 
 
@@ -129,7 +136,8 @@ def _partition(sizes: list, owners: list) -> list:
 
 
 def _at(line: int, text: str) -> str:
-    return f'#line {line} "{SOURCE_NAME}"\n{text}'
+    """`text` under a directive naming its line in kernel.c."""
+    return print_c(Directive(f'#line {line} "{SOURCE_NAME}"')).text + text
 
 
 def _shared(function):

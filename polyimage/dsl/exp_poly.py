@@ -1,8 +1,9 @@
 """exp of our own: a range reduction and a polynomial with only +, * and bit operations,
-written once for NumPy and once for C, in double for Double values and in float for Float
-ones. Both do the same IEEE operations in the same order, so compiled and interpreted results
-agree to the bit; unlike the C library's `exp`, the C has no call and no branch, so loops that
-use it vectorize (a Float exp at the width of floats).
+computed here for NumPy and described (a Form per precision) for the C that codegen.cexp
+writes, in double for Double values and in float for Float ones. Both do the same IEEE
+operations in the same order, so compiled and interpreted results agree to the bit; unlike
+the C library's `exp`, the C has no call and no branch, so loops that use it vectorize (a
+Float exp at the width of floats).
 
 exp(x) = 2^k * exp(r), k = round(x / ln 2), r = x - k ln 2 (in two parts, the first exact),
 exp(r) on |r| <= ln 2 / 2 by a polynomial (Horner): in double its Taylor series of degree 13;
@@ -64,10 +65,6 @@ class Form:
         return np.dtype(f"i{np.dtype(self.dtype).itemsize}").type
 
     @property
-    def c_bits(self) -> str:
-        return f"uint{8 * np.dtype(self.dtype).itemsize}_t"
-
-    @property
     def shifter_bits(self) -> int:
         return int(np.array(self.shifter, self.dtype).view(self.bits))
 
@@ -112,67 +109,9 @@ FLOAT = Form(
 FORMS = {np.dtype(np.float64): DOUBLE, np.dtype(np.float32): FLOAT}
 
 
-def _form(c_type: str) -> Form:
+def form_of(c_type: str) -> Form:
+    """The form of a C type, double or float."""
     return DOUBLE if c_type == "double" else FLOAT
-
-
-def _literal(form: Form, value: float) -> str:
-    return float.hex(float(form.dtype(value))) + ("f" if form is FLOAT else "")
-
-
-def _fma_source(name: str, storage: str) -> str:
-    """`storage float name(float a, float b, float c)`: a * b + c rounded once, as fmaf: the
-    instruction where the target has one; elsewhere the exact product plus c in double (s,
-    with its error e by TwoSum), rounded to float (f), which differs from one rounding only
-    where s lies on the tie between f and its neighbour m = s + (s - f) while e leans to m (e * d
-    cannot underflow: both are at least 2^-345). Compares combined without branches: it
-    vectorizes on any x86-64."""
-    return (
-        f"{storage} float {name}(float a, float b, float c) {{\n"
-        "#if defined(__FP_FAST_FMAF) || defined(__FMA__) || defined(__aarch64__)\n"
-        "    return __builtin_fmaf(a, b, c);\n"
-        "#else\n"
-        "    double p = (double)a * (double)b, q = c, s = p + q, v = s - p;\n"
-        "    double e = (p - (s - v)) + (q - v);\n"
-        "    double f = (double)(float)s, d = s - f, m = s + d;\n"
-        "    return (float)((m != f) & ((double)(float)m == m) & (e * d > 0.0) ? m : f);\n"
-        "#endif\n"
-        "}\n"
-    )
-
-
-def c_source(name: str, c_type: str = "double", storage: str = "static inline") -> str:
-    """The C function `storage c_type name(c_type x)` (c_type double or float), after the
-    fused multiply-add it calls (`name`_fma) for the float form."""
-    f = _form(c_type)
-    t, u, s = f.c_type, f.c_bits, f.c_bits[1:]
-
-    def lit(v):
-        return _literal(f, v)
-
-    def madd(a, b, c):
-        return f"{name}_fma({a}, {b}, {c})" if f.fused else f"{a} * {b} + {c}"
-
-    def msub(k, constant, x):
-        return f"{name}_fma(-{k}, {constant}, {x})" if f.fused else f"{x} - {k} * {constant}"
-
-    coefficients = f.coefficients
-    horner = f"{t} p = {lit(coefficients[0])};" + "".join(
-        f" p = {madd('p', 'r', lit(c))};" for c in coefficients[1:]
-    )
-    return (_fma_source(f"{name}_fma", storage) if f.fused else "") + (
-        f"{storage} {t} {name}({t} x) {{ "
-        f"x = x < {lit(-f.limit)} ? {lit(-f.limit)} : x; "
-        f"x = x > {lit(f.limit)} ? {lit(f.limit)} : x; "
-        f"{t} kd = {madd('x', lit(1 / math.log(2)), lit(f.shifter))}; "
-        f"{t} k = kd - {lit(f.shifter)}; "
-        f"{t} r = {msub('k', lit(f.ln2_hi), 'x')}; r = {msub('k', lit(f.ln2_lo), 'r')}; {horner} "
-        f"{u} b; __builtin_memcpy(&b, &kd, sizeof b); "
-        f"{s} m = ({s})(b - ({u}){f.exponent_bits}u), h = m >> 1; "
-        f"{u} e1 = ({u})h << {f.mantissa}, e2 = ({u})(m - h) << {f.mantissa}; "
-        f"{t} s1, s2; __builtin_memcpy(&s1, &e1, sizeof s1); "
-        "__builtin_memcpy(&s2, &e2, sizeof s2); return p * s1 * s2; }"
-    )
 
 
 def fma32(a, b, c) -> np.ndarray:
@@ -203,7 +142,7 @@ def fma32(a, b, c) -> np.ndarray:
 
 def apply(x, dtype=np.float64) -> np.ndarray:
     """exp of an array (any shape) in `dtype` (float64 or float32), bit for bit as the C of
-    c_source for that type."""
+    codegen.cexp for that type."""
     f = FORMS[np.dtype(dtype)]
     t = f.dtype
     x = np.asarray(x, dtype=t)  # np.where below makes new arrays: the input stays as it is
@@ -232,7 +171,7 @@ def apply(x, dtype=np.float64) -> np.ndarray:
 def operations(c_type: str) -> int:
     """The operations of one exp in vector lanes (clamps, reduction, Horner, scaling), for the
     cost model."""
-    form = _form(c_type)
+    form = form_of(c_type)
     return (13 + form.degree) if form.fused else (16 + 2 * form.degree)
 
 

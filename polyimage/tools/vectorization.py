@@ -146,7 +146,7 @@ def describe(verdicts) -> str:
 
 def _verdicts(compiled, log):
     """A LoopVerdict per innermost loop of the C (`omp simd`, or a Reduction's update), placed
-    by the printer's map of its loops (codegen.ctree.LoopLines). A loop the compiler said
+    by the printer's map of its loops (codegen.cprint.LoopLines). A loop the compiler said
     nothing about was removed (identical code folding, which would leave a copy silent, is
     off in every build: -fno-ipa-icf)."""
     messages = _messages(log)
