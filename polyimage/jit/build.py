@@ -1,5 +1,5 @@
-"""Build generated C as a cffi (API mode) extension, through the disk cache; call it on NumPy
-arrays."""
+"""Build generated C as a shared library that cffi opens in ABI mode, through the disk cache;
+call it on NumPy arrays."""
 
 from __future__ import annotations
 
