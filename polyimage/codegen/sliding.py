@@ -11,9 +11,7 @@ from .names import PREFIX
 def fold_sizes(emitter, rank: int) -> list:
     """Within the sizing pass's outer tile: the fold of every folded scratchpad, the power
     of two covering its region along the slide dimension in every inner tile."""
-    emitter.array = emitter.v("rgi")
-    body = emitter.regions()
-    emitter.array = emitter.v("rg")
+    body = emitter.regions(emitter.v("rgi"))
     for name, dim in emitter.folded.items():
         lo, hi = emitter.plan.regions[name].symbols[dim]
         fold = emitter.scratch[name].fold[dim]
@@ -38,10 +36,8 @@ def inner_tiles(emitter, rank: int) -> list:
                 ),
             )
         )
-    emitter.array = emitter.v("rgi")
-    body = emitter.regions()
+    body = emitter.regions(emitter.v("rgi"))
     body += emitter.nests(tracked=True)
-    emitter.array = emitter.v("rg")
     return nodes + inner_loops(emitter, rank, body, level=2)
 
 

@@ -95,10 +95,15 @@ class TiledEmitter(LoopEmitter):
             self.scratch[name].fold[dim] = f"{PREFIX}fold{index}_{names[graph.stage(name).func]}"
         for name, dim in self._padded(graph, plan, self.folded).items():
             self.scratch[name].pitch[dim] = f"{PREFIX}pitch{index}_{names[graph.stage(name).func]}"
-        self.functions: list
-        self.array, self.functions = self.v("rg"), []
-        super().__init__(graph, _SymbolNames(self, names), local, branch_free, plain=plain)
-        self.check_group = index if check else None
+        self.functions: list = []
+        super().__init__(
+            graph,
+            _SymbolNames(self, names),
+            local,
+            branch_free,
+            plain=plain,
+            check_group=index if check else None,
+        )
 
     @staticmethod
     def _folded(graph, plan) -> dict:
@@ -147,7 +152,7 @@ class TiledEmitter(LoopEmitter):
         """The group's code: the statements of the entry function and the static functions
         they call (the region function first, then the outlined nests). Each call starts
         afresh, so the result depends only on the plan."""
-        self.array, self.functions = self.v("rg"), []
+        self.functions = []
         body = self._group()
         return GroupCode(body, (self._regions_function(), *self.functions))
 
@@ -198,7 +203,7 @@ class TiledEmitter(LoopEmitter):
         team.append(Declare("int", ((ok, " && ".join(checks) or "1"),), True))
         team.append(If(f"!{ok}", Block((Pragma("omp atomic write"), Assign(failed, "1")))))
         tile = self.tile_interval(*self._outer_tile(rank), level=1)
-        tile += self.regions()
+        tile += self.regions(self.v("rg"))
         for name, store in self.scratch.items():
             for d, (lo, hi) in enumerate(self.plan.regions[name].symbols):
                 extent = f"{self.names[hi]} - {self.names[lo]} + 1"
@@ -276,9 +281,9 @@ class TiledEmitter(LoopEmitter):
             nodes.append(Line(tile_note(self.index, level, lows, highs)))
         return nodes
 
-    def regions(self) -> list:
-        """Bounds of every member's region, by a call of the group's region function into the
-        current level's array, then copied to scalars."""
+    def regions(self, array: str) -> list:
+        """Bounds of every member's region, by a call of the group's region function into
+        `array` (the C array of the tile's level), then copied to scalars."""
         plan = self.plan
         tile = ", ".join(
             self.names[v]
@@ -287,10 +292,10 @@ class TiledEmitter(LoopEmitter):
         )
         params = tuple(self.names[p] for p in self.graph.parameters)
         t = self.v("t")
-        call = Call(self.v("regions"), (self.array, t, *params))
-        copies = tuple((f"{PREFIX}r{k}", f"{self.array}[{k}]") for k in range(len(self.slot)))
+        call = Call(self.v("regions"), (array, t, *params))
+        copies = tuple((f"{PREFIX}r{k}", f"{array}[{k}]") for k in range(len(self.slot)))
         return [
-            Declare("int64_t", ((f"{self.array}[{max(len(self.slot), 1)}]", None),)),
+            Declare("int64_t", ((f"{array}[{max(len(self.slot), 1)}]", None),)),
             Block((Declare("int64_t", ((f"{t}[]", "{" + tile + "}"),), True), call)),
             Declare("int64_t", copies, True),
         ]
@@ -335,7 +340,7 @@ class TiledEmitter(LoopEmitter):
         if not self.scratch:
             return nodes
         tile = self.tile_interval(*self._outer_tile(rank))
-        tile += self.regions()
+        tile += self.regions(self.v("rg"))
         for name in self.scratch:
             symbols = self.plan.regions[name].symbols
             extents = {
@@ -454,7 +459,7 @@ class TiledEmitter(LoopEmitter):
         full, scratch = self.full[name], self.scratch[name]
         idx = [wide_name(self.names[v]) for v in func.variables]
 
-        def body():
+        def body(_printer):
             target = cat(full.buffer, "[", full.offset(idx, check=self.check_group), "]")
             value = cat(scratch.buffer, "[", scratch.offset(idx, check=self.check_group), "]")
             return assign(cat(target, writing(full.buffer)), cat(value, reading(scratch.buffer)))
