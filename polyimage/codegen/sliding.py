@@ -20,8 +20,9 @@ def fold_sizes(emitter, rank: int) -> list:
     return inner_loops(emitter, rank, body, level=None)
 
 
-def inner_tiles(emitter, rank: int) -> list:
-    """Sequential inner tiles of a two-level tiling, the slide dimension innermost."""
+def inner_tiles(emitter, rank: int) -> tuple[list, list]:
+    """Sequential inner tiles of a two-level tiling, the slide dimension innermost, and the
+    functions of the nests they call."""
     plan = emitter.plan
     ndim = max(emitter.graph.stage(n).func.ndim for n in plan.members)
     nodes = []
@@ -37,8 +38,9 @@ def inner_tiles(emitter, rank: int) -> list:
             )
         )
     body = emitter.regions(emitter.v("rgi"))
-    body += emitter.nests(tracked=True)
-    return nodes + inner_loops(emitter, rank, body, level=2)
+    nests, functions = emitter.nests(tracked=True)
+    body += nests
+    return nodes + inner_loops(emitter, rank, body, level=2), functions
 
 
 def inner_loops(emitter, rank: int, body: list, level) -> list:
