@@ -8,6 +8,7 @@ from ..dsl import expr as E
 from ..dsl.constructs import Op
 from ..schedule.blocking import vector_ready
 from ..schedule.reductions import PARALLEL_MIN_POINTS
+from .addresses import offset_of
 from .cexpr import helper, wide_name
 from .ctext import CText, Text, assign, cat, declare, writing
 from .ctree import Assign, Block, Declare, For, If, Node, Seq
@@ -46,18 +47,18 @@ def unrolled_taps(func, block) -> dict:
     return unrolled
 
 
-def blocked_updates(emitter, func, block, names) -> Node:
-    """Register blocks (schedule.blocking.RegisterBlock), in parallel over the outer owned
-    variables and chunks of rows. In a chunk, panels of columns and of the first
-    reduction-only variable (sized for L2) run outside the register blocks; in a panel, each
-    block of columns runs down every block of rows of the chunk, reading the same slice of the
-    panel (kept in L1) while the rows' operands come from L2. A full block loads its cells
-    into vector variables (codegen.vector_blocks) where its update allows, else into a local
-    array (one `omp simd` loop over the columns, every row in its body), updates them across
-    the reduction-only loops (the innermost unrolled where their extents are small constants:
-    unrolled_taps) and stores them once; a partial block at the end of the rows or columns
-    updates its cells in place. Every cell sees its updates in the written order: the panels
-    of the reduction run in order."""
+def blocked_updates(emitter, printer, func, block, names) -> Node:
+    """Register blocks (schedule.blocking.RegisterBlock) printed by `printer`, in parallel
+    over the outer owned variables and chunks of rows. In a chunk, panels of columns and of
+    the first reduction-only variable (sized for L2) run outside the register blocks; in a
+    panel, each block of columns runs down every block of rows of the chunk, reading the same
+    slice of the panel (kept in L1) while the rows' operands come from L2. A full block loads
+    its cells into vector variables (codegen.vector_blocks) where its update allows, else into
+    a local array (one `omp simd` loop over the columns, every row in its body), updates them
+    across the reduction-only loops (the innermost unrolled where their extents are small
+    constants: unrolled_taps) and stores them once; a partial block at the end of the rows or
+    columns updates its cells in place. Every cell sees its updates in the written order: the
+    panels of the reduction run in order."""
     variables = func.reduction_variables
     rows, cols = variables[block.rows], variables[block.columns]
     r, c = names[block.rows], names[block.columns]
@@ -85,11 +86,11 @@ def blocked_updates(emitter, func, block, names) -> Node:
         )
 
     def cell() -> CText:
-        offset = emitter.offset(update.target, emitter.printer)
+        offset = offset_of(update.target, printer)
         return cat(store.buffer, "[", offset, "]", writing(store.buffer))
 
     def combined(target: Text) -> Assign:
-        value = emitter.printer(update.value)
+        value = printer(update.value)
         updated = combine(update.op, func.typ, target, value)
         return assign(target, cat(updated, writing(store.buffer)))
 
@@ -120,7 +121,9 @@ def blocked_updates(emitter, func, block, names) -> Node:
             return reduction_loops(body, unroll=True)
 
         if in_vectors:
-            return vector_kernel(emitter, func, block, names, w // block.lanes, start, loops)
+            return vector_kernel(
+                emitter, printer, func, block, names, w // block.lanes, start, loops
+            )
 
         def each_row(body) -> Seq:
             return Seq(

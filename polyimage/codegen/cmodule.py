@@ -158,9 +158,9 @@ def generate_module(
                 )
                 body += [Assign(buf, reserve), If(f"!{buf}", fail)]
         if isinstance(plan, UntiledGroup):
-            untiled.check_group = i if check else None
+            emitter = untiled.for_group(i if check else None)
             for stage_name in plan.members:
-                stage = untiled.stage(by_name[stage_name])
+                stage = emitter.stage(by_name[stage_name])
                 body += _timed(profile, timers, ("stage", i, (stage_name,)), [stage])
         else:
             # the group's timer comes first (_timed adds it once the code is built), then

@@ -106,7 +106,8 @@ def jammed_nest(emitter, func, jam: Jam, bounds):
     turn, then stored."""
     c_type = func.typ.c_name
 
-    def body():
+    def body(printer):
+        eager = printer.with_(eager=func.name in emitter.branch_free)
         chains = [sum_terms(value) for value in jam.values]
         accumulators = [f"{PREFIX}acc{k}" for k in range(len(chains))]
         nodes = []
@@ -114,8 +115,7 @@ def jammed_nest(emitter, func, jam: Jam, bounds):
             for acc, chain in zip(accumulators, chains):
                 if n >= len(chain):
                     continue
-                with emitter.printing(eager=func.name in emitter.branch_free) as printer:
-                    term = printer(chain[n])
+                term = eager(chain[n])
                 if n == 0:
                     nodes.append(declare(c_type, [(acc, term)], const=False))
                 else:

@@ -13,7 +13,7 @@ Cases of stages whose reads are in bounds everywhere are blended without branche
 
 from __future__ import annotations
 
-import contextlib
+import copy
 
 from ..algebra.residues import at_residue, decide, period
 from ..dsl import expr as E
@@ -21,15 +21,15 @@ from ..dsl.reduction import Reduction
 from ..graph.dag import StageGraph, scan_dimension
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from . import scans, versions
-from .cexpr import CExprPrinter, Hoisted, narrow_gather, wide_name
+from .addresses import Addresses, carrying
+from .cexpr import CExprPrinter, Hoisted, wide_name
 from .clamps import interior, merged
-from .ctext import CText, Text, assign, cat, declare, if_chain, reading, used, writing
+from .ctext import Text, assign, cat, declare, if_chain, writing
 from .ctree import Assign, Block, Declare, For, If, Node, Seq, Stage, names_used
 from .names import PREFIX
 from .prelude import shared_schedule
 from .reduction_loops import reduction_update
 from .split import case_breakpoints, lifted_cases
-from .storage import fixed_int32
 
 # the note on the block of the int64 copy of an innermost loop (LoopEmitter._narrow_or_wide)
 WIDE_COPY = "int64 offsets"
@@ -37,9 +37,11 @@ WIDE_COPY = "int64 offsets"
 
 class LoopEmitter:
     """Builds loop nests of stages; `storage` says where each stage's values live (full
-    buffers; tiled groups substitute scratchpads). `check_group`, set in the checked build, is
+    buffers; tiled groups substitute scratchpads). `check_group`, in the checked build, is
     the number of the group being built: every index is then checked (codegen.checked). Each
-    node carries the buffers and helpers its C text uses (ctree's `uses`)."""
+    node carries the buffers and helpers its C text uses (ctree's `uses`). Expressions print
+    through `printer` (its Addresses: codegen.addresses), or a changed copy of it that the
+    nest being built passes on (`eager`, `narrow`, `hoist`, `chosen`: CExprPrinter)."""
 
     def __init__(
         self,
@@ -49,6 +51,7 @@ class LoopEmitter:
         branch_free=frozenset(),
         reductions=None,
         plain=frozenset(),
+        check_group: int | None = None,
     ):
         self.graph = graph
         self.branch_free = branch_free
@@ -56,41 +59,16 @@ class LoopEmitter:
         self.reductions = reductions or {}
         self.names = names
         self.storage = storage
-        self.printer = CExprPrinter(names, self.address)
-        self.check_group: int | None = None
-        # {stage: (its scan variable, the C variable holding its value one step back)} while
-        # the innermost loop of a scan along it is built (_carried)
-        self.carried: dict = {}
+        self.check_group = check_group
+        self.printer = CExprPrinter(names, Addresses(storage, check_group))
 
-    def offset(self, ref, printer) -> CText:
-        """The element offset `ref` reads or writes in its stage's storage (int32 for a
-        narrow gather in the narrow copy of a loop, see _narrow_or_wide), using the read."""
-        store = self.storage[ref.func.name]
-        narrow = printer.narrow and narrow_gather(ref)
-        index = printer.narrow_index if narrow else printer.index
-        idx = [index(a, store.lb[d], store.upper(d)) for d, a in enumerate(ref.args)]
-        offset = store.offset(idx, narrow, self.check_group)
-        gathered = used("", ("narrow", (store, fixed_int32(ref.func)))) if narrow else ""
-        return cat(offset, reading(store.buffer), gathered)
-
-    def address(self, ref, printer, lvalue=False) -> CText:
-        carried = self.carried.get(ref.func.name)
-        if carried is not None and not lvalue and scans.one_step_back(ref, *carried[:2]):
-            return CText(carried[2])
-        store = self.storage[ref.func.name]
-        text = cat(store.buffer, "[", self.offset(ref, printer), "]")
-        typ = ref.func.typ.c_name
-        return text if lvalue or store.c_type == typ else cat(f"(({typ})", text, ")")
-
-    @contextlib.contextmanager
-    def printing(self, **modes):
-        """Print with the printer's `modes` changed (a copy) while in this block: `eager` for
-        stages whose reads are all in bounds, `narrow`, `hoist`, `chosen` (CExprPrinter)."""
-        enclosing, self.printer = self.printer, self.printer.with_(**modes)
-        try:
-            yield self.printer
-        finally:
-            self.printer = enclosing
+    def for_group(self, check_group: int | None) -> LoopEmitter:
+        """This emitter building the group numbered `check_group` in the checked build (None:
+        unchecked); its printer's copy shares the memo (CExprPrinter.signless)."""
+        emitter = copy.copy(self)
+        emitter.check_group = check_group
+        emitter.printer = self.printer.with_(address=Addresses(self.storage, check_group))
+        return emitter
 
     def stage(self, func) -> Stage:
         """The code computing stage `func` over its whole domain."""
@@ -101,7 +79,7 @@ class LoopEmitter:
                 func.variables,
                 func.name,
                 parallel=True,
-                body=lambda: self._cases(func),
+                body=lambda printer: self._cases(func, printer),
                 scan=scan_dimension(func),
                 **self._versions([func]),
             )
@@ -115,7 +93,7 @@ class LoopEmitter:
             func.variables,
             func.name,
             parallel=cells is None,
-            body=lambda: self.store(func, self.printer(func.default)),
+            body=lambda printer: self.store(func, printer(func.default)),
             bounds=cells,
             simd=cells is not None,
         )
@@ -198,7 +176,7 @@ class LoopEmitter:
         if isinstance(head, Reduction):
             return self._reduction(head, cells=bounds)
 
-        def body():
+        def body(printer):
             nodes = []
             for func in funcs:
                 aliases = [
@@ -210,7 +188,7 @@ class LoopEmitter:
                         declare("int64_t", [(wide_name(self.names[v]), wide_name(self.names[h]))]),
                     )
                 ]
-                cases = self._cases(func)
+                cases = self._cases(func, printer)
                 scoped = len(funcs) > 1 or aliases
                 nodes.append(Block((*aliases, cases)) if scoped else cases)
             return Seq(tuple(nodes))
@@ -251,13 +229,13 @@ class LoopEmitter:
         clamps=None,
         scan=None,
     ):
-        """Loops over int64 iterators (see CExprPrinter.wide); the body (`body()`, a node) sees
-        each variable in its own type too. `split` = (func, breakpoints) cuts the innermost
-        loop into segments that each compute one Case of `func` (see codegen.split);
-        `residues` (from _residues), which wins over it, runs the innermost loop over blocks of
-        its residues; else `clamps` (an Interior) runs it as head, interior and tail
-        (codegen.clamps). `scan`: the dimension that runs in order (never parallel nor simd),
-        or None."""
+        """Loops over int64 iterators (see CExprPrinter.wide); the body (`body(printer)`, a node
+        printed by the printer in force there) sees each variable in its own type too. `split`
+        = (func, breakpoints) cuts the innermost loop into segments that each compute one Case
+        of `func` (see codegen.split); `residues` (from _residues), which wins over it, runs the
+        innermost loop over blocks of its residues; else `clamps` (an Interior) runs it as
+        head, interior and tail (codegen.clamps). `scan`: the dimension that runs in order
+        (never parallel nor simd), or None."""
         bounds = bounds or self._bounds(variables, stage_name)
         ndim = len(variables)
         carried = scans.carried_value(self, stage_name, variables, scan)
@@ -282,52 +260,49 @@ class LoopEmitter:
         loops = ndim - 1 if split or residues or clamps or plain else ndim
         team = (f"{PREFIX}nthreads", f"{self._extents(variables)} >= {PARALLEL_MIN_POINTS}")
 
-        def innermost():
+        def innermost(printer):
             if residues:
-                return versions.residue_loops(self, variables[-1], residues, body)
+                return versions.residue_loops(self, printer, variables[-1], residues, body)
             if split:
-                return versions.segments(self, variables[-1], split)
+                return versions.segments(self, printer, variables[-1], split)
             if clamps:
                 var = variables[-1]
                 it = self.names[var]
 
-                def loop(start, end, simd=True):
-                    return self.innermost(var, start, end, body, simd)
+                def loop(printer, start, end, simd=True):
+                    return self.innermost(var, start, end, body(printer), simd)
 
                 lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
-                return versions.interior_loops(self, it, lo, hi, clamps, loop)
+                return versions.interior_loops(printer, it, lo, hi, clamps, loop)
             if plain:
                 it = self.names[variables[-1]]
                 lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
-                return self.innermost(variables[-1], lo, hi, body, simd=parallel or simd)
-            return Seq((*self.aliases(variables[loops:]), body()))
+                return self.innermost(variables[-1], lo, hi, body(printer), simd=parallel or simd)
+            return Seq((*self.aliases(variables[loops:]), body(printer)))
 
-        def generic():
+        def generic(printer):
             if loops == ndim - 1:
                 it = self.names[variables[-1]]
                 lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
-                return self.innermost(variables[-1], lo, hi, body, simd=False)
-            return innermost()
+                return self.innermost(variables[-1], lo, hi, body(printer), simd=False)
+            return innermost(printer)
 
         aliases = self.aliases(variables[:loops])
 
         def step(build, carried_as=carried) -> Block:
-            """The body of the loops: `build()` printed with the scan's value one step back
-            in `carried_as`, invariants hoisted in front."""
-            if carried_as is not None:
-                self.carried[stage_name] = carried_as
+            """The body of the loops: `build(printer)` printed with the scan's value one step
+            back in `carried_as`, invariants hoisted in front."""
             hoisted = Hoisted(variables[:loops])
-            try:
-                with self.printing(hoist=hoisted):
-                    inner = build()
-            finally:
-                self.carried.pop(stage_name, None)
+            printer = self.printer.with_(hoist=hoisted)
+            if carried_as is not None:
+                printer = carrying(printer, stage_name, carried_as)
+            inner = build(printer)
             terms = hoisted.declarations()
             folds = [declare("int64_t", terms)] if terms else []
             return Block((*aliases, *folds, inner))
 
-        def build():
-            return self._narrow_or_wide(innermost, generic)
+        def build(printer):
+            return self._narrow_or_wide(printer, innermost, generic)
 
         node = step(build)
         lines = scans.line_count(self, stage_name, carried, loops, ndim)
@@ -384,18 +359,17 @@ class LoopEmitter:
             for v in variables
         )
 
-    def _narrow_or_wide(self, build, generic):
-        """`build()` the innermost loop; when it gathers from buffers with 32-bit indices
+    def _narrow_or_wide(self, printer, build, generic):
+        """`build(printer)` the innermost loop; when it gathers from buffers with 32-bit indices
         (cexpr.narrow_gather), with int32 offsets: alone when those buffers' bounds are
         constants that fit int32 (lookup tables), else beside an int64 copy for buffers of
-        2^31 elements or more, which `generic()` builds as one plain loop computing every
+        2^31 elements or more, which `generic(printer)` builds as one plain loop computing every
         point in full (no residue blocks nor interior split: half the C to compile, for a
         case that hardly ever runs). Without such gathers both copies would be the same code,
         so the one built is kept."""
-        if self.printer.narrow:
-            return build()
-        with self.printing(narrow=True):
-            narrow = build()
+        if printer.narrow:
+            return build(printer)
+        narrow = build(printer.with_(narrow=True))
         stores = {
             store.buffer: store
             for kind, (store, fixed) in (u for u in names_used(narrow) if u[0] == "narrow")
@@ -404,21 +378,21 @@ class LoopEmitter:
         if not stores:
             return narrow
         fits = " && ".join(stores[name].fits_int32() for name in sorted(stores))
-        return If(fits, Block((narrow,)), Block((generic(),), note=WIDE_COPY))
+        return If(fits, Block((narrow,)), Block((generic(printer),), note=WIDE_COPY))
 
-    def innermost(self, var, start, end, body, simd=True) -> For:
-        """One innermost loop of `var` from `start` to `end` (C texts) running `body()`."""
+    def innermost(self, var, start, end, body: Node, simd=True) -> For:
+        """One innermost loop of `var` from `start` to `end` (C texts) running `body`."""
         w = wide_name(self.names[var])
-        return For(w, start, end, Block((*self.aliases([var]), body())), simd=simd)
+        return For(w, start, end, Block((*self.aliases([var]), body)), simd=simd)
 
-    def chosen_cases(self, func, cases) -> Node:
+    def chosen_cases(self, func, cases, printer) -> Node:
         """Store the first of `cases` ((condition or None, value)) whose condition holds, 0
-        when none does."""
-        with self.printing(eager=func.name in self.branch_free):
-            if cases and cases[0][0] is None:
-                return self.store(func, self.printer(cases[0][1]))
-            value = f"{PREFIX}value"
-            chain = self._case_chain(value, cases)
+        when none does, printed by `printer` (eager for a branch-free stage)."""
+        printer = printer.with_(eager=func.name in self.branch_free)
+        if cases and cases[0][0] is None:
+            return self.store(func, printer(cases[0][1]))
+        value = f"{PREFIX}value"
+        chain = self._case_chain(value, cases, printer)
         declared = Declare(func.typ.c_name, ((value, "0"),))
         stored = self.store(func, value)
         return Seq((declared, chain, stored) if chain else (declared, stored))  # none: all 0
@@ -442,38 +416,41 @@ class LoopEmitter:
         own = store.offset(indices, False, self.check_group)
         return assign(cat(store.buffer, "[", own, "]", writing(store.buffer)), value)
 
-    def _cases(self, func):
+    def _cases(self, func, printer):
+        """The point of stage `func` its Cases compute, printed by `printer`."""
         cases = func.cases
         if len(cases) == 1 and cases[0].cond is None:
-            with self.printing(eager=func.name in self.branch_free):
-                value = self.printer(cases[0].value)
-            return self.store(func, value)
+            eager = printer.with_(eager=func.name in self.branch_free)
+            return self.store(func, eager(cases[0].value))
         if func.name in self.branch_free:
-            return self._blend(func)
+            return self._blend(func, printer)
         value = f"{PREFIX}value"
-        chain = self._case_chain(value, [(c.cond, c.value) for c in cases], Assign(value, "0"))
+        pairs = [(c.cond, c.value) for c in cases]
+        chain = self._case_chain(value, pairs, printer, Assign(value, "0"))
         declared = Declare(func.typ.c_name, ((value, None),))
         return Seq((declared, chain, self.store(func, value)))
 
-    def _case_chain(self, target: str, cases, otherwise=None):
-        """`if (c0) target = v0; else if (c1) ...` over `cases` ((condition or None, value)),
-        up to the first without a condition, else ending in `otherwise` (a node, or none)."""
+    def _case_chain(self, target: str, cases, printer, otherwise=None):
+        """`if (c0) target = v0; else if (c1) ...` over `cases` ((condition or None, value))
+        printed by `printer`, up to the first without a condition, else ending in `otherwise`
+        (a node, or none)."""
         branches = []
         for cond, value in cases:
-            test = None if cond is None else self.printer(cond)
-            branches.append((test, assign(target, self.printer(value))))
+            test = None if cond is None else printer(cond)
+            branches.append((test, assign(target, printer(value))))
             if cond is None:
                 return if_chain(branches)
         return if_chain(branches + ([(None, otherwise)] if otherwise else []))
 
-    def _blend(self, func):
-        """Every condition and value evaluated, then selected: no branch in the loop body."""
+    def _blend(self, func, printer):
+        """Every condition and value evaluated (by `printer`, eager), then selected: no branch
+        in the loop body."""
         typ, choice, nodes = func.typ.c_name, "0", []
-        with self.printing(eager=True):
-            for i, case in enumerate(func.cases):
-                nodes.append(declare(typ, [(f"{PREFIX}v{i}", self.printer(case.value))]))
-                if case.cond is not None:
-                    nodes.append(declare("int", [(f"{PREFIX}k{i}", self.printer(case.cond))]))
+        eager = printer.with_(eager=True)
+        for i, case in enumerate(func.cases):
+            nodes.append(declare(typ, [(f"{PREFIX}v{i}", eager(case.value))]))
+            if case.cond is not None:
+                nodes.append(declare("int", [(f"{PREFIX}k{i}", eager(case.cond))]))
         for i, case in reversed(list(enumerate(func.cases))):
             choice = (
                 f"{PREFIX}v{i}"

@@ -24,6 +24,7 @@ from ..schedule.reductions import (
     tile_owned,
     unrolled_variables,
 )
+from .addresses import offset_of, storing
 from .blocked import blocked_updates, combine
 from .cexpr import c_literal, helper, wide_name
 from .ctext import CText, assign, cat, declare, if_chain, reading, writing
@@ -42,9 +43,10 @@ def reduction_update(emitter, func, strategy, cells=None) -> Block:
     own the box's cells, in order on the calling thread."""
     variables = func.reduction_variables
     names = [emitter.names[v] for v in variables]
+    printer = emitter.printer
     nodes: list[Node] = []
     for name, iv in zip(names, func.reduction_intervals):
-        lo, hi = emitter.printer(iv.lb), emitter.printer(iv.ub)
+        lo, hi = printer(iv.lb), printer(iv.ub)
         nodes.append(
             declare(
                 "int64_t",
@@ -61,7 +63,7 @@ def reduction_update(emitter, func, strategy, cells=None) -> Block:
     elif strategy is not None and strategy.kind == "owner":
         nodes += _owner(emitter, func, strategy, names)
     elif strategy is not None and strategy.kind == "blocked":
-        nodes.append(blocked_updates(emitter, func, strategy.block, names))
+        nodes.append(blocked_updates(emitter, printer, func, strategy.block, names))
     elif strategy is not None and strategy.kind == "privatized":
         nodes += _privatized(emitter, func, strategy, names)
     else:
@@ -89,8 +91,8 @@ def _serial(emitter, func, names, bounds, target=None):
     variables = [func.reduction_variables[k] for k in looped]
     loop_bounds = [bounds.get(k, (f"{P}rlo_{names[k]}", f"{P}rhi_{names[k]}")) for k in looped]
 
-    def update(accumulator=None):
-        return _unrolled_updates(emitter, func, unrolled, target, accumulator)
+    def update(printer, accumulator=None):
+        return _unrolled_updates(emitter, printer, func, unrolled, target, accumulator)
 
     inner = independent_inner(func, variables[-1])
     last, last_bounds = variables[-1], loop_bounds[-1]
@@ -99,7 +101,9 @@ def _serial(emitter, func, names, bounds, target=None):
             variables[:-1],
             func.name,
             parallel=False,
-            body=lambda: _accumulated(emitter, func, last, last_bounds, target, update),
+            body=lambda printer: _accumulated(
+                emitter, printer, func, last, last_bounds, target, update
+            ),
             bounds=loop_bounds[:-1],
         )
     elif inner is None:
@@ -109,7 +113,9 @@ def _serial(emitter, func, names, bounds, target=None):
             variables[:-1],
             func.name,
             parallel=False,
-            body=lambda: _independent_loop(emitter, variables[-1], inner, loop_bounds[-1], update),
+            body=lambda printer: _independent_loop(
+                emitter, variables[-1], inner, loop_bounds[-1], update(printer)
+            ),
             bounds=loop_bounds[:-1],
         )
     return Block((nest,), note=UPDATES)
@@ -128,31 +134,28 @@ def _accumulates(func, var, unrolled) -> bool:
     ) and not any(isinstance(n, E.Reference) and n.func is func for n in E.walk(red.value))
 
 
-def _accumulated(emitter, func, var, bounds, target, update) -> Block:
-    """The innermost loop over `var` updating one cell (_accumulates) kept in a variable from
-    before the loop to after it: the compiler, which cannot tell the cell from the buffers
-    read, would store and load it at every point, and vectorizes none of it. Integers combine
-    under `omp simd` with a reduction clause (their operators are associative, wrapping: the
-    same result in any order; gcc's cost model at -O2 would leave the loop scalar); floats in
-    order, as written."""
+def _accumulated(emitter, printer, func, var, bounds, target, update) -> Block:
+    """The innermost loop over `var` (printed by `printer`, `update(printer, accumulator)`)
+    updating one cell (_accumulates) kept in a variable from before the loop to after it: the
+    compiler, which cannot tell the cell from the buffers read, would store and load it at
+    every point, and vectorizes none of it. Integers combine under `omp simd` with a reduction
+    clause (their operators are associative, wrapping: the same result in any order; gcc's
+    cost model at -O2 would leave the loop scalar); floats in order, as written."""
     store = target or emitter.storage[func.name]
-    saved, emitter.storage[func.name] = emitter.storage[func.name], store
-    try:
-        offset = emitter.offset(func.cases[0].value.target, emitter.printer)
-    finally:
-        emitter.storage[func.name] = saved
+    offset = offset_of(func.cases[0].value.target, storing(printer, func.name, store))
     cell, acc = cat(f"{store.buffer}[{P}acc_o]", writing(store.buffer)), f"{P}acc"
     at = declare("int64_t", [(f"{P}acc_o", offset)])
     start = declare(func.typ.c_name, [(acc, cell)], const=False)
-    loop = emitter.innermost(var, bounds[0], bounds[1], lambda: update(acc), simd=False)
+    loop = emitter.innermost(var, bounds[0], bounds[1], update(printer, acc), simd=False)
     if func.typ.is_int:
         clause = f"{_CLAUSE_OPERATORS[func.cases[0].value.op]}:{acc}"
         loop = dataclasses.replace(loop, simd=True, reduction=clause)
     return Block((at, start, loop, assign(cell, acc)))
 
 
-def _unrolled_updates(emitter, func, unrolled, target, accumulator=None) -> Seq:
-    """The updates at every value of the `unrolled` variables (indices), in order. Without
+def _unrolled_updates(emitter, printer, func, unrolled, target, accumulator=None) -> Seq:
+    """The updates at every value of the `unrolled` variables (indices), in order, printed by
+    `printer` with `target` (a StageStorage, or None: the buffer) for the Reduction's. Without
     Case conditions, every offset and value is computed before the first update (they never
     read the target): the compiler, which cannot tell the target from the buffers read
     (outlined OpenMP regions drop `restrict`), can then share their loads and arithmetic. A
@@ -173,34 +176,30 @@ def _unrolled_updates(emitter, func, unrolled, target, accumulator=None) -> Seq:
         for u in range(count):
             offsets = [] if accumulator else [Declare("int64_t", ((f"{P}o{u}", None),))]
             nodes += [*offsets, Declare(typ, ((f"{P}v{u}", None),))]
-    saved = emitter.storage[func.name]
-    store = target or saved
-    emitter.storage[func.name] = store
-    try:
-        for k, values in enumerate(copies):
-            block: list = [
-                Declare("int64_t", ((wide_name(emitter.names[v]), str(value)),), True)
-                for v, value in zip(variables, values)
-            ]
-            block += emitter.aliases(variables)
-            for i, case in enumerate(func.cases):
-                red = case.value
-                offset = None if accumulator else emitter.offset(red.target, emitter.printer)
-                if hoisted:
-                    u = k * len(func.cases) + i
-                    if offset is not None:
-                        block.append(assign(f"{P}o{u}", offset))
-                    block.append(assign(f"{P}v{u}", emitter.printer(red.value)))
-                    continue
-                assert offset is not None, "only unconditional updates accumulate"
-                cell = cat(store.buffer, "[", offset, "]", writing(store.buffer))
-                value = emitter.printer(red.value)
-                test = None if case.cond is None else emitter.printer(case.cond)
-                update = Block((assign(cell, combine(red.op, func.typ, cell, value)),))
-                block.append(update if test is None else if_chain([(test, update)]))
-            nodes.append(Block(tuple(block)))
-    finally:
-        emitter.storage[func.name] = saved
+    store = target or emitter.storage[func.name]
+    printer = storing(printer, func.name, store)
+    for k, values in enumerate(copies):
+        block: list = [
+            Declare("int64_t", ((wide_name(emitter.names[v]), str(value)),), True)
+            for v, value in zip(variables, values)
+        ]
+        block += emitter.aliases(variables)
+        for i, case in enumerate(func.cases):
+            red = case.value
+            offset = None if accumulator else offset_of(red.target, printer)
+            if hoisted:
+                u = k * len(func.cases) + i
+                if offset is not None:
+                    block.append(assign(f"{P}o{u}", offset))
+                block.append(assign(f"{P}v{u}", printer(red.value)))
+                continue
+            assert offset is not None, "only unconditional updates accumulate"
+            cell = cat(store.buffer, "[", offset, "]", writing(store.buffer))
+            value = printer(red.value)
+            test = None if case.cond is None else printer(case.cond)
+            update = Block((assign(cell, combine(red.op, func.typ, cell, value)),))
+            block.append(update if test is None else if_chain([(test, update)]))
+        nodes.append(Block(tuple(block)))
     for u in range(count) if hoisted else ():
         cell = accumulator or cat(f"{store.buffer}[{P}o{u}]", writing(store.buffer))
         op = func.cases[u % len(func.cases)].value.op
@@ -208,10 +207,10 @@ def _unrolled_updates(emitter, func, unrolled, target, accumulator=None) -> Seq:
     return Seq(tuple(nodes))
 
 
-def _independent_loop(emitter, var, inner, bounds, body) -> Block:
-    """Loop `var` by residues r of var + offset modulo size, each an `omp simd` loop over
-    points that update distinct cells (schedule.reductions.independent_inner): every cell
-    still sees its updates in the serial order."""
+def _independent_loop(emitter, var, inner, bounds, body: Node) -> Block:
+    """Loop `var` by residues r of var + offset modulo size, each an `omp simd` loop (of
+    `body`) over points that update distinct cells (schedule.reductions.independent_inner):
+    every cell still sees its updates in the serial order."""
     size, offset = inner
     n = emitter.names[var]
     w, lo, hi = wide_name(n), f"{P}ilo_{n}", f"{P}ihi_{n}"
@@ -224,7 +223,7 @@ def _independent_loop(emitter, var, inner, bounds, body) -> Block:
         f"{P}q_{n}",
         f"{P}qlo_{n}",
         f"{P}qhi_{n}",
-        Block((position, *emitter.aliases([var]), body())),
+        Block((position, *emitter.aliases([var]), body)),
         simd=True,
     )
     by_residue = For(res, "0", str(size), Block((ends, points)), inclusive=False)

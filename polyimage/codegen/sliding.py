@@ -11,9 +11,7 @@ from .names import PREFIX
 def fold_sizes(emitter, rank: int) -> list:
     """Within the sizing pass's outer tile: the fold of every folded scratchpad, the power
     of two covering its region along the slide dimension in every inner tile."""
-    emitter.array = emitter.v("rgi")
-    body = emitter.regions()
-    emitter.array = emitter.v("rg")
+    body = emitter.regions(emitter.v("rgi"))
     for name, dim in emitter.folded.items():
         lo, hi = emitter.plan.regions[name].symbols[dim]
         fold = emitter.scratch[name].fold[dim]
@@ -22,8 +20,9 @@ def fold_sizes(emitter, rank: int) -> list:
     return inner_loops(emitter, rank, body, level=None)
 
 
-def inner_tiles(emitter, rank: int) -> list:
-    """Sequential inner tiles of a two-level tiling, the slide dimension innermost."""
+def inner_tiles(emitter, rank: int) -> tuple[list, list]:
+    """Sequential inner tiles of a two-level tiling, the slide dimension innermost, and the
+    functions of the nests they call."""
     plan = emitter.plan
     ndim = max(emitter.graph.stage(n).func.ndim for n in plan.members)
     nodes = []
@@ -38,11 +37,10 @@ def inner_tiles(emitter, rank: int) -> list:
                 ),
             )
         )
-    emitter.array = emitter.v("rgi")
-    body = emitter.regions()
-    body += emitter.nests(tracked=True)
-    emitter.array = emitter.v("rg")
-    return nodes + inner_loops(emitter, rank, body, level=2)
+    body = emitter.regions(emitter.v("rgi"))
+    nests, functions = emitter.nests(tracked=True)
+    body += nests
+    return nodes + inner_loops(emitter, rank, body, level=2), functions
 
 
 def inner_loops(emitter, rank: int, body: list, level) -> list:

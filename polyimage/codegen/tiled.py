@@ -95,10 +95,14 @@ class TiledEmitter(LoopEmitter):
             self.scratch[name].fold[dim] = f"{PREFIX}fold{index}_{names[graph.stage(name).func]}"
         for name, dim in self._padded(graph, plan, self.folded).items():
             self.scratch[name].pitch[dim] = f"{PREFIX}pitch{index}_{names[graph.stage(name).func]}"
-        self.functions: list
-        self.array, self.functions = self.v("rg"), []
-        super().__init__(graph, _SymbolNames(self, names), local, branch_free, plain=plain)
-        self.check_group = index if check else None
+        super().__init__(
+            graph,
+            _SymbolNames(self, names),
+            local,
+            branch_free,
+            plain=plain,
+            check_group=index if check else None,
+        )
 
     @staticmethod
     def _folded(graph, plan) -> dict:
@@ -145,13 +149,13 @@ class TiledEmitter(LoopEmitter):
 
     def code(self) -> GroupCode:
         """The group's code: the statements of the entry function and the static functions
-        they call (the region function first, then the outlined nests). Each call starts
-        afresh, so the result depends only on the plan."""
-        self.array, self.functions = self.v("rg"), []
-        body = self._group()
-        return GroupCode(body, (self._regions_function(), *self.functions))
+        they call (the region function first, then the outlined nests). The result depends
+        only on the plan."""
+        body, functions = self._group()
+        return GroupCode(body, (self._regions_function(), *functions))
 
-    def _group(self) -> tuple:
+    def _group(self) -> tuple[tuple, list]:
+        """The group's statements, and the functions of its outlined nests."""
         plan, rank = self.plan, len(self.plan.tile_sizes[0])
         outer = plan.tile_sizes[0]
         levels = " then ".join("x".join(map(str, t)) for t in plan.tile_sizes)
@@ -198,7 +202,7 @@ class TiledEmitter(LoopEmitter):
         team.append(Declare("int", ((ok, " && ".join(checks) or "1"),), True))
         team.append(If(f"!{ok}", Block((Pragma("omp atomic write"), Assign(failed, "1")))))
         tile = self.tile_interval(*self._outer_tile(rank), level=1)
-        tile += self.regions()
+        tile += self.regions(self.v("rg"))
         for name, store in self.scratch.items():
             for d, (lo, hi) in enumerate(self.plan.regions[name].symbols):
                 extent = f"{self.names[hi]} - {self.names[lo]} + 1"
@@ -209,14 +213,15 @@ class TiledEmitter(LoopEmitter):
                     pitch = self._row(name, store.n[d])
                     tile.append(Declare("int64_t", ((store.pitch[d], pitch),), True))
         if plan.levels == 2 and plan.slide is not None:
-            tile += sliding.inner_tiles(self, rank)
+            nests, functions = sliding.inner_tiles(self, rank)
         else:
-            tile += self.nests(tracked=False)
+            nests, functions = self.nests(tracked=False)
+        tile += nests
         loops = self._tile_loops(rank, If(ok, Block(tuple(tile))), shared_tiles=tiles)
         team.append(loops)
         parallel = Parallel(Block(tuple(team)), f"{PREFIX}nthreads", self._worth_threads(tiles))
         bail = If(failed, Line(f"goto {PREFIX}fail;"))
-        return (label, Block((*setup, parallel, bail)))
+        return (label, Block((*setup, parallel, bail))), functions
 
     def _cname(self, name: str) -> str:
         return self.names[self.graph.stage(name).func]
@@ -276,9 +281,9 @@ class TiledEmitter(LoopEmitter):
             nodes.append(Line(tile_note(self.index, level, lows, highs)))
         return nodes
 
-    def regions(self) -> list:
-        """Bounds of every member's region, by a call of the group's region function into the
-        current level's array, then copied to scalars."""
+    def regions(self, array: str) -> list:
+        """Bounds of every member's region, by a call of the group's region function into
+        `array` (the C array of the tile's level), then copied to scalars."""
         plan = self.plan
         tile = ", ".join(
             self.names[v]
@@ -287,10 +292,10 @@ class TiledEmitter(LoopEmitter):
         )
         params = tuple(self.names[p] for p in self.graph.parameters)
         t = self.v("t")
-        call = Call(self.v("regions"), (self.array, t, *params))
-        copies = tuple((f"{PREFIX}r{k}", f"{self.array}[{k}]") for k in range(len(self.slot)))
+        call = Call(self.v("regions"), (array, t, *params))
+        copies = tuple((f"{PREFIX}r{k}", f"{array}[{k}]") for k in range(len(self.slot)))
         return [
-            Declare("int64_t", ((f"{self.array}[{max(len(self.slot), 1)}]", None),)),
+            Declare("int64_t", ((f"{array}[{max(len(self.slot), 1)}]", None),)),
             Block((Declare("int64_t", ((f"{t}[]", "{" + tile + "}"),), True), call)),
             Declare("int64_t", copies, True),
         ]
@@ -335,7 +340,7 @@ class TiledEmitter(LoopEmitter):
         if not self.scratch:
             return nodes
         tile = self.tile_interval(*self._outer_tile(rank))
-        tile += self.regions()
+        tile += self.regions(self.v("rg"))
         for name in self.scratch:
             symbols = self.plan.regions[name].symbols
             extents = {
@@ -364,8 +369,11 @@ class TiledEmitter(LoopEmitter):
             nodes.append(Assign(cap, self.scratch[name].fold[self.folded[name]], "*="))
         return nodes
 
-    def nests(self, tracked: bool) -> list:
-        nodes = []
+    def nests(self, tracked: bool) -> tuple[list, list]:
+        """The calls of the group's nests, each outlined (_outlined), and their functions;
+        where `tracked`, a nest over scratch starts after what the previous inner tile
+        computed (sliding.track)."""
+        nodes, functions = [], []
         for n, nest in enumerate(self.plan.nests):
             funcs = [self.graph.stage(name).func for name in nest.stages]
             head = nest.stages[0]
@@ -385,13 +393,15 @@ class TiledEmitter(LoopEmitter):
                 nodes += sliding.track(self, n, bounds, dim, folds)
                 bounds = list(bounds)
                 bounds[dim] = (f"{self.v('from')}_{n}", bounds[dim][1])
-            nodes.append(self._outlined(n, funcs, nest, bounds))
-        return nodes
+            call, function = self._outlined(n, funcs, nest, bounds)
+            nodes.append(call)
+            functions.append(function)
+        return nodes, functions
 
-    def _outlined(self, n: int, funcs, nest, bounds):
-        """The nest (and the copy-out of its scratch live-outs) as a function of its own, with
-        the buffers its tree uses as arguments: one function of many loops would cost the C
-        compiler far more than many small ones."""
+    def _outlined(self, n: int, funcs, nest, bounds) -> tuple:
+        """(its call, the function) of the nest (and the copy-out of its scratch live-outs)
+        as a function of its own, with the buffers its tree uses as arguments: one function
+        of many loops would cost the C compiler far more than many small ones."""
         args = [(f"{PREFIX}blo{d}", lo) for d, (lo, _) in enumerate(bounds)]
         args += [(f"{PREFIX}bhi{d}", hi) for d, (_, hi) in enumerate(bounds)]
         box = [(f"{PREFIX}blo{d}", f"{PREFIX}bhi{d}") for d in range(len(bounds))]
@@ -424,21 +434,19 @@ class TiledEmitter(LoopEmitter):
             values.append(self.names[p])
         function = f"{self.v('nest')}_{n}"
         attributes = IN_ORDER if jam is not None else ""
-        self.functions.append(
-            Function(
-                "void",
-                function,
-                tuple(params),
-                tuple(body),
-                stages=nest.stages,
-                attributes=attributes,
-            )
+        outlined = Function(
+            "void",
+            function,
+            tuple(params),
+            tuple(body),
+            stages=nest.stages,
+            attributes=attributes,
         )
         call = ctext.call(function, values)
         if self.profile_slot is None:
-            return call
+            return call, outlined
         t, dt = f"{PREFIX}t", f"{PREFIX}dt"
-        return Block(
+        timed = Block(
             (
                 Declare("double", ((t, "omp_get_wtime()"),), True),
                 call,
@@ -447,6 +455,7 @@ class TiledEmitter(LoopEmitter):
                 Assign(f"{PREFIX}prof[{self.profile_slot + n}]", dt, "+="),
             )
         )
+        return timed, outlined
 
     def _copy_out(self, name: str, bounds):
         """Owned part of a scratch live-out to its full buffer."""
@@ -454,7 +463,7 @@ class TiledEmitter(LoopEmitter):
         full, scratch = self.full[name], self.scratch[name]
         idx = [wide_name(self.names[v]) for v in func.variables]
 
-        def body():
+        def body(_printer):
             target = cat(full.buffer, "[", full.offset(idx, check=self.check_group), "]")
             value = cat(scratch.buffer, "[", scratch.offset(idx, check=self.check_group), "]")
             return assign(cat(target, writing(full.buffer)), cat(value, reading(scratch.buffer)))

@@ -9,6 +9,7 @@ the same order: results stay the interpreter's bit for bit."""
 from __future__ import annotations
 
 from ..dsl import expr as E
+from .addresses import offset_of
 from .cexpr import wide_name
 from .ctext import CText, assign, cat, writing
 from .ctree import Block, Declare, Line, Node, Seq
@@ -33,16 +34,16 @@ def vector_types(typ, vector_bytes: int) -> Seq:
     )
 
 
-def vector_kernel(emitter, func, block, names, vectors: int, start: str, loops) -> Block:
+def vector_kernel(emitter, printer, func, block, names, vectors: int, start: str, loops) -> Block:
     """The register block of block.height rows (from `{P}r0`) by `vectors` vectors of
-    block.lanes columns (from `start`) as vector variables: loaded, updated inside
-    `loops(body)` (the reduction-only loops), stored. blocking.vector_ready(func) holds."""
+    block.lanes columns (from `start`) as vector variables printed by `printer`: loaded,
+    updated inside `loops(body)` (the reduction-only loops), stored.
+    blocking.vector_ready(func) holds."""
     variables = func.reduction_variables
     rows, cols = variables[block.rows], variables[block.columns]
     r, c = names[block.rows], names[block.columns]
     update = func.cases[0].value
     store = emitter.storage[func.name]
-    printer = emitter.printer
     typ = func.typ
     step = block.lanes
 
@@ -59,7 +60,7 @@ def vector_kernel(emitter, func, block, names, vectors: int, start: str, loops) 
         return Block((*point, body()))
 
     def cell() -> CText:
-        offset = emitter.offset(update.target, printer)
+        offset = offset_of(update.target, printer)
         return cat(f"*({UNALIGNED} *)&{store.buffer}[", offset, "]", writing(store.buffer))
 
     def lanes(e) -> CText:
@@ -67,7 +68,7 @@ def vector_kernel(emitter, func, block, names, vectors: int, start: str, loops) 
             return printer(e)
         if isinstance(e, E.Reference):
             source = emitter.storage[e.func.name]
-            offset = emitter.offset(e, printer)
+            offset = offset_of(e, printer)
             return cat(f"(*(const {UNALIGNED} *)&{source.buffer}[", offset, "])")
         if isinstance(e, E.BinOp):
             return cat("(", lanes(e.a), f" {e.op} ", lanes(e.b), ")")

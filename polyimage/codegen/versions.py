@@ -11,10 +11,10 @@ from .ctree import Assign, Block, Declare, For, If, Line, Node, Seq
 from .names import PREFIX
 
 
-def residue_loops(emitter, var, residues, body) -> Seq:
+def residue_loops(emitter, printer, var, residues, body) -> Seq:
     """The innermost loop as a loop over q computing residues 0..M-1 of v = M*q + r, each
     with its own Cases and divisions made affine, between a prologue and an epilogue of
-    fewer than M points each (computed as usual)."""
+    fewer than M points each (computed as usual: `body(printer)`)."""
     func, period_, per_residue, q, inside = residues
     it, w = emitter.names[var], wide_name(emitter.names[var])
     qname = emitter.names[q]
@@ -40,29 +40,30 @@ def residue_loops(emitter, var, residues, body) -> Seq:
         ),
     ]
     for start, end in ((lo, head_end), (tail_start, hi)):
-        nodes.append(emitter.innermost(var, start, end, body, simd=False))
+        nodes.append(emitter.innermost(var, start, end, body(printer), simd=False))
 
-    def loop(start, end, simd=True):
+    def loop(printer, start, end, simd=True):
         blocks = [Declare(q.typ.c_name, ((qname, f"({q.typ.c_name}){qw}"),), True)]
         for r, cases in enumerate(per_residue):
             position = Declare("int64_t", ((w, f"{qw} * {period_} + {r}"),), True)
             blocks.append(
-                Block((position, *emitter.aliases([var]), emitter.chosen_cases(func, cases)))
+                Block(
+                    (position, *emitter.aliases([var]), emitter.chosen_cases(func, cases, printer))
+                )
             )
         return For(qw, start, end, Block(tuple(blocks)), simd=simd)
 
     if inside is None:
-        nodes.append(loop(qlo, qhi))
+        nodes.append(loop(printer, qlo, qhi))
     else:
-        nodes.append(interior_loops(emitter, qname, qlo, qhi, inside, loop))
+        nodes.append(interior_loops(printer, qname, qlo, qhi, inside, loop))
     return Seq(tuple(nodes))
 
 
-def interior_loops(emitter, it, lo, hi, inside, loop) -> Seq:
-    """`loop(start, end, simd)` over lo..hi cut into head, interior and tail, the interior
-    printed with the clamps of `inside` replaced by the operands they pick; the head and tail,
-    a few points at the borders, are left to the compiler (no omp simd)."""
-    printer = emitter.printer
+def interior_loops(printer, it, lo, hi, inside, loop) -> Seq:
+    """`loop(printer, start, end, simd)` over lo..hi cut into head, interior and tail, the
+    interior printed with the clamps of `inside` replaced by the operands they pick; the head
+    and tail, a few points at the borders, are left to the compiler (no omp simd)."""
     low, high = CText(lo), CText(hi)
     bigger, smaller = helper("max", "int64_t"), helper("min", "int64_t")
     for e in inside.lows:
@@ -80,19 +81,17 @@ def interior_loops(emitter, it, lo, hi, inside, loop) -> Seq:
             ),
             True,
         ),
-        loop(lo, head_end, False),
+        loop(printer, lo, head_end, False),
+        loop(printer.with_(chosen=inside.chosen), ilo, ihi),
+        loop(printer, tail_start, hi, False),
     ]
-    with emitter.printing(chosen=inside.chosen):
-        nodes.append(loop(ilo, ihi))
-    nodes.append(loop(tail_start, hi, False))
     return Seq(tuple(nodes))
 
 
-def segments(emitter, var, split) -> If:
-    """The innermost loop cut at the breakpoints; each segment picks its Case at its first
-    point and runs a branch-free loop computing that Case."""
+def segments(emitter, printer, var, split) -> If:
+    """The innermost loop cut at the breakpoints, printed by `printer`; each segment picks its
+    Case at its first point and runs a branch-free loop computing that Case."""
     func, cases, points = split
-    printer = emitter.printer
     it, w = emitter.names[var], wide_name(emitter.names[var])
     lo, hi = f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
     n = len(points) + 2
@@ -136,9 +135,9 @@ def segments(emitter, var, split) -> If:
         first,
     ]
     branches: list = []
+    eager = printer.with_(eager=func.name in emitter.branch_free)
     for k, case in enumerate(list(cases) + [None]):
-        with emitter.printing(eager=func.name in emitter.branch_free) as eager:
-            value = "0" if case is None else eager(case.value)
+        value = "0" if case is None else eager(case.value)
         stored = emitter.store(func, f"({func.typ.c_name})(0)" if case is None else value)
         loop = For(w, a, b, Block((*emitter.aliases([var]), stored)), simd=True)
         branches.append((f"{case_} == {k}", Block((loop,))))
