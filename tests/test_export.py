@@ -315,6 +315,24 @@ def test_the_deploying_page_runs(tmp_path):
     )
 
 
+def test_the_deploying_pages_header_excerpt_is_the_header(tmp_path):
+    """The page's excerpt of unsharp_mask.h is the generated header's text, line for line, and
+    the header's comment fits 80 columns (but for the one-line link command)."""
+    pipe = polyimage.compile(
+        unsharp_mask.build()[0],
+        estimates=unsharp_mask.PAPER_SIZE,
+        name="unsharp_mask",
+        build=False,
+    )
+    header = pipe.export(tmp_path / "lib").folder / "unsharp_mask.h"
+    lines = header.read_text().splitlines()
+    (excerpt,) = _blocks("text")
+    for line in excerpt.splitlines():
+        assert line in lines, line
+    comment = [line for line in lines if line.startswith(" *") and "Link with" not in line]
+    assert comment and max(len(line) for line in comment) <= 80
+
+
 def test_the_deploying_pages_cross_compile_runs(tmp_path):
     needs_tool("aarch64-linux-gnu-gcc", "gcc-aarch64-linux-gnu")
     needs_tool("qemu-aarch64", "qemu-user")
@@ -374,6 +392,8 @@ def test_the_header_says_what_each_argument_is(tmp_path):
     )
     pipe.export(tmp_path / "lib")
     header = (tmp_path / "lib" / "unsharp_mask.h").read_text()
+    # the comment's text, its lines (wrapped at 80 columns) joined
+    header = " ".join(line.lstrip(" *").strip() for line in header.splitlines())
     for line in (
         "C (int32_t): a size: img dimension 2 has C + 4; mask dimension 2 has C (typical: 4256)",
         "R (int32_t): a size: img dimension 1 has R + 4; mask dimension 1 has R (typical: 2848)",

@@ -10,19 +10,18 @@ arithmetic from parameters of at most 32 bits, so no check can overflow.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from ..algebra.simplify import simplify
 from ..dsl import constructs
 from ..dsl import expr as E
 from ..dsl.constructs import Image
-from ..dsl.types import Half
 from . import ctree
 from .cexpr import CExprPrinter
 from .chelpers import helper_definitions
 from .cprint import print_c
 from .ctext import CText, Text, assign, cat, helpers_used, text_of, uses_of
+from .export_doc import header_documentation
 from .names import PREFIX, NameRegistry
 
 P = PREFIX
@@ -393,7 +392,7 @@ def _header(
         f"{upper}_ERROR_ARGUMENT {ERROR_ARGUMENT} /* a wrong parameter or extent */",
         f"{upper}_EXTENT_COUNT {count}",
     )
-    documented = _documentation(name, params, buffers, constraints, estimates)
+    documented = header_documentation(name, params, buffers, constraints, estimates)
     return ctree.separated(
         (
             ctree.Seq(
@@ -420,64 +419,3 @@ def _header(
             ctree.Directive(f"#endif /* {guard} */"),
         )
     )
-
-
-def _documentation(name: str, params: list, buffers: list, constraints, estimates) -> list:
-    """The lines of the header's comment on the functions: what each parameter is, each
-    buffer's extents and layout, the constraints, and how the functions are called."""
-    upper = name.upper()
-    lines = [f" *   {_parameter_text(p, c, buffers, estimates)}" for p, c in params]
-    lines.append(" * Buffers, each with a pointer to its extents (int64_t, one per dimension),")
-    lines.append(" * dense and row-major in the order of their dimensions (planar: a channel")
-    lines.append(" * dimension written first is the outermost):")
-    for b in buffers:
-        shape = ", ".join(_comment(x) for x in b.extents)
-        half = " (Half: IEEE binary16 bits)" if b.func.typ is Half else ""
-        lines.append(f" *   {b.c_name} ({b.what}): {b.func.typ.c_name}[{shape}]{half}")
-        lines.append(f" *     {_placement(b)}")
-    if constraints:
-        lines.append(" * Constraints every call must meet:")
-        lines += [f" *   {_comment(c)}" for c in constraints]
-    return lines + [
-        " *",
-        f" * {name}_extents(parameters, extents) writes the extents every buffer must have, the",
-        f" * inputs' then the outputs', {upper}_EXTENT_COUNT values in all.",
-        f" * {name}(workspace, nthreads, parameters, buffers) runs the pipeline. workspace: NULL,",
-        f" * or from {name}_workspace_new() to keep buffers for the next call (one per thread",
-        " * calling at once); nthreads: 0 for OpenMP's default. Both check every parameter",
-        f" * and extent first and return {upper}_ERROR_ARGUMENT, touching no buffer, when one",
-        f" * is wrong; {name}_error() then says which (the calling thread's last message).",
-    ]
-
-
-def _parameter_text(p, c_name: str, buffers: list, estimates) -> str:
-    """One parameter documented: its C name and type, the extents it sizes (or that it is a
-    value the pipeline computes with), and its typical value (the compile's estimate)."""
-    sizes = [
-        f"{b.c_name} dimension {d} has {_comment(extent)}"
-        for b in buffers
-        for d, extent in enumerate(b.extents)
-        if any(isinstance(s, E.Parameter) and s.name == p.name for s in E.walk(extent))
-    ]
-    role = f"a size: {'; '.join(sizes)}" if sizes else "a value the pipeline computes with"
-    typical = f" (typical: {estimates[p.name]})" if p.name in estimates else ""
-    return f"{c_name} ({p.typ.c_name}): {role}{typical}"
-
-
-def _placement(b) -> str:
-    """Which point of its stage an element of buffer `b` holds."""
-    func = b.func
-    index = [f"i{d}" for d in range(func.ndim)]
-    if isinstance(func, Image):
-        return f"element [{', '.join(index)}] is {func.name}({', '.join(index)})"
-    points = []
-    for i, iv in zip(index, func.intervals):
-        lb = simplify(iv.lb)
-        points.append(i if isinstance(lb, E.Const) and lb.value == 0 else f"{_comment(lb)} + {i}")
-    return (
-        f"element [{', '.join(index)}] holds {func.name}({', '.join(points)}), its domain's point"
-    )
-
-
-def _comment(e) -> str:
-    return re.sub(r"\*/", "* /", str(e))
