@@ -454,6 +454,11 @@ def test_the_entry_takes_the_parameters_in_their_declared_order(tmp_path):
     assert np.array_equal(polyimage.load(tmp_path / "grad")(img, scale=0.5), expected)
 
 
+def test_the_report_lists_the_parameters_in_their_declared_order():
+    pipe = polyimage.compile(_gradient(), estimates={"R": 64, "C": 48}, build=False)
+    assert "parameters: R, C, scale" in pipe.report().splitlines()
+
+
 def test_an_export_made_before_the_declared_order_still_loads(tmp_path, monkeypatch):
     """An export whose entry takes its parameters by name (`grad(ws, n, C, R, scale, ...)`),
     as before they came in declared order, in a manifest of format 1: the loader calls it

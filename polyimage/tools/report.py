@@ -45,7 +45,8 @@ def pipeline_report(
         f"pipeline {request.name}: {len(request.graph.computed)} stages as written, "
         f"{len(compiled.stage_graph.computed)} after inlining"
     ]
-    lines.append(f"parameters: {', '.join(p.name for p in request.graph.parameters) or '(none)'}")
+    declared = ", ".join(p.name for p in request.graph.declared_parameters)
+    lines.append(f"parameters: {declared or '(none)'}")
     if request.estimates or request.assumed:
         lines.append(
             "estimates: " + ", ".join([f"{k}={v}" for k, v in request.estimates.items()] + assumed)
