@@ -466,3 +466,9 @@ def conv_nhwc():
     )
     out.defn = [Reduce(out(n, y, x, o), inp(n, y + dy, x + dx, c) * w(dy, dx, c, o), Op.Sum)]
     return out
+
+
+def sanitizers_required() -> bool:
+    """Whether the sanitizer run must run (POLYIMAGE_REQUIRE_SANITIZERS=1, as in CI): it then
+    fails rather than skips without libasan."""
+    return os.environ.get("POLYIMAGE_REQUIRE_SANITIZERS") == "1"

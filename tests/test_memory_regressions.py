@@ -5,11 +5,11 @@ comparisons itself); and the cause of the first, an inner tile's region reaching
 outer tile's (which sizes and places the scratchpads), is absent from random two-level
 schedules."""
 
-import os
 import random
 
 import numpy as np
 import pytest
+from helpers import sanitizers_required
 from memory_cases import CASES, two_level_group
 from oracle import assert_calls_match
 
@@ -38,7 +38,7 @@ def _check(case, schedule, check):
 @pytest.mark.parametrize("make, k", RUNS, ids=[f"{m.__name__}-{k}" for m, k in RUNS])
 @pytest.mark.parametrize("check", [False, True], ids=["plain", "checked"])
 def test_case_matches_the_interpreter(make, k, check):
-    if not check and os.environ.get("POLYIMAGE_REQUIRE_SANITIZERS") == "1":
+    if not check and sanitizers_required():
         pytest.skip("tests/test_sanitizers.py runs this case so, under the sanitizers (CI)")
     case = make()
     _check(case, case.schedules[k], check)

@@ -16,6 +16,7 @@ import sys
 from pathlib import Path
 
 import pytest
+from helpers import sanitizers_required
 from memory_cases import CASES
 from sanitized_run import PIXEL_SIZES
 
@@ -47,7 +48,7 @@ LIBASAN = _libasan()
 def _needs_libasan():
     """Skip without libasan, unless POLYIMAGE_REQUIRE_SANITIZERS=1 (CI) makes that a failure."""
     if LIBASAN is None:
-        if os.environ.get("POLYIMAGE_REQUIRE_SANITIZERS") == "1":
+        if sanitizers_required():
             pytest.fail("POLYIMAGE_REQUIRE_SANITIZERS=1 but the C compiler has no libasan")
         pytest.skip("the C compiler has no libasan")
 

@@ -58,14 +58,16 @@ class Asked:
         options = arguments["options"]
         check, march = arguments.get("check"), arguments.get("march")
         contract, reassociate = arguments.get("contract"), arguments.get("reassociate")
+        if any(flag is not None for flag in (check, march, contract, reassociate)):
+            options = options or Options.from_env()
         if check is not None:
-            options = dataclasses.replace(options or Options.from_env(), check=bool(check))
+            options = dataclasses.replace(options, check=bool(check))
         if march is not None:
-            options = (options or Options.from_env()).for_march(march)
+            options = options.for_march(march)
         if contract is not None:
-            options = (options or Options.from_env()).for_contract(contract)
+            options = options.for_contract(contract)
         if reassociate is not None:
-            options = (options or Options.from_env()).for_reassociate(reassociate)
+            options = options.for_reassociate(reassociate)
         fields = {name: arguments[name] for name in cls.__dataclass_fields__}
         return cls(**{**fields, "options": options})
 
@@ -122,12 +124,16 @@ class PassTimer:
             )
 
 
-def pipeline_name(asked: Asked) -> str:
-    """The name asked for, else the first output's (the C entry is `pipeline_<name>`)."""
+def pipeline_name(asked: Asked, graph: StageGraph | None = None) -> str:
+    """The name asked for, else the first output's (the C entry is `pipeline_<name>`): of
+    the `graph` built from the outputs where given, else read off them for a label before
+    it is built."""
     if asked.name is not None:
         if not (isinstance(asked.name, str) and asked.name.isidentifier()):
             raise ArgumentError(f"pipeline name must be an identifier, got {asked.name!r}")
         return asked.name
+    if graph is not None:
+        return graph.outputs[0]
     outputs = asked.outputs if isinstance(asked.outputs, (list, tuple)) else [asked.outputs]
     return str(getattr(outputs[0], "name", "pipeline")) if outputs else "pipeline"
 
@@ -140,7 +146,7 @@ def resolve_request(asked: Asked, timer: PassTimer) -> Request:
     options = asked.options or Options.from_env()
     with timer("build_graph"):
         graph = build_graph(asked.outputs)
-    name = pipeline_name(asked)
+    name = pipeline_name(asked, graph)
     estimates = check_estimates(graph, asked.estimates or {})
     param_values, assumed = resolve_estimates(graph, estimates)
     weights, weights_origin = None, None
