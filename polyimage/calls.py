@@ -38,6 +38,19 @@ def passive_waiting_by_default() -> None:
         os.environ.update(WAIT_DEFAULTS)
 
 
+def open_library(path, cdef: str) -> tuple:
+    """(ffi, library) of the shared library at `path` declaring `cdef`, opened through cffi's
+    ABI mode with the wait policy set first (passive_waiting_by_default); never unloaded: the
+    OpenMP runtime it brings keeps threads that would outlive it."""
+    from cffi import FFI
+
+    ffi = FFI()
+    ffi.cdef(cdef)
+    passive_waiting_by_default()
+    flags = ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0)
+    return ffi, ffi.dlopen(str(path), flags)
+
+
 def describe_waiting() -> str:
     """How idle OpenMP threads wait in this process, for the report: the variables set (by
     the user, or by passive_waiting_by_default when a kernel loaded), else what will be."""

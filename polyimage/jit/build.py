@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..calls import affinity_cores, passive_waiting_by_default
+from ..calls import affinity_cores, open_library
 from ..codegen.checked import CHECK_FAILED
 from ..codegen.cmodule import CModule
 from ..codegen.units import SOURCE_NAME, Unit
@@ -422,13 +422,7 @@ class Loaded:
 
 def _load(module_name: str, path: Path, cdef: str):
     """Open the built library once per process (threads racing here open it once)."""
-    from cffi import FFI
-
     with _LOAD_LOCK:
-        if module_name in _LOADED:
-            return _LOADED[module_name]
-        passive_waiting_by_default()
-        ffi = FFI()
-        ffi.cdef(cdef)
-        loaded = _LOADED[module_name] = Loaded(ffi, ffi.dlopen(str(path)))
-        return loaded
+        if module_name not in _LOADED:
+            _LOADED[module_name] = Loaded(*open_library(path, cdef))
+        return _LOADED[module_name]

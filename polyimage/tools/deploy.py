@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from ..calls import CALLS, passive_waiting_by_default
+from ..calls import CALLS, open_library
 from ..dsl import expr as E
 from ..dsl.constructs import Image
 from ..dsl.serial import from_data, type_named
@@ -224,15 +224,8 @@ def _read_manifest(folder: Path) -> dict:
 
 def _open(folder: Path, spec: dict) -> tuple[Any, Any]:
     """(ffi, library) of the export's shared library, opened through cffi's ABI mode."""
-    from cffi import FFI
-
-    ffi = FFI()
-    ffi.cdef(spec["cdef"])
     path = folder / spec["shared"]
     try:
-        # never unloaded: the OpenMP runtime it brings keeps threads that would outlive it
-        flags = ffi.RTLD_NOW | getattr(ffi, "RTLD_NODELETE", 0)
-        passive_waiting_by_default()
-        return ffi, ffi.dlopen(str(path.resolve()), flags)
+        return open_library(path.resolve(), spec["cdef"])
     except OSError as exc:
         raise LoadError(f"cannot load {path}: {exc}") from None
