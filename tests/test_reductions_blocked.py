@@ -51,6 +51,7 @@ def _compiled(out, estimates, tmp_path, **options):
 def small_blocks(monkeypatch):
     """Blocks, tasks and panels small enough that test sizes cross each of their edges."""
     monkeypatch.setattr(blocking, "BLOCK_ROWS", 3)
+    monkeypatch.setattr(blocking, "WIDE_BLOCK_ROWS", 5)
     monkeypatch.setattr(blocking, "CHUNK_BLOCKS", 2)
     monkeypatch.setattr(blocking, "PANEL_DEPTH", 5)
 
@@ -58,9 +59,11 @@ def small_blocks(monkeypatch):
 def test_a_matrix_product_runs_by_register_blocks_in_panels(tmp_path):
     pipe = _compiled(matmul(), {"M": 512, "N": 512, "K": 1024}, tmp_path)
     text = pipe.report()
-    assert "register blocks of 4 i by" in text and "k in panels of" in text
+    height = re.search(r"register blocks of (\d+) i by", text)
+    assert height and "k in panels of" in text
     # and why: the block's intensity, where the accumulators and the panel of B live
-    assert re.search(r"a step loads 4 values \(broadcast\) and \d+ vectors for \d+ vector", text)
+    loads = rf"a step loads {height.group(1)} values \(broadcast\) and \d+ vectors? for \d+ vector"
+    assert re.search(loads, text)
     assert "in vector variables" in text and re.search(
         r"a panel of B \(\d+ KiB\) stays in L2", text
     )
@@ -169,7 +172,7 @@ def test_blocks_narrower_than_the_widest_take_more_rows(vector_bytes):
     )
     narrow = blocking.register_block(conv_nhwc(), evaluate, machine)
     lanes = vector_bytes // 4
-    assert wide.height == blocking.BLOCK_ROWS
+    assert wide.height == (blocking.WIDE_BLOCK_ROWS if vector_bytes >= 64 else blocking.BLOCK_ROWS)
     assert wide.height * wide.width // lanes == narrow.height * narrow.width // lanes
     assert narrow.width == min(32, wide.width) and narrow.height >= wide.height
 
@@ -196,6 +199,7 @@ def test_random_block_shapes_and_loop_orders_equal_the_interpreter(seed, tmp_pat
     draw = np.random.default_rng(seed)
     monkeypatch.setattr(blocking, "BLOCK_ROWS", int(draw.integers(1, 6)))
     monkeypatch.setattr(blocking, "BLOCK_VECTORS", int(draw.integers(1, 3)))
+    monkeypatch.setattr(blocking, "WIDE_BLOCK_ROWS", int(draw.integers(1, 14)))
     monkeypatch.setattr(blocking, "WIDE_BLOCK_VECTORS", int(draw.integers(1, 5)))
     monkeypatch.setattr(blocking, "CHUNK_BLOCKS", int(draw.integers(1, 4)))
     monkeypatch.setattr(blocking, "PANEL_DEPTH", int(draw.integers(1, 9)))
@@ -209,3 +213,39 @@ def test_random_block_shapes_and_loop_orders_equal_the_interpreter(seed, tmp_pat
         for threads in (1, 2):
             what = f"order {order}, {m}x{n}x{k}"
             assert_same(pipe(A=a, B=b, threads=threads), want, what, exact=True)
+
+
+def _product_reading_rows(how: str):
+    """A matrix product whose update reads the rows' variable `i` as written ("affine"), in
+    arithmetic besides ("arithmetic") or through an index that is not affine ("halved")."""
+    M, N, K = (Parameter(Int, n) for n in "MNK")
+    A, B = Image(Float, "A", [M, K]), Image(Float, "B", [K, N])
+    i, j, k = (Variable(Int, n) for n in "ijk")
+    rows, cols = Interval(Int, 0, M - 1), Interval(Int, 0, N - 1)
+    C = Reduction(
+        ([i, j], [rows, cols]), ([i, j, k], [rows, cols, Interval(Int, 0, K - 1)]), Float, "C"
+    )
+    value = {
+        "affine": A(i, k) * B(k, j),
+        "arithmetic": A(i, k) * B(k, j) + Cast(Float, i),
+        "halved": A(i // 2, k) * B(k, j),
+    }[how]
+    C.defn = [Reduce(C(i, j), value, Op.Sum)]
+    return C
+
+
+@pytest.mark.parametrize("how", ["affine", "arithmetic", "halved"])
+def test_rows_read_at_fixed_steps_from_the_first_row(how, tmp_path):
+    """Where every reference moves by a fixed step per row, a block's rows read at their
+    steps from the first row's indices (the C compiler then addresses them at constant
+    offsets from one pointer); where the rows' variable is used otherwise, each row declares
+    its own point. Both equal the interpreter bit for bit, rows ending mid-block."""
+    out = _product_reading_rows(how)
+    pipe = _compiled(out, {"M": 256, "N": 256, "K": 64}, tmp_path)
+    assert ("pim_r0 + 1;" in pipe.c_source) == (how != "affine")
+    rng = np.random.default_rng(3)
+    for m, n, k in [(13, 40, 5), (31, 17, 9)]:
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        want = polyimage.interpret([out], A=a, B=b)
+        assert_same(pipe(A=a, B=b), want, f"{how} {m}x{n}x{k}", exact=True)

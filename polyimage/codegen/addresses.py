@@ -8,6 +8,8 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from ..algebra.affine import linear_form
+from ..dsl import expr as E
 from . import scans
 from .cexpr import CExprPrinter, narrow_gather
 from .ctext import CText, cat, reading, used
@@ -19,11 +21,13 @@ class Addresses:
     """References into `storage` ({stage name: StageStorage}), every index checked for the
     group numbered `check_group` in the checked build (None: unchecked); a read of a stage of
     `carried` ({stage: (scan variable, dimension, C name)}) one step back along its scan is the
-    C variable holding that value."""
+    C variable holding that value; a reference in `shifts` ({id(reference): C text}) lies
+    that many elements further on (a register block's row, codegen.vector_blocks)."""
 
     storage: Mapping
     check_group: int | None = None
     carried: Mapping = field(default_factory=dict)
+    shifts: Mapping = field(default_factory=dict)
 
     def __call__(self, ref, printer: CExprPrinter) -> CText:
         carried = self.carried.get(ref.func.name)
@@ -43,6 +47,9 @@ class Addresses:
         index = printer.narrow_index if narrow else printer.index
         idx = [index(a, store.lb[d], store.upper(d)) for d, a in enumerate(ref.args)]
         offset = store.offset(idx, narrow, self.check_group)
+        shift = self.shifts.get(id(ref))
+        if shift is not None:
+            offset = cat("(", offset, f" + {shift})")
         gathered = used("", ("narrow", (store, fixed_int32(ref.func)))) if narrow else ""
         return cat(offset, reading(store.buffer), gathered)
 
@@ -63,6 +70,29 @@ def storing(printer: CExprPrinter, stage_name: str, store) -> CExprPrinter:
     addresses = addresses_of(printer)
     storage = {**addresses.storage, stage_name: store}
     return printer.with_(address=dataclasses.replace(addresses, storage=storage))
+
+
+def shifting(printer: CExprPrinter, shifts: Mapping) -> CExprPrinter:
+    """`printer` reading and writing each reference of `shifts` ({id(reference): C text of
+    elements}) that much further on."""
+    addresses = addresses_of(printer)
+    return printer.with_(address=dataclasses.replace(addresses, shifts=shifts))
+
+
+def element_step(ref, var, store) -> str | None:
+    """C text of how many elements reference `ref` moves in `store` (its stage's
+    StageStorage) when integer variable `var` grows by one, where every index is affine in
+    `var` and no dimension it moves along is folded; None otherwise."""
+    terms = []
+    for d, arg in enumerate(ref.args):
+        if not any(n is var for n in E.walk(arg)):
+            continue
+        form = linear_form(arg)
+        if form is None or form[0] is not var or d in store.fold:
+            return None
+        strides = [store.stride(e) for e in range(d + 1, len(ref.args))]
+        terms.append(" * ".join([str(form[1]), *strides]))
+    return " + ".join(terms) if terms else None
 
 
 def carrying(printer: CExprPrinter, stage_name: str, carried) -> CExprPrinter:

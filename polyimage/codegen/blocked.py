@@ -114,15 +114,15 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
 
     in_vectors = vector_ready(func)
 
-    def kernel(w: int, start: str) -> Block:
-        """The register block of every row by `w` columns from `start`."""
+    def kernel(w: int, start: str, height: int) -> Block:
+        """The register block of `height` rows by `w` columns from `start`."""
 
         def loops(body) -> Node:
             return reduction_loops(body, unroll=True)
 
         if in_vectors:
             return vector_kernel(
-                emitter, printer, func, block, names, w // block.lanes, start, loops
+                emitter, printer, func, block, names, w // block.lanes, start, loops, height
             )
 
         def each_row(body) -> Seq:
@@ -163,39 +163,56 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
             Block((*emitter.aliases([rows]), reduction_loops(lambda: inner)), note=BLOCK_CELLS),
         )
 
-    # the columns a full block leaves: blocks of half its width, a quarter, ... down to one
-    # vector, then the rest in place
-    tail: list = [Declare("int64_t", ((f"{P}cs", f"{P}c0"),), False)]
-    w = width // 2
-    while w >= block.lanes and w % block.lanes == 0:
-        tail.append(
+    def row_block(height: int) -> If:
+        """The `height` rows from {P}r0 by the columns from {P}c0: a full block, else
+        blocks of half its width, a quarter, ... down to one vector, then the rest in place."""
+        tail: list = [Declare("int64_t", ((f"{P}cs", f"{P}c0"),), False)]
+        w = width // 2
+        while w >= block.lanes and w % block.lanes == 0:
+            tail.append(
+                If(
+                    f"{P}c1 - {P}cs + 1 >= {w}",
+                    Block((kernel(w, f"{P}cs", height), Assign(f"{P}cs", str(w), "+="))),
+                )
+            )
+            w //= 2
+        tail.append(If(f"{P}cs <= {P}c1", Block((partial(f"{P}cs", f"{P}c1 - {P}cs + 1"),))))
+        return If(f"{P}cn == {width}", kernel(width, f"{P}c0", height), Block(tuple(tail)))
+
+    # the rows a full block leaves: blocks of the powers of two below its height, each once
+    rows_tail: list = [Declare("int64_t", ((f"{P}rs", f"{P}rc0 + {P}rfull"),), False)]
+    h = 1 << (height - 1).bit_length() >> 1
+    while h >= 1:
+        start = Declare("int64_t", ((f"{P}r0", f"{P}rs"), (f"{P}rn", str(h))), True)
+        rows_tail.append(
             If(
-                f"{P}c1 - {P}cs + 1 >= {w}",
-                Block((kernel(w, f"{P}cs"), Assign(f"{P}cs", str(w), "+="))),
+                f"{P}rc1 - {P}rs + 1 >= {h}",
+                Block((start, row_block(h), Assign(f"{P}rs", str(h), "+="))),
             )
         )
-        w //= 2
-    tail.append(If(f"{P}cs <= {P}c1", Block((partial(f"{P}cs", f"{P}c1 - {P}cs + 1"),))))
-    full = If(
-        f"{P}rn == {height}",
-        Block((If(f"{P}cn == {width}", kernel(width, f"{P}c0"), Block(tuple(tail))),)),
-        Block((partial(f"{P}c0", f"{P}cn"),)),
-    )
+        h >>= 1
 
     def stepped(var, lo, hi, step, end, body) -> For:
         """for var from lo to hi by step, with `end` the last of each step's values."""
         last = declare("int64_t", [(end, cat(smaller, f"({var} + {step - 1}, {hi})"))])
         return For(var, lo, hi, Block((last, body)), step=str(step))
 
-    rows_left = cat(smaller, f"(INT64_C({height}), {P}rc1 - {P}r0 + 1)")
-    blocks: Node = For(
-        f"{P}r0",
-        f"{P}rc0",
-        f"{P}rc1",
-        Block((declare("int64_t", [(f"{P}rn", rows_left)]), full)),
-        step=str(height),
+    full_rows = f"({P}rc1 - {P}rc0 + 1) / {height} * {height}"
+    blocks: Node = Seq(
+        (
+            For(
+                f"{P}r0",
+                f"{P}rc0",
+                f"{P}rc0 + {P}rfull - 1",
+                Block((Declare("int64_t", ((f"{P}rn", str(height)),), True), row_block(height))),
+                step=str(height),
+            ),
+            *rows_tail,
+        )
     )
-    count = Declare("int64_t", ((f"{P}cn", f"{P}c1 - {P}c0 + 1"),), True)
+    count = Declare(
+        "int64_t", ((f"{P}cn", f"{P}c1 - {P}c0 + 1"), (f"{P}rfull", full_rows)), True
+    )
     blocks = stepped(f"{P}c0", f"{P}jc", f"{P}jc1", width, f"{P}c1", Block((count, blocks)))
     if block.panel_depth:
         k = names[first]

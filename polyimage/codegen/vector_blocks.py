@@ -9,7 +9,7 @@ the same order: results stay the interpreter's bit for bit."""
 from __future__ import annotations
 
 from ..dsl import expr as E
-from .addresses import offset_of
+from .addresses import element_step, offset_of, shifting
 from .cexpr import wide_name
 from .ctext import CText, assign, cat, writing
 from .ctree import Block, Declare, Line, Node, Seq
@@ -34,11 +34,44 @@ def vector_types(typ, vector_bytes: int) -> Seq:
     )
 
 
-def vector_kernel(emitter, printer, func, block, names, vectors: int, start: str, loops) -> Block:
-    """The register block of block.height rows (from `{P}r0`) by `vectors` vectors of
+def row_steps(emitter, func, rows) -> dict | None:
+    """{id(reference): C text of the elements it moves per row} for the target and every
+    read of Reduction `func`'s update that moves with `rows` (its rows' variable), where each
+    moves by a fixed step per row and `rows` appears in nothing but their indices; None
+    otherwise, and in the checked build (its checks read each index)."""
+    if emitter.check_group is not None:
+        return None
+    update = func.cases[0].value
+    steps: dict = {}
+
+    def visit(e) -> bool:
+        if isinstance(e, E.Reference):
+            if not any(n is rows for a in e.args for n in E.walk(a)):
+                return all(visit(a) for a in e.args)
+            step = element_step(e, rows, emitter.storage[e.func.name])
+            if step is None or any(isinstance(n, E.Reference) for a in e.args for n in E.walk(a)):
+                return False
+            steps[id(e)] = step
+            return True
+        if e is rows:
+            return False
+        return all(visit(child) for child in e.children())
+
+    if not (visit(update.target) and visit(update.value)):
+        return None
+    return steps
+
+
+def vector_kernel(
+    emitter, printer, func, block, names, vectors: int, start: str, loops, height: int
+) -> Block:
+    """The register block of `height` rows (from `{P}r0`) by `vectors` vectors of
     block.lanes columns (from `start`) as vector variables printed by `printer`: loaded,
     updated inside `loops(body)` (the reduction-only loops), stored.
-    blocking.vector_ready(func) holds."""
+    blocking.vector_ready(func) holds. Where every reference moves by a fixed step per row
+    (row_steps), each row reads at its step from the first row's indices: the C compiler
+    then addresses the rows at constant offsets from one pointer (a broadcast folds into its
+    multiply) instead of an induction variable per row."""
     variables = func.reduction_variables
     rows, cols = variables[block.rows], variables[block.columns]
     r, c = names[block.rows], names[block.columns]
@@ -46,51 +79,61 @@ def vector_kernel(emitter, printer, func, block, names, vectors: int, start: str
     store = emitter.storage[func.name]
     typ = func.typ
     step = block.lanes
+    steps = row_steps(emitter, func, rows)
 
     def name(u: int, v: int) -> str:
         return f"{P}a{u}_{v}"
 
+    def at_row(u: int):
+        """The printer of row u, and the row its variables are declared at."""
+        if steps is None or u == 0:
+            return printer, u
+        shifts = {key: f"{u} * ({text})" for key, text in steps.items()}
+        return shifting(printer, shifts), 0
+
     def at(u: int, v: int, body) -> Block:
         point = (
-            Declare("int64_t", ((wide_name(r), f"{P}r0 + {u}"),), True),
+            Declare("int64_t", ((wide_name(r), f"{P}r0 + {at_row(u)[1]}"),), True),
             *emitter.aliases([rows]),
             Declare("int64_t", ((wide_name(c), f"{start} + {v * step}"),), True),
             *emitter.aliases([cols]),
         )
         return Block((*point, body()))
 
-    def cell() -> CText:
-        offset = offset_of(update.target, printer)
+    def cell(u: int) -> CText:
+        offset = offset_of(update.target, at_row(u)[0])
         return cat(f"*({UNALIGNED} *)&{store.buffer}[", offset, "]", writing(store.buffer))
 
-    def lanes(e) -> CText:
+    def lanes(e, row_printer) -> CText:
         if not any(n is cols for n in E.walk(e)):
-            return printer(e)
+            return row_printer(e)
         if isinstance(e, E.Reference):
             source = emitter.storage[e.func.name]
-            offset = offset_of(e, printer)
+            offset = offset_of(e, row_printer)
             return cat(f"(*(const {UNALIGNED} *)&{source.buffer}[", offset, "])")
         if isinstance(e, E.BinOp):
-            return cat("(", lanes(e.a), f" {e.op} ", lanes(e.b), ")")
+            return cat("(", lanes(e.a, row_printer), f" {e.op} ", lanes(e.b, row_printer), ")")
         if isinstance(e, E.Neg):
-            return cat("(-", lanes(e.a), ")")
-        return lanes(e.a)  # a Cast to its own type
+            return cat("(-", lanes(e.a, row_printer), ")")
+        return lanes(e.a, row_printer)  # a Cast to its own type
 
     def each(body) -> Seq:
-        cells = [(u, v) for u in range(block.height) for v in range(vectors)]
+        cells = [(u, v) for u in range(height) for v in range(vectors)]
         return Seq(tuple(at(u, v, lambda u=u, v=v: body(u, v)) for u, v in cells))
 
     op = update.op.value
     declared = Declare(
         VECTOR,
-        tuple((name(u, v), None) for u in range(block.height) for v in range(vectors)),
+        tuple((name(u, v), None) for u in range(height) for v in range(vectors)),
     )
-    loaded = each(lambda u, v: assign(name(u, v), cell()))
+    loaded = each(lambda u, v: assign(name(u, v), cell(u)))
     updated: Node = loops(
         lambda: each(
-            lambda u, v: assign(name(u, v), cat(f"{name(u, v)} {op} ", lanes(update.value)))
+            lambda u, v: assign(
+                name(u, v), cat(f"{name(u, v)} {op} ", lanes(update.value, at_row(u)[0]))
+            )
         )
     )
-    stored = each(lambda u, v: assign(cell(), name(u, v)))
+    stored = each(lambda u, v: assign(cell(u), name(u, v)))
     types = vector_types(typ, step * typ.dtype.itemsize)
     return Block((types, declared, loaded, updated, stored), note=VECTOR_TYPES)

@@ -23,13 +23,17 @@ from ..dsl.types import Half
 from .reduction_order import contiguous_variable, unit_stride
 
 # rows of a register block, and vectors of the contiguous dimension per row: 8 accumulators
-# leave registers for the broadcasts and loads with AVX2's 16 vector registers, 16 with
-# AVX-512's 32 (gcc reads the columns' operand once per row, folded into the multiply: the
-# more vectors per row, the fewer loads per multiply-add); a block whose columns hold fewer
-# vectors takes more rows, to keep as many accumulators
+# leave registers for the broadcasts and loads with AVX2's 16 vector registers (gcc reads the
+# columns' operand once per row, folded into the multiply); with AVX-512's 32 registers, 12
+# rows of one vector: each row's broadcast then feeds one multiply and folds into it (an
+# embedded broadcast), where a broadcast shared by several vectors is an instruction of its
+# own that takes a floating-point slot on some cores (Zen 4: a 3x3 conv layer 1.3x slower in
+# blocks of 8 rows by 2 vectors). A block whose columns hold fewer vectors takes more rows, to
+# keep as many accumulators
 BLOCK_ROWS = 4
 BLOCK_VECTORS = 2
-WIDE_BLOCK_VECTORS = 4  # with vectors of 64 bytes (AVX-512: 32 registers)
+WIDE_BLOCK_ROWS = 12  # with vectors of 64 bytes (AVX-512: 32 registers)
+WIDE_BLOCK_VECTORS = 1
 # blocking pays where the reduction-only loops run at least this many points per cell
 MIN_UPDATES = 8
 # the most register blocks of rows a parallel task takes, and the tasks per core to aim for
@@ -76,7 +80,8 @@ class RegisterBlock:
         return (
             f"register blocks of {self.height} {names[self.rows]} by {self.width} "
             f"{names[self.columns]}, accumulated across {', '.join(names[k] for k in self.inner)}"
-            f" in {held}: a step loads {self.height} values (broadcast) and {vectors} vectors "
+            f" in {held}: a step loads {self.height} values (broadcast) and {vectors} "
+            f"vector{'s' if vectors > 1 else ''} "
             f"for {self.height * vectors} vector updates; tasks of {self.chunk} "
             f"{names[self.rows]}, panels of {self.panel_columns} {names[self.columns]} by "
             f"{names[self.inner[0]]}{depth}: a panel of {', '.join(along)} "
@@ -106,16 +111,15 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
     extents = [extent(evaluate, iv) for iv in func.reduction_intervals]
     itemsize = func.typ.dtype.itemsize
     lanes = max(1, machine.vector_bytes // itemsize)
-    most = WIDE_BLOCK_VECTORS if machine.vector_bytes >= 64 else BLOCK_VECTORS
+    wide = machine.vector_bytes >= 64
+    most = WIDE_BLOCK_VECTORS if wide else BLOCK_VECTORS
     vectors = max(1, min(most, extents[columns] // lanes))
     width = vectors * lanes
     updates = math.prod(extents[k] for k in inner)
     if extents[rows] < BLOCK_ROWS or extents[columns] < width or updates < MIN_UPDATES:
         return None
     # narrower blocks take more rows, as many accumulators as a block of full width
-    height = BLOCK_ROWS * (most // vectors)
-    while height > BLOCK_ROWS and extents[rows] < height:
-        height -= BLOCK_ROWS
+    height = min((WIDE_BLOCK_ROWS if wide else BLOCK_ROWS) * (most // vectors), extents[rows])
     outer = tuple(k for k in sorted(owned) if k not in (rows, columns))
     depth = extents[inner[0]]
     below = math.prod(extents[k] for k in inner[1:])  # points per value of the first
