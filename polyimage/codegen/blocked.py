@@ -210,9 +210,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
             *rows_tail,
         )
     )
-    count = Declare(
-        "int64_t", ((f"{P}cn", f"{P}c1 - {P}c0 + 1"), (f"{P}rfull", full_rows)), True
-    )
+    count = Declare("int64_t", ((f"{P}cn", f"{P}c1 - {P}c0 + 1"), (f"{P}rfull", full_rows)), True)
     blocks = stepped(f"{P}c0", f"{P}jc", f"{P}jc1", width, f"{P}c1", Block((count, blocks)))
     if block.panel_depth:
         k = names[first]
