@@ -105,19 +105,22 @@ def test_a_changed_compiler_source_misses(options, monkeypatch, tmp_path):
 
 
 def test_the_compiler_digest_covers_the_compiler_only(monkeypatch, tmp_path):
-    """A copy of the package: editing a pass changes the digest, editing an app does not."""
+    """A copy of the package: editing a pass in any folder changes the digest, editing an app
+    does not."""
     package = tmp_path / "polyimage"
-    for name, text in (("record.py", "x = 1\n"), ("pipeline.py", "y = 2\n")):
-        package.mkdir(exist_ok=True)
+    for name, text in (
+        ("driver/record.py", "x = 1\n"),
+        ("codegen/blocked.py", "y = 2\n"),
+        ("apps/app.py", "z = 3\n"),
+    ):
+        (package / name).parent.mkdir(parents=True, exist_ok=True)
         (package / name).write_text(text)
-    (package / "apps").mkdir()
-    (package / "apps" / "app.py").write_text("z = 3\n")
-    monkeypatch.setattr(record, "__file__", str(package / "record.py"))
+    monkeypatch.setattr(record, "__file__", str(package / "driver" / "record.py"))
     digests = []
     for path, text in (
         (None, None),
         (package / "apps" / "app.py", "z = 4\n"),
-        (package / "pipeline.py", "y = 5\n"),
+        (package / "codegen" / "blocked.py", "y = 5\n"),
     ):
         if path is not None:
             path.write_text(text)

@@ -249,3 +249,35 @@ def test_rows_read_at_fixed_steps_from_the_first_row(how, tmp_path):
         b = rng.standard_normal((k, n)).astype(np.float32)
         want = polyimage.interpret([out], A=a, B=b)
         assert_same(pipe(A=a, B=b), want, f"{how} {m}x{n}x{k}", exact=True)
+
+
+def _product_with_default(how: str):
+    """A matrix product starting from a constant ("constant"), from a value of its own
+    variable ("variable"), or summing into rows 1.. only, row 0 keeping the default ("part")."""
+    M, N, K = (Parameter(Int, n) for n in "MNK")
+    A, B = Image(Float, "A", [M, K]), Image(Float, "B", [K, N])
+    i, j, k = (Variable(Int, n) for n in "ijk")
+    rows, cols = Interval(Int, 0, M - 1), Interval(Int, 0, N - 1)
+    summed = Interval(Int, 1, M - 1) if how == "part" else rows
+    C = Reduction(
+        ([i, j], [rows, cols]), ([i, j, k], [summed, cols, Interval(Int, 0, K - 1)]), Float, "C"
+    )
+    C.default = Cast(Float, j) if how == "variable" else 1.5
+    C.defn = [Reduce(C(i, j), A(i, k) * B(k, j), Op.Sum)]
+    return C
+
+
+@pytest.mark.parametrize("how", ["constant", "variable", "part"])
+def test_tasks_set_their_own_cells_to_the_default_where_they_cover_them(how, tmp_path):
+    """A constant default over cells the tasks cover exactly is set by each task just before
+    its panels, with no pass over the whole buffer; a default that reads a variable, or
+    updates that leave cells out, keep that pass. Each equals the interpreter bit for bit."""
+    out = _product_with_default(how)
+    pipe = _compiled(out, {"M": 256, "N": 256, "K": 64}, tmp_path)
+    assert pipe.compiled.reductions["C"].block.initializes == (how == "constant")
+    rng = np.random.default_rng(5)
+    for m, n, k in [(13, 40, 5), (2, 17, 1)]:
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        want = polyimage.interpret([out], A=a, B=b)
+        assert_same(pipe(A=a, B=b), want, f"{how} {m}x{n}x{k}", exact=True)

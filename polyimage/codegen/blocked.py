@@ -192,6 +192,13 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         )
         h >>= 1
 
+    def initialized() -> For:
+        """The task's cells (its rows, every column) set to the Reduction's default."""
+        count = f"{P}rhi_{c} - {P}rlo_{c} + 1"
+        value = printer(func.default)
+        fill = columns(lambda: assign(cell(), value), count, True, f"{P}rlo_{c}")
+        return For(wide_name(r), f"{P}rc0", f"{P}rc1", Block((*emitter.aliases([rows]), fill)))
+
     def stepped(var, lo, hi, step, end, body) -> For:
         """for var from lo to hi by step, with `end` the last of each step's values."""
         last = declare("int64_t", [(end, cat(smaller, f"({var} + {step - 1}, {hi})"))])
@@ -229,6 +236,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
                     (f"{P}rc1", cat(smaller, f"({chunk0} + {block.chunk - 1}, {P}rhi_{r})")),
                 ],
             ),
+            *([initialized()] if block.initializes else []),
             blocks,
         )
     )

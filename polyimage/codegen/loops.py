@@ -88,7 +88,11 @@ class LoopEmitter:
     def _reduction(self, func, cells=None) -> Seq:
         """Reduction `func`: its default, then its updates. Over its whole buffer, in parallel
         and by its strategy; or, given `cells` ((lo, hi) C texts: a tile's box), serially over
-        the box from the reduction points that own its cells."""
+        the box from the reduction points that own its cells; register blocks whose tasks
+        set their own cells (schedule.blocking.initialized_by_tasks) need no default first."""
+        strategy = self.reductions.get(func.name) if cells is None else None
+        if strategy is not None and strategy.block is not None and strategy.block.initializes:
+            return Seq((reduction_update(self, func, strategy),))
         default = self._loops(
             func.variables,
             func.name,
@@ -97,7 +101,6 @@ class LoopEmitter:
             bounds=cells,
             simd=cells is not None,
         )
-        strategy = self.reductions.get(func.name) if cells is None else None
         return Seq((default, reduction_update(self, func, strategy, cells=cells)))
 
     def _clamps(self, funcs):

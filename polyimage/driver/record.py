@@ -95,7 +95,7 @@ def save_compiled(compiled: Compiled, key: str, keep=()) -> None:
 def compiler_digest() -> str:
     """SHA-256 of the compiler's Python source (the package without its apps, tuner and photos),
     read once per process."""
-    package = Path(__file__).resolve().parent
+    package = Path(__file__).resolve().parents[1]  # this module lives in polyimage/driver
     files = sorted(
         path
         for path in package.rglob("*.py")

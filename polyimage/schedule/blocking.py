@@ -67,6 +67,7 @@ class RegisterBlock:
     lanes: int = 1  # elements of one vector: the narrowest block at the end of the columns
     panel_bytes: int = 0  # a panel of the operands read along the columns
     slice_bytes: int = 0  # a block's slice of that panel
+    initializes: bool = False  # each task sets its cells to the default (initialized_by_tasks)
 
     def describe(self, func) -> str:
         """The blocks and why: what a step of the reduction loads for how many vector
@@ -151,7 +152,28 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
         lanes,
         panel_points * panel_columns * itemsize,
         panel_points * width * itemsize,
+        initialized_by_tasks(func, owned),
     )
+
+
+def initialized_by_tasks(func, owned) -> bool:
+    """Whether the tasks of the blocks (all columns of a chunk of rows at one point of the
+    outer variables) cover the cells of Reduction `func` exactly, each once, so that a task
+    can set its cells to the default just before its panels (in cache for their first loads)
+    instead of a pass over the whole buffer first: the default reads no variable or stage,
+    the target is the owned variables themselves and they span the stage's domain."""
+    if any(isinstance(n, (E.Variable, E.Reference)) for n in E.walk(func.default)):
+        return False
+    target = func.cases[0].value.target
+    variables = func.reduction_variables
+    for k, dim in owned.items():
+        form = linear_form(target.args[dim])
+        if form is None or form[0] is not variables[k] or form[1:] != (1, 0):
+            return False
+        mine, domain = func.reduction_intervals[k], func.intervals[dim]
+        if (str(mine.lb), str(mine.ub)) != (str(domain.lb), str(domain.ub)):
+            return False
+    return True
 
 
 def _blocked_form(func):
