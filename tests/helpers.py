@@ -452,9 +452,11 @@ def conv_nchw():
     return out
 
 
-def conv_nhwc():
-    """out(n, y, x, o) = sum over dy, dx, c of inp(n, y + dy, x + dx, c) * w(dy, dx, c, o)."""
+def conv_nhwc(channels=None):
+    """out(n, y, x, o) = sum over dy, dx, c of inp(n, y + dy, x + dx, c) * w(dy, dx, c, o);
+    `channels`: the output channels' count (default: a Parameter O)."""
     N, O, I, H, W = (Parameter(Int, n) for n in ("N", "O", "I", "H", "W"))
+    O = O if channels is None else channels
     inp = Image(Float, "inp", [N, H + 2, W + 2, I])
     w = Image(Float, "w", [3, 3, I, O])
     n, o, y, x, c, dy, dx = (Variable(Int, v) for v in ("n", "o", "y", "x", "c", "dy", "dx"))

@@ -10,6 +10,7 @@ from helpers import (
     channels_last,
     channels_last_arguments,
     conv_nchw,
+    conv_nhwc,
     matmul,
     offset_weighted_sum,
     weighted_means,
@@ -370,6 +371,34 @@ def register_blocks_of_channels() -> MemoryCase:
     return MemoryCase("register blocks of channels", [conv_nchw()], ("naive", "auto"), arguments)
 
 
+def _conv_relu(channels, name: str) -> MemoryCase:
+    """A conv layer in NHWC with `channels` output channels whose ReLU the tasks of its
+    register blocks compute from their cells (schedule.blocking.folds_into_tasks): 17
+    channels make a partial block of columns, rows of 31 pixels blocks of rows and a tail."""
+    conv = conv_nhwc(channels)
+    n, y, x, o = conv.variables
+    bias = Image(Float, "bias", [conv.intervals[3].ub + 1])
+    relu = Function((list(conv.variables), list(conv.intervals)), Float, "relu")
+    relu.defn = [Max(conv(n, y, x, o) + bias(o), 0.0)]
+    rng = np.random.default_rng(8)
+    arguments = dict(
+        inp=rng.random((2, 11, 33, 3), np.float32),
+        w=rng.random((3, 3, 3, 17), np.float32),
+        bias=rng.random(17, np.float32) - 0.5,
+    )
+    return MemoryCase(name, [relu], ("naive", "auto"), arguments)
+
+
+def register_blocks_with_their_relu() -> MemoryCase:
+    """The conv's cells kept in a buffer of each thread's: 17 channels, a task's cells few."""
+    return _conv_relu(17, "register blocks with their relu")
+
+
+def register_blocks_with_their_relu_in_a_buffer() -> MemoryCase:
+    """The conv's cells in a full buffer: its channels a parameter, planned for many."""
+    return _conv_relu(None, "register blocks with their relu, in a buffer")
+
+
 def lines_of_a_row_scan() -> MemoryCase:
     """A scan along the contiguous dimension runs a few rows side by side (codegen.scans):
     11 rows make two blocks of lines and three rows left to run alone."""
@@ -395,6 +424,8 @@ CASES = (
     channels_together,
     register_blocks,
     register_blocks_of_channels,
+    register_blocks_with_their_relu,
+    register_blocks_with_their_relu_in_a_buffer,
     lines_of_a_row_scan,
 )
 

@@ -80,3 +80,28 @@ def linear_form(e: E.Expr):
     if e.op == "+":
         return symbol, a, b + k
     return (symbol, -a, k - b) if const_left else (symbol, a, b - k)
+
+
+def coefficient(e, var):
+    """The coefficient of `var` in `e` when `e` is affine in it through + - and constant
+    multiples (0 when `var` does not occur), else None."""
+    if not any(n is var for n in E.walk(e)):
+        return 0
+    if e is var:
+        return 1
+    if isinstance(e, E.Neg):
+        inner = coefficient(e.a, var)
+        return None if inner is None else -inner
+    if isinstance(e, E.Cast) and e.typ.is_int and e.a.typ.is_int:
+        return coefficient(e.a, var)
+    if not isinstance(e, E.BinOp) or e.op not in ("+", "-", "*"):
+        return None
+    a, b = coefficient(e.a, var), coefficient(e.b, var)
+    if a is None or b is None:
+        return None
+    if e.op == "+":
+        return a + b
+    if e.op == "-":
+        return a - b
+    constant = [x.value for x in (e.a, e.b) if isinstance(x, E.Const)]
+    return (a + b) * constant[0] if constant and isinstance(constant[0], int) else None

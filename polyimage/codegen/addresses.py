@@ -8,8 +8,7 @@ import dataclasses
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
-from ..algebra.affine import linear_form
-from ..dsl import expr as E
+from ..algebra.affine import coefficient, is_affine
 from . import scans
 from .cexpr import CExprPrinter, narrow_gather
 from .ctext import CText, cat, reading, used
@@ -81,17 +80,18 @@ def shifting(printer: CExprPrinter, shifts: Mapping) -> CExprPrinter:
 
 def element_step(ref, var, store) -> str | None:
     """C text of how many elements reference `ref` moves in `store` (its stage's
-    StageStorage) when integer variable `var` grows by one, where every index is affine in
-    `var` and no dimension it moves along is folded; None otherwise."""
+    StageStorage) when integer variable `var` grows by one, where every index is affine and
+    moves by a constant step with `var` and no dimension it moves along is folded; None
+    otherwise."""
     terms = []
     for d, arg in enumerate(ref.args):
-        if not any(n is var for n in E.walk(arg)):
+        step = coefficient(arg, var)
+        if step == 0:
             continue
-        form = linear_form(arg)
-        if form is None or form[0] is not var or d in store.fold:
+        if step is None or not is_affine(arg) or d in store.fold:
             return None
         strides = [store.stride(e) for e in range(d + 1, len(ref.args))]
-        terms.append(" * ".join([str(form[1]), *strides]))
+        terms.append(" * ".join([str(step), *strides]))
     return " + ".join(terms) if terms else None
 
 

@@ -4,6 +4,7 @@ reduction-only loops."""
 
 from __future__ import annotations
 
+from ..algebra.affine import linear_form
 from ..dsl import expr as E
 from ..dsl.constructs import Op
 from ..schedule.blocking import vector_ready
@@ -11,10 +12,11 @@ from ..schedule.reductions import PARALLEL_MIN_POINTS
 from .addresses import offset_of
 from .cexpr import helper, wide_name
 from .ctext import CText, Text, assign, cat, declare, writing
-from .ctree import Assign, Block, Declare, For, If, Node, Seq
+from .ctree import Assign, Block, Declare, For, If, Line, Node, Seq
 from .names import BLOCK_CELLS, PREFIX, UPDATES
 from .prelude import ONE_AT_A_TIME
 from .vector_blocks import vector_kernel
+from .workspace import WORKSPACE
 
 P = PREFIX
 # the most steps of a register block's innermost reduction loops unrolled together (a 3x3
@@ -199,6 +201,62 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         fill = columns(lambda: assign(cell(), value), count, True, f"{P}rlo_{c}")
         return For(wide_name(r), f"{P}rc0", f"{P}rc1", Block((*emitter.aliases([rows]), fill)))
 
+    scratch_cells = f"{block.chunk} * ({P}rhi_{c} - {P}rlo_{c} + 1)"
+
+    def slot(thread: str) -> str:
+        return f"{WORKSPACE}->scratch[{thread} * {emitter.scratch_slots}]"
+
+    def reserved() -> For:
+        """Each thread's buffer for a task's cells, reserved before the tasks start."""
+        bytes_ = f"sizeof({store.c_type}) * (size_t)({scratch_cells})"
+        thread = f"{P}t"
+        reserve = (
+            f"{P}reserve(&{slot(thread)}, &{WORKSPACE}->scratch_bytes[{thread} * "
+            f"{emitter.scratch_slots}], {bytes_})"
+        )
+        fail = If(f"!{reserve}", Line(f"goto {P}fail;"))
+        return For(thread, "0", f"{P}nthreads", fail, c_type="int", inclusive=False)
+
+    def in_scratch() -> tuple:
+        """The Reduction's buffer and bounds, for this task: its cells in the thread's buffer
+        (the names shadow those of a full buffer, so its references print alike)."""
+        target = update.target
+        bounds = []
+        for d, arg in enumerate(target.args):
+            k = next(k for k, v in enumerate(variables) if v is linear_form(arg)[0])
+            if k == block.rows:
+                lo, n = f"{P}rc0", str(block.chunk)
+            elif k == block.columns:
+                lo, n = f"{P}rlo_{c}", f"{P}rhi_{c} - {P}rlo_{c} + 1"
+            else:
+                lo, n = wide_name(names[k]), "1"
+            bounds += [(store.lb[d], lo), (store.n[d], n)]
+        buffer = f"({store.c_type} *){slot('omp_get_thread_num()')}"
+        return (
+            Declare(f"{store.c_type} *restrict", ((store.buffer, buffer),), False),
+            Declare("int64_t", tuple(bounds), True),
+        )
+
+    def folded(stage) -> For:
+        """Stage `stage` (schedule.blocking.folds_into_tasks) at the task's cells, from the
+        Reduction's while they are in cache: its variables are the owned ones, dimension by
+        dimension."""
+        count = f"{P}rhi_{c} - {P}rlo_{c} + 1"
+        own = [linear_form(a)[0] for a in update.target.args]
+        named = [(emitter.names[v], emitter.names[mine]) for v, mine in zip(stage.variables, own)]
+        points = [
+            Declare("int64_t", ((wide_name(theirs), wide_name(ours)),), True)
+            for theirs, ours in named
+            if theirs != ours
+        ]
+        aliased = [v for v, (theirs, ours) in zip(stage.variables, named) if theirs != ours]
+
+        def point() -> Block:
+            return Block((*points, *emitter.aliases(aliased), emitter.cases(stage, printer)))
+
+        fill = columns(point, count, True, f"{P}rlo_{c}")
+        return For(wide_name(r), f"{P}rc0", f"{P}rc1", Block((*emitter.aliases([rows]), fill)))
+
     def stepped(var, lo, hi, step, end, body) -> For:
         """for var from lo to hi by step, with `end` the last of each step's values."""
         last = declare("int64_t", [(end, cat(smaller, f"({var} + {step - 1}, {hi})"))])
@@ -236,8 +294,10 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
                     (f"{P}rc1", cat(smaller, f"({chunk0} + {block.chunk - 1}, {P}rhi_{r})")),
                 ],
             ),
+            *(in_scratch() if block.scratch else ()),
             *([initialized()] if block.initializes else []),
             blocks,
+            *(folded(emitter.graph.stage(name).func) for name in block.epilogue),
         )
     )
     chunks = f"({P}extent({P}rlo_{r}, {P}rhi_{r}) + {block.chunk - 1}) / {block.chunk}"
@@ -256,4 +316,4 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
                 condition=f"{P}rpoints >= {PARALLEL_MIN_POINTS}",
             )
         node = For(var, lo, hi, node, inclusive=inclusive, **clauses)
-    return Block((node,), note=UPDATES)
+    return Block((*([reserved()] if block.scratch else []), node), note=UPDATES)

@@ -15,6 +15,7 @@ from typing import Sequence
 from ..dsl.constructs import Image
 from ..graph.dag import StageGraph
 from ..schedule.memory import buffer_lifetimes, buffer_slots
+from ..schedule.reductions import kept_in_tasks
 from ..schedule.tiling import UntiledGroup
 from . import checked
 from .cexpr import CExprPrinter
@@ -119,7 +120,12 @@ def generate_module(
         ),
         Declare("int", ((f"{PREFIX}status", "1"),)),
     ]
-    n_scratch = max((len(p.scratch) for p in plans if not isinstance(p, UntiledGroup)), default=0)
+    in_tasks = kept_in_tasks(reductions or {})
+    n_scratch = max(
+        (len(p.scratch) for p in plans if not isinstance(p, UntiledGroup)),
+        default=1 if in_tasks else 0,
+    )
+    n_scratch = max(n_scratch, 1 if in_tasks else 0)
     if n_scratch:
         body.append(If(f"!{PREFIX}reserve_threads({WORKSPACE}, {nthreads})", fail))
     storage = {}
@@ -135,12 +141,12 @@ def generate_module(
             ub = cat("(int64_t)(", printer(iv.ub), ")")
             extent = cat(ub, f" - {store.lb[d]} + 1")
             body.append(declare("int64_t", [(store.lb[d], lb), (store.n[d], extent)]))
-    lifetimes = buffer_lifetimes(graph, plans)
+    lifetimes = buffer_lifetimes(graph, plans, in_tasks)
     slots = buffer_slots(lifetimes)
     for stage_name in lifetimes:
         func = by_name[stage_name]
         body.append(Declare(f"{storage[stage_name].c_type} *restrict", ((names[func], "NULL"),)))
-    untiled = LoopEmitter(graph, names, storage, branch_free, reductions, plain)
+    untiled = LoopEmitter(graph, names, storage, branch_free, reductions, plain, n_scratch)
     functions: list
     functions, owners = [], []
     for i, plan in enumerate(plans):

@@ -51,12 +51,20 @@ class LoopEmitter:
         branch_free=frozenset(),
         reductions=None,
         plain=frozenset(),
+        scratch_slots: int = 0,
         check_group: int | None = None,
     ):
         self.graph = graph
+        self.scratch_slots = scratch_slots
         self.branch_free = branch_free
         self.plain = plain
         self.reductions = reductions or {}
+        self.epilogues = frozenset(
+            name
+            for strategy in self.reductions.values()
+            if strategy.block is not None
+            for name in strategy.block.epilogue
+        )
         self.names = names
         self.storage = storage
         self.check_group = check_group
@@ -71,7 +79,10 @@ class LoopEmitter:
         return emitter
 
     def stage(self, func) -> Stage:
-        """The code computing stage `func` over its whole domain."""
+        """The code computing stage `func` over its whole domain (none for a stage the tasks
+        of a Reduction's register blocks compute: schedule.blocking.folds_into_tasks)."""
+        if func.name in self.epilogues:
+            return Stage(func.kind, func.name, ())
         if isinstance(func, Reduction):
             body = self._reduction(func)
         else:
@@ -79,7 +90,7 @@ class LoopEmitter:
                 func.variables,
                 func.name,
                 parallel=True,
-                body=lambda printer: self._cases(func, printer),
+                body=lambda printer: self.cases(func, printer),
                 scan=scan_dimension(func),
                 **self._versions([func]),
             )
@@ -191,7 +202,7 @@ class LoopEmitter:
                         declare("int64_t", [(wide_name(self.names[v]), wide_name(self.names[h]))]),
                     )
                 ]
-                cases = self._cases(func, printer)
+                cases = self.cases(func, printer)
                 scoped = len(funcs) > 1 or aliases
                 nodes.append(Block((*aliases, cases)) if scoped else cases)
             return Seq(tuple(nodes))
@@ -419,7 +430,7 @@ class LoopEmitter:
         own = store.offset(indices, False, self.check_group)
         return assign(cat(store.buffer, "[", own, "]", writing(store.buffer)), value)
 
-    def _cases(self, func, printer):
+    def cases(self, func, printer):
         """The point of stage `func` its Cases compute, printed by `printer`."""
         cases = func.cases
         if len(cases) == 1 and cases[0].cond is None:

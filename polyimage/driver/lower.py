@@ -25,7 +25,7 @@ from ..poly.analysis import analyze
 from ..poly.bounds import branch_free_stages, check_analysis, check_inlined
 from ..schedule.memory import MemoryEstimate, memory_estimate, small_stages
 from ..schedule.plan import Schedule, ScheduleError
-from ..schedule.reductions import reduction_strategies
+from ..schedule.reductions import kept_in_tasks, reduction_strategies
 from ..schedule.tiling import TiledGroup, plan_groups
 from ..tools.dump import (
     Dump,
@@ -82,7 +82,12 @@ class Compiled:
 
     def memory(self) -> MemoryEstimate:
         """Bytes of intermediate buffers at the estimates: full buffers and scratchpads."""
-        return memory_estimate(self.stage_graph, self.group_plans, self.request.param_values)
+        return memory_estimate(
+            self.stage_graph,
+            self.group_plans,
+            self.request.param_values,
+            kept_in_tasks(self.reductions),
+        )
 
 
 def lower(
@@ -145,8 +150,9 @@ def run_passes(request: Request, dumped: Dump, timer: PassTimer) -> Compiled:
         schedule, plans, auto = planned(chosen, stage_graph, params)
     dumped.write("04-schedule.txt", lambda: schedule_text(schedule, auto, request))
     with timer("plan_reductions"):
+        groups = tuple(plan.members for plan in plans)
         reductions = reduction_strategies(
-            stage_graph, params, tiled_members(plans), request.machine
+            stage_graph, params, tiled_members(plans), request.machine, groups
         )
         plain = small_stages(stage_graph, params, request.options.plain_points)
     dumped.write("05-plans.txt", lambda: plans_text(plans))

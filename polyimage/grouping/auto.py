@@ -8,9 +8,13 @@ import logging
 import time
 from dataclasses import dataclass
 
+from ..algebra.evaluate import Evaluator
+from ..dsl.reduction import Reduction
+from ..schedule.blocking import folds_into_tasks
 from ..schedule.plan import GroupSchedule, Schedule
-from ..schedule.tiling import tiling_plan, with_tiles
-from .cost import CostModel, Weights
+from ..schedule.reductions import reduction_strategy
+from ..schedule.tiling import UntiledGroup, tiling_plan, with_tiles
+from .cost import CostModel, CostTerms, GroupCost, Weights
 from .dp import FusionDag, GroupingStats, incremental_grouping
 from .greedy import greedy_cost_schedule
 from .machine import Machine
@@ -96,6 +100,46 @@ def auto_schedule(
             log.info("auto: pairwise merging found a cheaper grouping than the DP; taking it")
             chosen, stats.greedy_cheaper = merged, True
     stats.seconds = time.perf_counter() - start
+    chosen, folded = folded_epilogues(graph, chosen, params, machine)
+    for group, (reduction, stages) in folded.items():
+        parts = [costs[(reduction,)], *(costs[(name,)] for name in stages)]
+        why = f"{', '.join(stages)} computed by the tasks of {reduction}'s register blocks"
+        costs[group] = GroupCost(sum(p.cost for p in parts), (), CostTerms(untiled=why))
     schedule = Schedule(tuple(GroupSchedule(g, costs[g].levels) for g in chosen))
-    plans = tuple(with_tiles(tiling_plan(graph, g, params), costs[g].levels) for g in chosen)
+    plans = tuple(
+        UntiledGroup(g, costs[g].terms.untiled)
+        if g in folded
+        else with_tiles(tiling_plan(graph, g, params), costs[g].levels)
+        for g in chosen
+    )
     return AutoResult(schedule, plans, tuple(costs[g] for g in chosen), stats)
+
+
+def folded_epilogues(graph, groups: list, params, machine) -> tuple:
+    """`groups` (tuples of member names, in order) with each group of one Reduction that runs
+    by register blocks joined by the groups of one stage its tasks can compute from their
+    cells in cache (schedule.blocking.folds_into_tasks: a conv layer's bias and ReLU), where
+    those read nothing computed later; and {joined group: (the Reduction, the stages)}."""
+    evaluate = Evaluator({}, {}, params)
+    groups, folded = list(groups), {}
+    for i, group in enumerate(groups):
+        func = graph.stage(group[0]).func
+        if len(group) != 1 or not isinstance(func, Reduction):
+            continue
+        if reduction_strategy(func, evaluate, machine).kind != "blocked":
+            continue
+        ready = {s.name for s in graph.stages if s.kind == "image"}
+        ready.update(m for g in groups[: i + 1] for m in g)
+        joined: list = []
+        for later in groups[i + 1 :]:
+            if len(later) != 1:
+                continue
+            producers = set(graph.stage(later[0]).producers)
+            if producers <= ready and folds_into_tasks(graph, group[0], later[0]):
+                joined.append(later[0])
+                ready.add(later[0])
+        if joined:
+            groups[i] = (group[0], *joined)
+            folded[groups[i]] = (group[0], tuple(joined))
+    kept = [g for g in groups if not (len(g) == 1 and any(g[0] in f[1] for f in folded.values()))]
+    return kept, folded

@@ -19,6 +19,7 @@ from ..algebra.affine import is_affine, linear_form
 from ..algebra.evaluate import extent
 from ..dsl import expr as E
 from ..dsl.cases import Op
+from ..dsl.reduction import Reduction
 from ..dsl.types import Half
 from .reduction_order import contiguous_variable, unit_stride
 
@@ -68,6 +69,8 @@ class RegisterBlock:
     panel_bytes: int = 0  # a panel of the operands read along the columns
     slice_bytes: int = 0  # a block's slice of that panel
     initializes: bool = False  # each task sets its cells to the default (initialized_by_tasks)
+    epilogue: tuple = ()  # stages each task computes from its cells (folds_into_tasks)
+    scratch: bool = False  # the cells live in a buffer of each thread's, a task's at a time
 
     def describe(self, func) -> str:
         """The blocks and why: what a step of the reduction loads for how many vector
@@ -88,6 +91,12 @@ class RegisterBlock:
             f"{names[self.inner[0]]}{depth}: a panel of {', '.join(along)} "
             f"({_kib(self.panel_bytes)}) stays in L2, a block's slice ({_kib(self.slice_bytes)}) "
             "in L1"
+            + (
+                f"; {', '.join(self.epilogue)} computed by each task from its cells, in cache"
+                if self.epilogue
+                else ""
+            )
+            + ("; the cells kept per task in a buffer of each thread's" if self.scratch else "")
         )
 
 
@@ -157,13 +166,19 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
 
 
 def initialized_by_tasks(func, owned) -> bool:
-    """Whether the tasks of the blocks (all columns of a chunk of rows at one point of the
-    outer variables) cover the cells of Reduction `func` exactly, each once, so that a task
-    can set its cells to the default just before its panels (in cache for their first loads)
-    instead of a pass over the whole buffer first: the default reads no variable or stage,
-    the target is the owned variables themselves and they span the stage's domain."""
+    """Whether each task of the blocks can set its cells to the default just before its
+    panels (in cache for their first loads) instead of a pass over the whole buffer first:
+    the default reads no variable or stage, and the tasks cover the cells (tasks_cover_cells)."""
     if any(isinstance(n, (E.Variable, E.Reference)) for n in E.walk(func.default)):
         return False
+    return tasks_cover_cells(func, owned)
+
+
+def tasks_cover_cells(func, owned) -> bool:
+    """Whether the tasks of the blocks (all columns of a chunk of rows at one point of the
+    outer variables) cover the cells of Reduction `func` exactly, each once: the target is
+    the owned variables themselves ({reduction variable index: dimension}) and they span the
+    stage's domain."""
     target = func.cases[0].value.target
     variables = func.reduction_variables
     for k, dim in owned.items():
@@ -174,6 +189,28 @@ def initialized_by_tasks(func, owned) -> bool:
         if (str(mine.lb), str(mine.ub)) != (str(domain.lb), str(domain.ub)):
             return False
     return True
+
+
+def folds_into_tasks(graph, reduction: str, consumer: str) -> bool:
+    """Whether stage `consumer` of `graph` can be computed by the tasks of Reduction
+    `reduction`'s register blocks, from each task's cells while they are in cache (a conv
+    layer's bias and ReLU): a Function over the same domain, not a scan, reading the
+    Reduction only at its own point, where the tasks cover the Reduction's cells."""
+    func, stage = graph.stage(reduction).func, graph.stage(consumer).func
+    form = _blocked_form(func)
+    if form is None or not tasks_cover_cells(func, form[2]):
+        return False
+    if isinstance(stage, Reduction) or stage.kind != "function" or graph.scan(consumer):
+        return False
+    if len(stage.intervals) != len(func.intervals) or any(
+        (str(a.lb), str(a.ub)) != (str(b.lb), str(b.ub))
+        for a, b in zip(stage.intervals, func.intervals)
+    ):
+        return False
+    reads = [r for r in graph.reads(consumer) if r.func is func]
+    return bool(reads) and all(
+        all(a is v for a, v in zip(r.args, stage.variables)) for r in reads
+    )
 
 
 def _blocked_form(func):

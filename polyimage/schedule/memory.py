@@ -32,15 +32,16 @@ def small_stages(graph, params, limit: int) -> frozenset:
     )
 
 
-def buffer_lifetimes(graph, plans) -> dict:
+def buffer_lifetimes(graph, plans, in_tasks=frozenset()) -> dict:
     """{stage: (first group, last group)} for every intermediate that needs a full buffer:
-    members of untiled groups and live-outs of tiled ones that are not pipeline outputs."""
+    members of untiled groups and live-outs of tiled ones that are not pipeline outputs, nor
+    Reductions kept in their tasks' buffers (`in_tasks`: schedule.reductions.kept_in_tasks)."""
     owner = {n: i for i, plan in enumerate(plans) for n in plan.members}
     lifetimes = {}
     for i, plan in enumerate(plans):
         full = plan.members if isinstance(plan, UntiledGroup) else plan.liveouts
         for name in full:
-            if name in graph.outputs:
+            if name in graph.outputs or name in in_tasks:
                 continue
             readers = [owner[c] for c in graph.stage(name).consumers]
             lifetimes[name] = (i, max(readers, default=i))
@@ -86,9 +87,9 @@ def _mb(n: int) -> str:
     return f"{n / 2**20:.2f} MiB"
 
 
-def memory_estimate(graph, plans, params: dict) -> MemoryEstimate:
+def memory_estimate(graph, plans, params: dict, in_tasks=frozenset()) -> MemoryEstimate:
     evaluate = Evaluator({}, {}, params)
-    lifetimes = buffer_lifetimes(graph, plans)
+    lifetimes = buffer_lifetimes(graph, plans, in_tasks)
     sizes = {name: _buffer_bytes(graph.stage(name).func, evaluate) for name in lifetimes}
     peak = max(
         (

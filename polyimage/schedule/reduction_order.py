@@ -19,7 +19,7 @@ The rule is conservative: data-dependent or blocked target indices (a histogram 
 
 from __future__ import annotations
 
-from ..algebra.affine import linear_form
+from ..algebra.affine import coefficient, linear_form
 from ..dsl import expr as E
 from ..dsl.types import Int
 
@@ -121,32 +121,7 @@ def unit_stride(ref, var) -> bool:
     """Whether stepping `var` by one moves the reference `ref` by one element or none: `var`
     appears only in its last index, with coefficient 0 or 1."""
     *outer, last = ref.args or (E.Const(0, Int),)
-    return all(_coefficient(a, var) == 0 for a in outer) and _coefficient(last, var) in (0, 1)
-
-
-def _coefficient(e, var):
-    """The coefficient of `var` in `e` when `e` is affine in it through + - and constant
-    multiples (0 when `var` does not occur), else None."""
-    if not any(n is var for n in E.walk(e)):
-        return 0
-    if e is var:
-        return 1
-    if isinstance(e, E.Neg):
-        inner = _coefficient(e.a, var)
-        return None if inner is None else -inner
-    if isinstance(e, E.Cast) and e.typ.is_int and e.a.typ.is_int:
-        return _coefficient(e.a, var)
-    if not isinstance(e, E.BinOp) or e.op not in ("+", "-", "*"):
-        return None
-    a, b = _coefficient(e.a, var), _coefficient(e.b, var)
-    if a is None or b is None:
-        return None
-    if e.op == "+":
-        return a + b
-    if e.op == "-":
-        return a - b
-    constant = [x.value for x in (e.a, e.b) if isinstance(x, E.Const)]
-    return (a + b) * constant[0] if constant and isinstance(constant[0], int) else None
+    return all(coefficient(a, var) == 0 for a in outer) and coefficient(last, var) in (0, 1)
 
 
 def owned_forms(func, var) -> list:

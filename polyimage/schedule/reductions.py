@@ -20,12 +20,13 @@
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from dataclasses import dataclass
 
 from ..algebra.evaluate import Evaluator, extent
 from ..dsl.reduction import Reduction
-from .blocking import RegisterBlock, register_block
+from .blocking import RegisterBlock, folds_into_tasks, register_block
 from .reduction_order import (  # noqa: F401  (UNROLL_POINTS read from here too)
     UNROLL_POINTS,
     contiguous_variable,
@@ -70,10 +71,12 @@ class ReductionStrategy:
         return f"{self.kind}: {self.reason}"
 
 
-def reduction_strategies(graph, params, tiled=None, machine=None) -> dict:
+def reduction_strategies(graph, params, tiled=None, machine=None, groups=()) -> dict:
     """{Reduction name: ReductionStrategy} for every Reduction of `graph`, decided at the
     parameter values `params` (the estimates) for `machine` (None: no register blocks); one in
-    `tiled` ({stage: index of its tiled group}) is computed per tile."""
+    `tiled` ({stage: index of its tiled group}) is computed per tile. `groups`: the members
+    of every group in order; a blocked Reduction's tasks compute the members of its untiled
+    group that fold into them (epilogue)."""
     evaluate = Evaluator({}, {}, params)
     tiled = tiled or {}
     strategies = {}
@@ -83,9 +86,51 @@ def reduction_strategies(graph, params, tiled=None, machine=None) -> dict:
             continue
         if stage.name in tiled:
             strategies[stage.name] = _tiled_strategy(func, tiled[stage.name])
-        else:
-            strategies[stage.name] = reduction_strategy(func, evaluate, machine)
+            continue
+        strategy = reduction_strategy(func, evaluate, machine)
+        if strategy.block is not None:
+            folded = epilogue(graph, stage.name, groups)
+            if folded:
+                # read by its tasks alone, its cells need no buffer beyond a task's, in cache
+                alone = set(stage.consumers) <= set(folded) and stage.name not in graph.outputs
+                cells = strategy.block.chunk * extent(
+                    evaluate, func.reduction_intervals[strategy.block.columns]
+                )
+                small = cells * func.typ.dtype.itemsize <= machine.l2_bytes // 2
+                block = dataclasses.replace(
+                    strategy.block, epilogue=folded, scratch=alone and small
+                )
+                strategy = dataclasses.replace(strategy, block=block, reason=block.describe(func))
+        strategies[stage.name] = strategy
     return strategies
+
+
+def kept_in_tasks(strategies) -> frozenset:
+    """The Reductions (of `strategies`, {name: ReductionStrategy}) whose cells live only in
+    the buffers of their register blocks' tasks: no full buffer."""
+    return frozenset(
+        name for name, s in strategies.items() if s.block is not None and s.block.scratch
+    )
+
+
+def epilogue(graph, name: str, groups) -> tuple:
+    """The members of Reduction `name`'s group (in `groups`, every group's members in order)
+    after it that its tasks compute (blocking.folds_into_tasks), each reading nothing computed
+    after the Reduction but the stages folded before it."""
+    ready = {s.name for s in graph.stages if s.kind == "image"}
+    for members in groups:
+        if name not in members:
+            ready.update(members)
+            continue
+        ready.update(members[: members.index(name) + 1])
+        folded: list = []
+        for member in members[members.index(name) + 1 :]:
+            producers = set(graph.stage(member).producers)
+            if producers <= ready and folds_into_tasks(graph, name, member):
+                folded.append(member)
+                ready.add(member)
+        return tuple(folded)
+    return ()
 
 
 def _tiled_strategy(func, group: int) -> ReductionStrategy:
