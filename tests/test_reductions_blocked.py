@@ -172,7 +172,7 @@ def test_blocks_narrower_than_the_widest_take_more_rows(vector_bytes):
     )
     narrow = blocking.register_block(conv_nhwc(), evaluate, machine)
     lanes = vector_bytes // 4
-    assert wide.height == (blocking.WIDE_BLOCK_ROWS if vector_bytes >= 64 else blocking.BLOCK_ROWS)
+    assert wide.height == blocking.BLOCK_ROWS  # a matrix product's rows lie K apart
     assert wide.height * wide.width // lanes == narrow.height * narrow.width // lanes
     assert narrow.width == min(32, wide.width) and narrow.height >= wide.height
 
@@ -201,6 +201,7 @@ def test_random_block_shapes_and_loop_orders_equal_the_interpreter(seed, tmp_pat
     monkeypatch.setattr(blocking, "BLOCK_VECTORS", int(draw.integers(1, 3)))
     monkeypatch.setattr(blocking, "WIDE_BLOCK_ROWS", int(draw.integers(1, 14)))
     monkeypatch.setattr(blocking, "WIDE_BLOCK_VECTORS", int(draw.integers(1, 5)))
+    monkeypatch.setattr(blocking, "WIDE_RUNTIME_VECTORS", int(draw.integers(1, 5)))
     monkeypatch.setattr(blocking, "CHUNK_BLOCKS", int(draw.integers(1, 4)))
     monkeypatch.setattr(blocking, "PANEL_DEPTH", int(draw.integers(1, 9)))
     order = "".join(draw.permutation(list("ijk")))
@@ -281,3 +282,30 @@ def test_tasks_set_their_own_cells_to_the_default_where_they_cover_them(how, tmp
         b = rng.standard_normal((k, n)).astype(np.float32)
         want = polyimage.interpret([out], A=a, B=b)
         assert_same(pipe(A=a, B=b), want, f"{how} {m}x{n}x{k}", exact=True)
+
+
+@pytest.mark.parametrize("vector_bytes", [32, 64])
+def test_rows_a_constant_step_apart_take_more_rows_of_fewer_vectors(vector_bytes):
+    """With 32 vector registers, rows a step apart known at compile time (a conv layer's
+    image rows of 32 channels) take blocks of 12 rows by one vector, whose broadcasts fold
+    into their multiplies; rows K apart (a matrix product) 4 rows by 4 vectors, an address
+    register a row. With 16 registers, both 4 rows by 2 vectors."""
+    from apps import conv_nhwc as app
+
+    conv = [s.func for s in polyimage.compile(app.build()[0], build=False).stage_graph.stages]
+    conv = next(f for f in conv if f.name == "conv")
+    product = matmul()
+    rows = conv.reduction_variables[2]
+    assert blocking.constant_row_steps(conv, rows)
+    assert not blocking.constant_row_steps(product, product.reduction_variables[0])
+    machine = Machine(l1_bytes=32 * 1024, l2_bytes=1024 * 1024, cores=2, vector_bytes=vector_bytes)
+    lanes = vector_bytes // 4
+    layer = blocking.register_block(conv, Evaluator({}, {}, {"N": 4, "R": 112, "C": 112}), machine)
+    square = blocking.register_block(
+        product, Evaluator({}, {}, {"M": 512, "N": 512, "K": 512}), machine
+    )
+    if vector_bytes == 64:
+        assert (layer.height, layer.width) == (blocking.WIDE_BLOCK_ROWS, lanes)
+        assert (square.height, square.width) == (blocking.BLOCK_ROWS, 4 * lanes)
+    else:
+        assert (layer.height, layer.width) == (square.height, square.width) == (4, 2 * lanes)

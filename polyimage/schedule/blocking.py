@@ -26,15 +26,18 @@ from .reduction_order import contiguous_variable, unit_stride
 # rows of a register block, and vectors of the contiguous dimension per row: 8 accumulators
 # leave registers for the broadcasts and loads with AVX2's 16 vector registers (gcc reads the
 # columns' operand once per row, folded into the multiply); with AVX-512's 32 registers, 12
-# rows of one vector: each row's broadcast then feeds one multiply and folds into it (an
-# embedded broadcast), where a broadcast shared by several vectors is an instruction of its
-# own that takes a floating-point slot on some cores (Zen 4: a 3x3 conv layer 1.3x slower in
-# blocks of 8 rows by 2 vectors). A block whose columns hold fewer vectors takes more rows, to
-# keep as many accumulators
+# rows of one vector where the rows lie a constant step apart (each row's broadcast then
+# feeds one multiply and folds into it, at a constant offset from one pointer, where a
+# broadcast shared by several vectors is an instruction of its own that takes a
+# floating-point slot on some cores: a 3x3 conv layer 1.3x slower in blocks of 8 rows by 2
+# vectors on Zen 4), else 4 rows of 4 vectors (rows a step apart known only at run time take
+# an address register each: 12 of them spill). A block whose columns hold fewer vectors
+# takes more rows, to keep as many accumulators
 BLOCK_ROWS = 4
 BLOCK_VECTORS = 2
-WIDE_BLOCK_ROWS = 12  # with vectors of 64 bytes (AVX-512: 32 registers)
+WIDE_BLOCK_ROWS = 12  # with vectors of 64 bytes (AVX-512: 32 registers), rows a constant apart
 WIDE_BLOCK_VECTORS = 1
+WIDE_RUNTIME_VECTORS = 4  # with vectors of 64 bytes, rows a step apart known at run time
 # blocking pays where the reduction-only loops run at least this many points per cell
 MIN_UPDATES = 8
 # the most register blocks of rows a parallel task takes, and the tasks per core to aim for
@@ -104,6 +107,26 @@ def _kib(count: int) -> str:
     return f"{count / 1024:.0f} KiB" if count >= 1024 else f"{count} B"
 
 
+def constant_row_steps(func, rows) -> bool:
+    """Whether every read of Reduction `func`'s update that moves with `rows` (its rows'
+    variable) moves a step known at compile time: the dimensions after each it moves along
+    have constant bounds."""
+    update = func.cases[0].value
+    for ref in (n for n in E.walk(update.value) if isinstance(n, E.Reference)):
+        for d, arg in enumerate(ref.args):
+            if _moves_arg(arg, rows) and any(
+                isinstance(n, E.Symbol)
+                for iv in ref.func.intervals[d + 1 :]
+                for n in (*E.walk(iv.lb), *E.walk(iv.ub))
+            ):
+                return False
+    return True
+
+
+def _moves_arg(arg, var) -> bool:
+    return any(n is var for n in E.walk(arg))
+
+
 def _along(func, columns) -> list:
     """The reads of the update that move with the columns."""
     column = func.reduction_variables[columns]
@@ -122,14 +145,15 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
     itemsize = func.typ.dtype.itemsize
     lanes = max(1, machine.vector_bytes // itemsize)
     wide = machine.vector_bytes >= 64
-    most = WIDE_BLOCK_VECTORS if wide else BLOCK_VECTORS
+    constant = wide and constant_row_steps(func, func.reduction_variables[rows])
+    most = (WIDE_BLOCK_VECTORS if constant else WIDE_RUNTIME_VECTORS) if wide else BLOCK_VECTORS
     vectors = max(1, min(most, extents[columns] // lanes))
     width = vectors * lanes
     updates = math.prod(extents[k] for k in inner)
     if extents[rows] < BLOCK_ROWS or extents[columns] < width or updates < MIN_UPDATES:
         return None
     # narrower blocks take more rows, as many accumulators as a block of full width
-    height = min((WIDE_BLOCK_ROWS if wide else BLOCK_ROWS) * (most // vectors), extents[rows])
+    height = min((WIDE_BLOCK_ROWS if constant else BLOCK_ROWS) * (most // vectors), extents[rows])
     outer = tuple(k for k in sorted(owned) if k not in (rows, columns))
     depth = extents[inner[0]]
     below = math.prod(extents[k] for k in inner[1:])  # points per value of the first
@@ -208,9 +232,7 @@ def folds_into_tasks(graph, reduction: str, consumer: str) -> bool:
     ):
         return False
     reads = [r for r in graph.reads(consumer) if r.func is func]
-    return bool(reads) and all(
-        all(a is v for a, v in zip(r.args, stage.variables)) for r in reads
-    )
+    return bool(reads) and all(all(a is v for a, v in zip(r.args, stage.variables)) for r in reads)
 
 
 def _blocked_form(func):
