@@ -172,7 +172,10 @@ def test_blocks_narrower_than_the_widest_take_more_rows(vector_bytes):
     )
     narrow = blocking.register_block(conv_nhwc(), evaluate, machine)
     lanes = vector_bytes // 4
-    assert wide.height == blocking.BLOCK_ROWS  # a matrix product's rows lie K apart
+    if vector_bytes >= 64:  # rows K apart, packed: blocks of 12 rows of one vector
+        assert wide.packed and (wide.height, wide.width) == (blocking.WIDE_BLOCK_ROWS, lanes)
+    else:
+        assert wide.height == blocking.BLOCK_ROWS
     assert wide.height * wide.width // lanes == narrow.height * narrow.width // lanes
     assert narrow.width == min(32, wide.width) and narrow.height >= wide.height
 
@@ -218,7 +221,8 @@ def test_random_block_shapes_and_loop_orders_equal_the_interpreter(seed, tmp_pat
 
 def _product_reading_rows(how: str):
     """A matrix product whose update reads the rows' variable `i` as written ("affine"), in
-    arithmetic besides ("arithmetic") or through an index that is not affine ("halved")."""
+    arithmetic besides ("arithmetic"), through an index that is not affine ("halved") or in
+    two reads ("twice")."""
     M, N, K = (Parameter(Int, n) for n in "MNK")
     A, B = Image(Float, "A", [M, K]), Image(Float, "B", [K, N])
     i, j, k = (Variable(Int, n) for n in "ijk")
@@ -230,6 +234,7 @@ def _product_reading_rows(how: str):
         "affine": A(i, k) * B(k, j),
         "arithmetic": A(i, k) * B(k, j) + Cast(Float, i),
         "halved": A(i // 2, k) * B(k, j),
+        "twice": A(i, k) * B(k, j) + A(i, 0) * B(0, j),
     }[how]
     C.defn = [Reduce(C(i, j), value, Op.Sum)]
     return C
@@ -242,7 +247,10 @@ def test_rows_read_at_fixed_steps_from_the_first_row(how, tmp_path):
     offsets from one pointer); where the rows' variable is used otherwise, each row declares
     its own point. Both equal the interpreter bit for bit, rows ending mid-block."""
     out = _product_reading_rows(how)
-    pipe = _compiled(out, {"M": 256, "N": 256, "K": 64}, tmp_path)
+    # planned for 32-byte vectors: no packed copy of the rows (whose copies declare rows too)
+    options = Options(cache_dir=tmp_path, machine={"vector_bytes": 32})
+    pipe = polyimage.compile([out], estimates={"M": 256, "N": 256, "K": 64}, options=options)
+    assert pipe.compiled.reductions["C"].kind == "blocked"
     assert ("pim_r0 + 1;" in pipe.c_source) == (how != "affine")
     rng = np.random.default_rng(3)
     for m, n, k in [(13, 40, 5), (31, 17, 9)]:
@@ -288,8 +296,9 @@ def test_tasks_set_their_own_cells_to_the_default_where_they_cover_them(how, tmp
 def test_rows_a_constant_step_apart_take_more_rows_of_fewer_vectors(vector_bytes):
     """With 32 vector registers, rows a step apart known at compile time (a conv layer's
     image rows of 32 channels) take blocks of 12 rows by one vector, whose broadcasts fold
-    into their multiplies; rows K apart (a matrix product) 4 rows by 4 vectors, an address
-    register a row. With 16 registers, both 4 rows by 2 vectors."""
+    into their multiplies; rows K apart (a matrix product) too, their read packed (else an
+    address register a row would spill), or 4 rows by 4 vectors where that read cannot be
+    packed. With 16 registers, all 4 rows by 2 vectors."""
     from apps import conv_nhwc as app
 
     conv = [s.func for s in polyimage.compile(app.build()[0], build=False).stage_graph.stages]
@@ -305,7 +314,43 @@ def test_rows_a_constant_step_apart_take_more_rows_of_fewer_vectors(vector_bytes
         product, Evaluator({}, {}, {"M": 512, "N": 512, "K": 512}), machine
     )
     if vector_bytes == 64:
-        assert (layer.height, layer.width) == (blocking.WIDE_BLOCK_ROWS, lanes)
-        assert (square.height, square.width) == (blocking.BLOCK_ROWS, 4 * lanes)
+        assert (layer.height, layer.width, layer.packed) == (blocking.WIDE_BLOCK_ROWS, lanes, False)
+        assert (square.height, square.width, square.packed) == (
+            blocking.WIDE_BLOCK_ROWS,
+            lanes,
+            True,
+        )
+        twice = _product_reading_rows("twice")
+        unpacked = blocking.register_block(
+            twice, Evaluator({}, {}, {"M": 512, "N": 512, "K": 512}), machine
+        )
+        assert (unpacked.height, unpacked.width, unpacked.packed) == (4, 4 * lanes, False)
     else:
         assert (layer.height, layer.width) == (square.height, square.width) == (4, 2 * lanes)
+
+
+def test_a_matrix_product_packs_its_rows_for_wide_vectors(tmp_path):
+    """Planned for 64-byte vectors, a matrix product's rows (K apart, a step known at run
+    time) are copied per panel into a buffer where they lie next to each other
+    (codegen.packing), and run in blocks of 12 rows of one vector; the checked build reads
+    them in place. Rows ending mid-block, a second panel of k, 1 and 2 threads: the
+    interpreter's result bit for bit."""
+    out = matmul()
+    options = Options(cache_dir=tmp_path, machine={"vector_bytes": 64})
+    pipe = polyimage.compile([out], estimates={"M": 512, "N": 512, "K": 512}, options=options)
+    block = pipe.compiled.reductions["C"].block
+    assert block.packed and block.height == blocking.WIDE_BLOCK_ROWS
+    assert "A copied per panel, its rows a constant step apart" in pipe.report()
+    assert "pim_pk[" in pipe.c_source
+    checked = polyimage.compile(
+        [out], estimates={"M": 512, "N": 512, "K": 512}, options=options, check=True
+    )
+    assert "pim_pk[" not in checked.c_source
+    rng = np.random.default_rng(11)
+    for m, n, k in [(13, 70, 300), (25, 17, 5)]:
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        want = polyimage.interpret([out], A=a, B=b)
+        for threads in (1, 2):
+            for built in (pipe, checked):
+                assert_same(built(A=a, B=b, threads=threads), want, f"{m}x{n}x{k}", exact=True)

@@ -21,14 +21,18 @@ class Addresses:
     group numbered `check_group` in the checked build (None: unchecked); a read of a stage of
     `carried` ({stage: (scan variable, dimension, C name)}) one step back along its scan is the
     C variable holding that value; a reference in `shifts` ({id(reference): C text}) lies
-    that many elements further on (a register block's row, codegen.vector_blocks)."""
+    that many elements further on (a register block's row, codegen.vector_blocks); one in
+    `replaced` ({id(reference): C text}) prints as that text (a packed copy, codegen.packing)."""
 
     storage: Mapping
     check_group: int | None = None
     carried: Mapping = field(default_factory=dict)
     shifts: Mapping = field(default_factory=dict)
+    replaced: Mapping = field(default_factory=dict)
 
     def __call__(self, ref, printer: CExprPrinter) -> CText:
+        if id(ref) in self.replaced:
+            return CText(self.replaced[id(ref)])
         carried = self.carried.get(ref.func.name)
         if carried is not None and scans.one_step_back(ref, *carried[:2]):
             return CText(carried[2])
@@ -71,11 +75,13 @@ def storing(printer: CExprPrinter, stage_name: str, store) -> CExprPrinter:
     return printer.with_(address=dataclasses.replace(addresses, storage=storage))
 
 
-def shifting(printer: CExprPrinter, shifts: Mapping) -> CExprPrinter:
+def shifting(printer: CExprPrinter, shifts: Mapping, replaced=None) -> CExprPrinter:
     """`printer` reading and writing each reference of `shifts` ({id(reference): C text of
-    elements}) that much further on."""
+    elements}) that much further on, and printing each of `replaced` ({id(reference): C
+    text}) as its text."""
     addresses = addresses_of(printer)
-    return printer.with_(address=dataclasses.replace(addresses, shifts=shifts))
+    changed = dataclasses.replace(addresses, shifts=shifts, replaced=replaced or {})
+    return printer.with_(address=changed)
 
 
 def element_step(ref, var, store) -> str | None:

@@ -7,13 +7,14 @@ from __future__ import annotations
 from ..algebra.affine import linear_form
 from ..dsl import expr as E
 from ..dsl.constructs import Op
-from ..schedule.blocking import vector_ready
+from ..schedule.blocking import packed_read, vector_ready
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from .addresses import offset_of
 from .cexpr import helper, wide_name
 from .ctext import CText, Text, assign, cat, declare, writing
 from .ctree import Assign, Block, Declare, For, If, Line, Node, Seq
 from .names import BLOCK_CELLS, PREFIX, UPDATES
+from .packing import BUFFER, POINTS, pack_rows, packed_element, panel_points
 from .prelude import ONE_AT_A_TIME
 from .vector_blocks import vector_kernel
 from .workspace import WORKSPACE
@@ -115,6 +116,14 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         return node
 
     in_vectors = vector_ready(func)
+    # the checked build reads the rows where they are, every index checked
+    read = packed_read(func, rows) if block.packed and emitter.check_group is None else None
+    cells_slot, pack_slot = 0, int(block.scratch)
+
+    def packed(height: int):
+        if read is None:
+            return None
+        return read, lambda u: packed_element(block, names, depth_bounds, height, u)
 
     def kernel(w: int, start: str, height: int) -> Block:
         """The register block of `height` rows by `w` columns from `start`."""
@@ -124,7 +133,14 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
 
         if in_vectors:
             return vector_kernel(
-                emitter, printer, func, block, names, w // block.lanes, start, loops, height
+                emitter,
+                printer,
+                func,
+                block,
+                names,
+                (w // block.lanes, start, height),
+                loops,
+                packed(height),
             )
 
         def each_row(body) -> Seq:
@@ -181,18 +197,28 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         tail.append(If(f"{P}cs <= {P}c1", Block((partial(f"{P}cs", f"{P}c1 - {P}cs + 1"),))))
         return If(f"{P}cn == {width}", kernel(width, f"{P}c0", height), Block(tuple(tail)))
 
-    # the rows a full block leaves: blocks of the powers of two below its height, each once
-    rows_tail: list = [Declare("int64_t", ((f"{P}rs", f"{P}rc0 + {P}rfull"),), False)]
-    h = 1 << (height - 1).bit_length() >> 1
-    while h >= 1:
-        start = Declare("int64_t", ((f"{P}r0", f"{P}rs"), (f"{P}rn", str(h))), True)
-        rows_tail.append(
-            If(
-                f"{P}rc1 - {P}rs + 1 >= {h}",
-                Block((start, row_block(h), Assign(f"{P}rs", str(h), "+="))),
+    def by_row_blocks(body) -> Seq:
+        """`body(h)` for each block of h rows from {P}r0 ({P}rn = h): the full blocks of the
+        task, then the rows they leave in blocks of the powers of two below, each once."""
+        rest: list = [Declare("int64_t", ((f"{P}rs", f"{P}rc0 + {P}rfull"),), False)]
+        h = 1 << (height - 1).bit_length() >> 1
+        while h >= 1:
+            start = Declare("int64_t", ((f"{P}r0", f"{P}rs"), (f"{P}rn", str(h))), True)
+            rest.append(
+                If(
+                    f"{P}rc1 - {P}rs + 1 >= {h}",
+                    Block((start, body(h), Assign(f"{P}rs", str(h), "+="))),
+                )
             )
+            h >>= 1
+        full = For(
+            f"{P}r0",
+            f"{P}rc0",
+            f"{P}rc0 + {P}rfull - 1",
+            Block((Declare("int64_t", ((f"{P}rn", str(height)),), True), body(height))),
+            step=str(height),
         )
-        h >>= 1
+        return Seq((full, *rest))
 
     def initialized() -> For:
         """The task's cells (its rows, every column) set to the Reduction's default."""
@@ -202,20 +228,34 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         return For(wide_name(r), f"{P}rc0", f"{P}rc1", Block((*emitter.aliases([rows]), fill)))
 
     scratch_cells = f"{block.chunk} * ({P}rhi_{c} - {P}rlo_{c} + 1)"
+    fail = Line(f"goto {P}fail;")
 
-    def slot(thread: str) -> str:
-        return f"{WORKSPACE}->scratch[{thread} * {emitter.scratch_slots}]"
+    def slot(thread: str, k: int) -> str:
+        return f"{WORKSPACE}->scratch[{thread} * {emitter.scratch_slots} + {k}]"
 
     def reserved() -> For:
-        """Each thread's buffer for a task's cells, reserved before the tasks start."""
-        bytes_ = f"sizeof({store.c_type}) * (size_t)({scratch_cells})"
+        """Each thread's buffers (a task's cells, the packed rows), reserved before the tasks
+        start."""
         thread = f"{P}t"
-        reserve = (
-            f"{P}reserve(&{slot(thread)}, &{WORKSPACE}->scratch_bytes[{thread} * "
-            f"{emitter.scratch_slots}], {bytes_})"
+        wanted = []
+        if block.scratch:
+            wanted.append((cells_slot, f"sizeof({store.c_type}) * (size_t)({scratch_cells})"))
+        if read is not None:
+            depth = str(block.panel_depth) if block.panel_depth else None
+            points = panel_points(block, names, None if depth is None else ("0", f"{depth} - 1"))
+            size = f"sizeof({read.typ.c_name}) * (size_t)({block.chunk} * {points})"
+            wanted.append((pack_slot, size))
+        checks = []
+        for k, size in wanted:
+            bytes_held = f"{WORKSPACE}->scratch_bytes[{thread} * {emitter.scratch_slots} + {k}]"
+            checks.append(If(f"!{P}reserve(&{slot(thread, k)}, &{bytes_held}, {size})", fail))
+        return For(thread, "0", f"{P}nthreads", Block(tuple(checks)), c_type="int", inclusive=False)
+
+    def pack_buffer() -> Declare:
+        typ = read.typ.c_name
+        return Declare(
+            f"{typ} *restrict", ((BUFFER, f"({typ} *){slot('omp_get_thread_num()', pack_slot)}"),)
         )
-        fail = If(f"!{reserve}", Line(f"goto {P}fail;"))
-        return For(thread, "0", f"{P}nthreads", fail, c_type="int", inclusive=False)
 
     def in_scratch() -> tuple:
         """The Reduction's buffer and bounds, for this task: its cells in the thread's buffer
@@ -231,7 +271,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
             else:
                 lo, n = wide_name(names[k]), "1"
             bounds += [(store.lb[d], lo), (store.n[d], n)]
-        buffer = f"({store.c_type} *){slot('omp_get_thread_num()')}"
+        buffer = f"({store.c_type} *){slot('omp_get_thread_num()', cells_slot)}"
         return (
             Declare(f"{store.c_type} *restrict", ((store.buffer, buffer),), False),
             Declare("int64_t", tuple(bounds), True),
@@ -263,20 +303,18 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         return For(var, lo, hi, Block((last, body)), step=str(step))
 
     full_rows = f"({P}rc1 - {P}rc0 + 1) / {height} * {height}"
-    blocks: Node = Seq(
-        (
-            For(
-                f"{P}r0",
-                f"{P}rc0",
-                f"{P}rc0 + {P}rfull - 1",
-                Block((Declare("int64_t", ((f"{P}rn", str(height)),), True), row_block(height))),
-                step=str(height),
-            ),
-            *rows_tail,
-        )
+    count = Declare("int64_t", ((f"{P}cn", f"{P}c1 - {P}c0 + 1"),), True)
+    blocks: Node = stepped(
+        f"{P}c0", f"{P}jc", f"{P}jc1", width, f"{P}c1", Block((count, by_row_blocks(row_block)))
     )
-    count = Declare("int64_t", ((f"{P}cn", f"{P}c1 - {P}c0 + 1"), (f"{P}rfull", full_rows)), True)
-    blocks = stepped(f"{P}c0", f"{P}jc", f"{P}jc1", width, f"{P}c1", Block((count, blocks)))
+    if read is not None:
+        points = Declare("int64_t", ((POINTS, panel_points(block, names, depth_bounds)),), True)
+
+        def pack(h: int) -> Node:
+            loops = lambda body: reduction_loops(body)  # noqa: E731
+            return pack_rows(emitter, printer, read, rows, block, names, depth_bounds, h, loops)
+
+        blocks = Block((points, by_row_blocks(pack), blocks))
     if block.panel_depth:
         k = names[first]
         blocks = stepped(
@@ -294,7 +332,9 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
                     (f"{P}rc1", cat(smaller, f"({chunk0} + {block.chunk - 1}, {P}rhi_{r})")),
                 ],
             ),
+            Declare("int64_t", ((f"{P}rfull", full_rows),), True),
             *(in_scratch() if block.scratch else ()),
+            *([pack_buffer()] if read is not None else []),
             *([initialized()] if block.initializes else []),
             blocks,
             *(folded(emitter.graph.stage(name).func) for name in block.epilogue),
@@ -316,4 +356,6 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
                 condition=f"{P}rpoints >= {PARALLEL_MIN_POINTS}",
             )
         node = For(var, lo, hi, node, inclusive=inclusive, **clauses)
-    return Block((*([reserved()] if block.scratch else []), node), note=UPDATES)
+    reserving = block.scratch or read is not None
+    # the reservation is no update loop: the vectorization report leaves it out
+    return Seq((*([reserved()] if reserving else []), Block((node,), note=UPDATES)))

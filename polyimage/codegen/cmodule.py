@@ -15,7 +15,7 @@ from typing import Sequence
 from ..dsl.constructs import Image
 from ..graph.dag import StageGraph
 from ..schedule.memory import buffer_lifetimes, buffer_slots
-from ..schedule.reductions import kept_in_tasks
+from ..schedule.reductions import kept_in_tasks, task_buffers
 from ..schedule.tiling import UntiledGroup
 from . import checked
 from .cexpr import CExprPrinter
@@ -123,9 +123,9 @@ def generate_module(
     in_tasks = kept_in_tasks(reductions or {})
     n_scratch = max(
         (len(p.scratch) for p in plans if not isinstance(p, UntiledGroup)),
-        default=1 if in_tasks else 0,
+        default=0,
     )
-    n_scratch = max(n_scratch, 1 if in_tasks else 0)
+    n_scratch = max(n_scratch, task_buffers(reductions or {}))
     if n_scratch:
         body.append(If(f"!{PREFIX}reserve_threads({WORKSPACE}, {nthreads})", fail))
     storage = {}

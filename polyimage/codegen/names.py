@@ -18,6 +18,9 @@ BLOCK_CELLS = "block cells"
 # the note on a register block written in vector types (codegen.vector_blocks): nothing in it
 # is left for the compiler to vectorize, and the vectorization report leaves it out
 VECTOR_TYPES = "vector types"
+# the note on the loops that copy a register block's rows into their packed buffer
+# (codegen.packing): strided copies, left out of the vectorization report as cells' moves are
+PACKED_ROWS = "packed rows"
 _C_RESERVED = frozenset(
     """auto break case char const continue default do double else enum extern
 float for goto if inline int long register restrict return short signed sizeof static struct

@@ -62,16 +62,16 @@ def row_steps(emitter, func, rows) -> dict | None:
     return steps
 
 
-def vector_kernel(
-    emitter, printer, func, block, names, vectors: int, start: str, loops, height: int
-) -> Block:
+def vector_kernel(emitter, printer, func, block, names, shape, loops, packed=None) -> Block:
     """The register block of `height` rows (from `{P}r0`) by `vectors` vectors of
-    block.lanes columns (from `start`) as vector variables printed by `printer`: loaded,
-    updated inside `loops(body)` (the reduction-only loops), stored.
-    blocking.vector_ready(func) holds. Where every reference moves by a fixed step per row
-    (row_steps), each row reads at its step from the first row's indices: the C compiler
-    then addresses the rows at constant offsets from one pointer (a broadcast folds into its
-    multiply) instead of an induction variable per row."""
+    block.lanes columns (from `start`; `shape` is (vectors, start, height)) as vector
+    variables printed by `printer`: loaded, updated inside `loops(body)` (the reduction-only
+    loops), stored. blocking.vector_ready(func) holds. Where every reference moves by a fixed
+    step per row (row_steps), each row reads at its step from the first row's indices: the C
+    compiler then addresses the rows at constant offsets from one pointer (a broadcast folds
+    into its multiply) instead of an induction variable per row. `packed`: (the read, the C
+    text of row u's packed copy of it: codegen.packing), or None."""
+    vectors, start, height = shape
     variables = func.reduction_variables
     rows, cols = variables[block.rows], variables[block.columns]
     r, c = names[block.rows], names[block.columns]
@@ -86,10 +86,11 @@ def vector_kernel(
 
     def at_row(u: int):
         """The printer of row u, and the row its variables are declared at."""
-        if steps is None or u == 0:
-            return printer, u
-        shifts = {key: f"{u} * ({text})" for key, text in steps.items()}
-        return shifting(printer, shifts), 0
+        replaced = {id(packed[0]): packed[1](u)} if packed else {}
+        if steps is None:
+            return (shifting(printer, {}, replaced) if replaced else printer), u
+        shifts = {key: f"{u} * ({text})" for key, text in steps.items()} if u else {}
+        return shifting(printer, shifts, replaced), 0
 
     def at(u: int, v: int, body) -> Block:
         point = (

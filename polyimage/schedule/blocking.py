@@ -74,6 +74,7 @@ class RegisterBlock:
     initializes: bool = False  # each task sets its cells to the default (initialized_by_tasks)
     epilogue: tuple = ()  # stages each task computes from its cells (folds_into_tasks)
     scratch: bool = False  # the cells live in a buffer of each thread's, a task's at a time
+    packed: bool = False  # the rows' read copied per panel, rows a constant step apart
 
     def describe(self, func) -> str:
         """The blocks and why: what a step of the reduction loads for how many vector
@@ -100,7 +101,17 @@ class RegisterBlock:
                 else ""
             )
             + ("; the cells kept per task in a buffer of each thread's" if self.scratch else "")
+            + (
+                f"; {_packed_name(func, self)} copied per panel, its rows a constant step apart"
+                if self.packed
+                else ""
+            )
         )
+
+
+def _packed_name(func, block) -> str:
+    read = packed_read(func, func.reduction_variables[block.rows])
+    return read.func.name if read is not None else "?"
 
 
 def _kib(count: int) -> str:
@@ -121,6 +132,18 @@ def constant_row_steps(func, rows) -> bool:
             ):
                 return False
     return True
+
+
+def packed_read(func, rows):
+    """The one read of Reduction `func`'s update that moves with `rows` (its rows' variable),
+    where it is the only one and the update runs on vector variables: copied per panel into a
+    buffer whose rows lie a constant step apart (a matrix product's `A(i, k)`, rows `K`
+    apart), it then takes the blocks of rows a constant step apart. None otherwise."""
+    update = func.cases[0].value
+    moving = [n for n in E.walk(update.value) if isinstance(n, E.Reference) and _moves(n, rows)]
+    if len(moving) != 1 or not vector_ready(func):
+        return None
+    return moving[0]
 
 
 def _moves_arg(arg, var) -> bool:
@@ -146,6 +169,8 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
     lanes = max(1, machine.vector_bytes // itemsize)
     wide = machine.vector_bytes >= 64
     constant = wide and constant_row_steps(func, func.reduction_variables[rows])
+    packed = wide and not constant and packed_read(func, func.reduction_variables[rows]) is not None
+    constant = constant or packed
     most = (WIDE_BLOCK_VECTORS if constant else WIDE_RUNTIME_VECTORS) if wide else BLOCK_VECTORS
     vectors = max(1, min(most, extents[columns] // lanes))
     width = vectors * lanes
@@ -186,6 +211,7 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
         panel_points * panel_columns * itemsize,
         panel_points * width * itemsize,
         initialized_by_tasks(func, owned),
+        packed=packed,
     )
 
 

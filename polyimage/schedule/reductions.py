@@ -105,6 +105,15 @@ def reduction_strategies(graph, params, tiled=None, machine=None, groups=()) -> 
     return strategies
 
 
+def task_buffers(strategies) -> int:
+    """The most buffers of each thread's that a Reduction's register blocks take (its cells,
+    kept in its tasks; its packed rows), over `strategies` ({name: ReductionStrategy})."""
+    return max(
+        (int(s.block.scratch) + int(s.block.packed) for s in strategies.values() if s.block),
+        default=0,
+    )
+
+
 def kept_in_tasks(strategies) -> frozenset:
     """The Reductions (of `strategies`, {name: ReductionStrategy}) whose cells live only in
     the buffers of their register blocks' tasks: no full buffer."""

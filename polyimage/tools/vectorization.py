@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..algebra.affine import is_affine
 from ..codegen.ctree import For, names_used, walk
 from ..codegen.loops import WIDE_COPY
-from ..codegen.names import BLOCK_CELLS, UPDATES, VECTOR_TYPES
+from ..codegen.names import BLOCK_CELLS, PACKED_ROWS, UPDATES, VECTOR_TYPES
 from ..codegen.units import SOURCE_NAME
 from ..dsl import expr as E
 from ..dsl.arithmetic import Call
@@ -167,9 +167,10 @@ def _verdicts(compiled, log):
 def _reported(placed) -> bool:
     """Whether the report reads the loop: `omp simd`, or innermost among a Reduction's update
     loops (they run in order, no `omp simd`, and gcc vectorizes what it proves safe), except
-    a register block's moves of its cells and its leftover cells (codegen.blocked) and one
-    written in vector types (codegen.vector_blocks)."""
-    if BLOCK_CELLS in placed.notes or VECTOR_TYPES in placed.notes:
+    a register block's moves of its cells and its leftover cells (codegen.blocked), one
+    written in vector types (codegen.vector_blocks) and the copies of its packed rows
+    (codegen.packing)."""
+    if {BLOCK_CELLS, VECTOR_TYPES, PACKED_ROWS} & set(placed.notes):
         return False
     if placed.loop.simd:
         return True
