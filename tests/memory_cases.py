@@ -3,7 +3,7 @@ their schedules and arguments: the regression tests run them plainly, in the che
 and under the sanitizers (tests/sanitized_run.py)."""
 
 import dataclasses
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 from helpers import (
@@ -58,6 +58,7 @@ class MemoryCase:
     outputs: list
     schedules: tuple
     arguments: dict
+    machine: dict = field(default_factory=dict)  # Machine fields planned for instead of the host's
 
 
 # inner tiles equal to the outer ones in x, smaller in c and y: an inner tile whose c range
@@ -354,11 +355,14 @@ def channels_together() -> MemoryCase:
 
 def register_blocks() -> MemoryCase:
     """A matrix product run by register blocks (schedule.blocking), planned for the default
-    estimates and called at odd sizes: full and partial blocks, a second panel of the
-    reduction (300 values of k) and rows that end mid-block."""
+    estimates and 64-byte vectors whatever the host (its rows and its columns' slices then
+    packed: codegen.packing), called at odd sizes: full and partial blocks, a second panel of
+    the reduction (300 values of k) and rows that end mid-block."""
     rng = np.random.default_rng(5)
     arguments = dict(A=rng.random((13, 300), np.float32), B=rng.random((300, 70), np.float32))
-    return MemoryCase("register blocks", [matmul()], ("naive", "auto"), arguments)
+    return MemoryCase(
+        "register blocks", [matmul()], ("naive", "auto"), arguments, {"vector_bytes": 64}
+    )
 
 
 def register_blocks_of_channels() -> MemoryCase:

@@ -17,6 +17,7 @@ last line counts what was covered: `covered {"pipelines": ..., ...}`.
 """
 
 import argparse
+import dataclasses
 import json
 import os
 import random
@@ -35,6 +36,7 @@ from oracle import as_outputs, assert_calls_match, assert_same_bits  # noqa: E40
 from pixel_cases import pixel_pipeline  # noqa: E402
 
 import polyimage  # noqa: E402
+from polyimage.config import Options  # noqa: E402
 from polyimage.schedule import GroupSchedule, Schedule  # noqa: E402
 from polyimage.schedule.plan import tile_rank  # noqa: E402
 from polyimage.schedule.tiling import TiledGroup  # noqa: E402
@@ -51,11 +53,16 @@ SCHEDULES_PER_PIPELINE = 3
 PIXEL_SIZES = ((1, 1), (23, 37), (70, 9))
 
 
-def run(outputs, arguments, schedule, inline, what, covered):
-    """Compile `outputs` with `schedule`, call it with 1 and 2 threads, compare."""
+def run(outputs, arguments, schedule, inline, what, covered, machine=None):
+    """Compile `outputs` with `schedule` (planned for `machine`, Machine fields, where
+    given), call it with 1 and 2 threads, compare."""
     print(what.replace("\n", "; "), flush=True)  # the last line names what a report stops
     expected = polyimage.interpret(outputs, **arguments)
-    pipe = polyimage.compile(outputs, schedule=schedule, inline=inline)
+    options = None
+    if machine:
+        from_env = Options.from_env()
+        options = dataclasses.replace(from_env, machine={**from_env.machine, **machine})
+    pipe = polyimage.compile(outputs, schedule=schedule, inline=inline, options=options)
     covered["calls"] += assert_calls_match(pipe, expected, arguments, what)
     covered["schedules"] += 1
     graph = pipe.stage_graph
@@ -171,7 +178,7 @@ def main(argv=None) -> int:
     for make in CASES:
         case = make()
         for schedule in case.schedules:
-            run(case.outputs, case.arguments, schedule, True, case.name, covered)
+            run(case.outputs, case.arguments, schedule, True, case.name, covered, case.machine)
         covered["memory cases"] += 1
     pixel_types(covered)
     seed = args.first_seed

@@ -15,6 +15,7 @@ from oracle import assert_calls_match
 
 import polyimage
 from polyimage.algebra.evaluate import Evaluator
+from polyimage.config import Options
 from polyimage.schedule.plan import tile_rank
 from polyimage.schedule.tiling import TiledGroup, plan_group, tile_span
 from polyimage.testing import (
@@ -30,7 +31,8 @@ RUNS = [(make, k) for make in CASES for k in range(len(make().schedules))]
 
 
 def _check(case, schedule, check):
-    pipe = polyimage.compile(case.outputs, schedule=schedule, check=check)
+    options = Options(machine=case.machine) if case.machine else None
+    pipe = polyimage.compile(case.outputs, schedule=schedule, check=check, options=options)
     expected = polyimage.interpret(case.outputs, **case.arguments)
     assert_calls_match(pipe, expected, case.arguments, f"{case.name}, {schedule}", calls=2)
 

@@ -332,20 +332,22 @@ def test_rows_a_constant_step_apart_take_more_rows_of_fewer_vectors(vector_bytes
 def test_a_matrix_product_packs_its_rows_for_wide_vectors(tmp_path):
     """Planned for 64-byte vectors, a matrix product's rows (K apart, a step known at run
     time) are copied per panel into a buffer where they lie next to each other
-    (codegen.packing), and run in blocks of 12 rows of one vector; the checked build reads
-    them in place. Rows ending mid-block, a second panel of k, 1 and 2 threads: the
-    interpreter's result bit for bit."""
+    (codegen.packing), and run in blocks of 12 rows of one vector; a block of columns' slice
+    of B is copied per panel too; the checked build reads both in place. Rows ending
+    mid-block, a second panel of k, 1 and 2 threads: the interpreter's result bit for bit."""
     out = matmul()
     options = Options(cache_dir=tmp_path, machine={"vector_bytes": 64})
     pipe = polyimage.compile([out], estimates={"M": 512, "N": 512, "K": 512}, options=options)
     block = pipe.compiled.reductions["C"].block
-    assert block.packed and block.height == blocking.WIDE_BLOCK_ROWS
-    assert "A copied per panel, its rows a constant step apart" in pipe.report()
-    assert "pim_pk[" in pipe.c_source
+    assert block.packed and block.packed_columns and block.height == blocking.WIDE_BLOCK_ROWS
+    text = pipe.report()
+    assert "A copied per panel, its rows a constant step apart" in text
+    assert "B copied per block of columns and panel" in text
+    assert "pim_pk[" in pipe.c_source and "pim_pb[" in pipe.c_source
     checked = polyimage.compile(
         [out], estimates={"M": 512, "N": 512, "K": 512}, options=options, check=True
     )
-    assert "pim_pk[" not in checked.c_source
+    assert "pim_pk[" not in checked.c_source and "pim_pb[" not in checked.c_source
     rng = np.random.default_rng(11)
     for m, n, k in [(13, 70, 300), (25, 17, 5)]:
         a = rng.standard_normal((m, k)).astype(np.float32)

@@ -7,14 +7,23 @@ from __future__ import annotations
 from ..algebra.affine import linear_form
 from ..dsl import expr as E
 from ..dsl.constructs import Op
-from ..schedule.blocking import packed_read, vector_ready
+from ..schedule.blocking import packed_column_read, packed_read, vector_ready
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from .addresses import offset_of
 from .cexpr import helper, wide_name
 from .ctext import CText, Text, assign, cat, declare, writing
 from .ctree import Assign, Block, Declare, For, If, Line, Node, Seq
 from .names import BLOCK_CELLS, PREFIX, UPDATES
-from .packing import BUFFER, POINTS, pack_rows, packed_element, panel_points
+from .packing import (
+    BUFFER,
+    COLUMNS_BUFFER,
+    POINTS,
+    pack_columns,
+    pack_rows,
+    packed_columns_element,
+    packed_element,
+    panel_points,
+)
 from .prelude import ONE_AT_A_TIME
 from .vector_blocks import vector_kernel
 from .workspace import WORKSPACE
@@ -118,7 +127,20 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
     in_vectors = vector_ready(func)
     # the checked build reads the rows where they are, every index checked
     read = packed_read(func, rows) if block.packed and emitter.check_group is None else None
+    column_read = (
+        packed_column_read(func, block.columns, block.inner)
+        if block.packed_columns and emitter.check_group is None
+        else None
+    )
     cells_slot, pack_slot = 0, int(block.scratch)
+    columns_slot = pack_slot + int(block.packed)
+
+    def packed_columns(w: int):
+        if column_read is None or w != width:
+            return None
+        return column_read, lambda v: packed_columns_element(
+            block, names, depth_bounds, width, v * block.lanes
+        )
 
     def packed(height: int):
         if read is None:
@@ -141,6 +163,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
                 (w // block.lanes, start, height),
                 loops,
                 packed(height),
+                packed_columns(w),
             )
 
         def each_row(body) -> Seq:
@@ -245,17 +268,20 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
             points = panel_points(block, names, None if depth is None else ("0", f"{depth} - 1"))
             size = f"sizeof({read.typ.c_name}) * (size_t)({block.chunk} * {points})"
             wanted.append((pack_slot, size))
+        if column_read is not None:
+            depth = str(block.panel_depth) if block.panel_depth else None
+            points = panel_points(block, names, None if depth is None else ("0", f"{depth} - 1"))
+            size = f"sizeof({column_read.typ.c_name}) * (size_t)({block.width} * {points})"
+            wanted.append((columns_slot, size))
         checks = []
         for k, size in wanted:
             bytes_held = f"{WORKSPACE}->scratch_bytes[{thread} * {emitter.scratch_slots} + {k}]"
             checks.append(If(f"!{P}reserve(&{slot(thread, k)}, &{bytes_held}, {size})", fail))
         return For(thread, "0", f"{P}nthreads", Block(tuple(checks)), c_type="int", inclusive=False)
 
-    def pack_buffer() -> Declare:
-        typ = read.typ.c_name
-        return Declare(
-            f"{typ} *restrict", ((BUFFER, f"({typ} *){slot('omp_get_thread_num()', pack_slot)}"),)
-        )
+    def pack_buffer(name, what, k) -> Declare:
+        typ = what.typ.c_name
+        return Declare(f"{typ} *restrict", ((name, f"({typ} *){slot('omp_get_thread_num()', k)}"),))
 
     def in_scratch() -> tuple:
         """The Reduction's buffer and bounds, for this task: its cells in the thread's buffer
@@ -304,8 +330,19 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
 
     full_rows = f"({P}rc1 - {P}rc0 + 1) / {height} * {height}"
     count = Declare("int64_t", ((f"{P}cn", f"{P}c1 - {P}c0 + 1"),), True)
+    column_pack: list = []
+    if column_read is not None:
+        copied = pack_columns(
+            emitter, printer, column_read, cols, block, names, depth_bounds, reduction_loops
+        )
+        column_pack.append(If(f"{P}cn == {width}", copied))
     blocks: Node = stepped(
-        f"{P}c0", f"{P}jc", f"{P}jc1", width, f"{P}c1", Block((count, by_row_blocks(row_block)))
+        f"{P}c0",
+        f"{P}jc",
+        f"{P}jc1",
+        width,
+        f"{P}c1",
+        Block((count, *column_pack, by_row_blocks(row_block))),
     )
     if read is not None:
         points = Declare("int64_t", ((POINTS, panel_points(block, names, depth_bounds)),), True)
@@ -334,7 +371,12 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
             ),
             Declare("int64_t", ((f"{P}rfull", full_rows),), True),
             *(in_scratch() if block.scratch else ()),
-            *([pack_buffer()] if read is not None else []),
+            *([pack_buffer(BUFFER, read, pack_slot)] if read is not None else []),
+            *(
+                [pack_buffer(COLUMNS_BUFFER, column_read, columns_slot)]
+                if column_read is not None
+                else []
+            ),
             *([initialized()] if block.initializes else []),
             blocks,
             *(folded(emitter.graph.stage(name).func) for name in block.epilogue),
@@ -356,6 +398,6 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
                 condition=f"{P}rpoints >= {PARALLEL_MIN_POINTS}",
             )
         node = For(var, lo, hi, node, inclusive=inclusive, **clauses)
-    reserving = block.scratch or read is not None
+    reserving = block.scratch or read is not None or column_read is not None
     # the reservation is no update loop: the vectorization report leaves it out
     return Seq((*([reserved()] if reserving else []), Block((node,), note=UPDATES)))

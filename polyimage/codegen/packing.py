@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from .cexpr import wide_name
 from .ctext import assign
-from .ctree import Block, Declare, Node, Seq
+from .ctree import Block, Declare, For, Node, Seq
 from .names import PACKED_ROWS, PREFIX
 
 P = PREFIX
 BUFFER = f"{P}pk"
+COLUMNS_BUFFER = f"{P}pb"  # a block of columns' slice of the columns' read
 POINTS = f"{P}pp"  # points of the reduction-only loops in one panel
 
 
@@ -60,3 +61,26 @@ def pack_rows(emitter, printer, read, rows, block, names, depth_bounds, height, 
 
     # a row at a time: each reads its row of the operand in order
     return Block((Seq(tuple(loops(lambda u=u: copy(u)) for u in range(height))),), note=PACKED_ROWS)
+
+
+def packed_columns_element(block, names, depth_bounds, width: int, offset: int) -> str:
+    """C text of the columns' packed value `offset` columns into a block of `width`, at the
+    current point."""
+    index = point_index(block, names, depth_bounds)
+    return f"{COLUMNS_BUFFER}[{index} * {width} + {offset}]"
+
+
+def pack_columns(emitter, printer, read, columns, block, names, depth_bounds, loops) -> Node:
+    """The block.width columns from {P}c0 of `read` (columns: the columns' Variable) at every
+    point of the panel (inside `loops(body)`), each at packed_columns_element: one `omp simd`
+    loop over the columns per point."""
+    c = names[block.columns]
+    width = block.width
+
+    def copy() -> For:
+        start = Declare("int64_t", ((wide_name(c), f"{P}c0 + {P}c"),), True)
+        element = packed_columns_element(block, names, depth_bounds, width, f"{P}c")
+        body = Block((start, *emitter.aliases([columns]), assign(element, printer(read))))
+        return For(f"{P}c", "0", str(width), body, inclusive=False, simd=True)
+
+    return Block((loops(copy),), note=PACKED_ROWS)

@@ -62,7 +62,9 @@ def row_steps(emitter, func, rows) -> dict | None:
     return steps
 
 
-def vector_kernel(emitter, printer, func, block, names, shape, loops, packed=None) -> Block:
+def vector_kernel(
+    emitter, printer, func, block, names, shape, loops, packed=None, packed_columns=None
+) -> Block:
     """The register block of `height` rows (from `{P}r0`) by `vectors` vectors of
     block.lanes columns (from `start`; `shape` is (vectors, start, height)) as vector
     variables printed by `printer`: loaded, updated inside `loops(body)` (the reduction-only
@@ -70,7 +72,8 @@ def vector_kernel(emitter, printer, func, block, names, shape, loops, packed=Non
     step per row (row_steps), each row reads at its step from the first row's indices: the C
     compiler then addresses the rows at constant offsets from one pointer (a broadcast folds
     into its multiply) instead of an induction variable per row. `packed`: (the read, the C
-    text of row u's packed copy of it: codegen.packing), or None."""
+    text of row u's packed copy of it: codegen.packing), or None; `packed_columns`: (the
+    read, the C text of vector v's packed copy of it), or None."""
     vectors, start, height = shape
     variables = func.reduction_variables
     rows, cols = variables[block.rows], variables[block.columns]
@@ -105,18 +108,22 @@ def vector_kernel(emitter, printer, func, block, names, shape, loops, packed=Non
         offset = offset_of(update.target, at_row(u)[0])
         return cat(f"*({UNALIGNED} *)&{store.buffer}[", offset, "]", writing(store.buffer))
 
-    def lanes(e, row_printer) -> CText:
+    def lanes(e, row_printer, v: int) -> CText:
+        """The vector `v` of the block's columns of `e`, row_printer printing the rest."""
         if not any(n is cols for n in E.walk(e)):
             return row_printer(e)
+        if packed_columns and e is packed_columns[0]:
+            return cat(f"(*(const {UNALIGNED} *)&", packed_columns[1](v), ")")
         if isinstance(e, E.Reference):
             source = emitter.storage[e.func.name]
             offset = offset_of(e, row_printer)
             return cat(f"(*(const {UNALIGNED} *)&{source.buffer}[", offset, "])")
         if isinstance(e, E.BinOp):
-            return cat("(", lanes(e.a, row_printer), f" {e.op} ", lanes(e.b, row_printer), ")")
+            a, b = lanes(e.a, row_printer, v), lanes(e.b, row_printer, v)
+            return cat("(", a, f" {e.op} ", b, ")")
         if isinstance(e, E.Neg):
-            return cat("(-", lanes(e.a, row_printer), ")")
-        return lanes(e.a, row_printer)  # a Cast to its own type
+            return cat("(-", lanes(e.a, row_printer, v), ")")
+        return lanes(e.a, row_printer, v)  # a Cast to its own type
 
     def each(body) -> Seq:
         cells = [(u, v) for u in range(height) for v in range(vectors)]
@@ -131,7 +138,7 @@ def vector_kernel(emitter, printer, func, block, names, shape, loops, packed=Non
     updated: Node = loops(
         lambda: each(
             lambda u, v: assign(
-                name(u, v), cat(f"{name(u, v)} {op} ", lanes(update.value, at_row(u)[0]))
+                name(u, v), cat(f"{name(u, v)} {op} ", lanes(update.value, at_row(u)[0], v))
             )
         )
     )

@@ -38,6 +38,8 @@ BLOCK_VECTORS = 2
 WIDE_BLOCK_ROWS = 12  # with vectors of 64 bytes (AVX-512: 32 registers), rows a constant apart
 WIDE_BLOCK_VECTORS = 1
 WIDE_RUNTIME_VECTORS = 4  # with vectors of 64 bytes, rows a step apart known at run time
+# a block of columns' slice of a panel is copied only where this many blocks of rows read it
+PACKED_REUSE = 4
 # blocking pays where the reduction-only loops run at least this many points per cell
 MIN_UPDATES = 8
 # the most register blocks of rows a parallel task takes, and the tasks per core to aim for
@@ -75,6 +77,7 @@ class RegisterBlock:
     epilogue: tuple = ()  # stages each task computes from its cells (folds_into_tasks)
     scratch: bool = False  # the cells live in a buffer of each thread's, a task's at a time
     packed: bool = False  # the rows' read copied per panel, rows a constant step apart
+    packed_columns: bool = False  # the columns' read copied per block of columns and panel
 
     def describe(self, func) -> str:
         """The blocks and why: what a step of the reduction loads for how many vector
@@ -106,11 +109,21 @@ class RegisterBlock:
                 if self.packed
                 else ""
             )
+            + (
+                f"; {_packed_column_name(func, self)} copied per block of columns and panel"
+                if self.packed_columns
+                else ""
+            )
         )
 
 
 def _packed_name(func, block) -> str:
     read = packed_read(func, func.reduction_variables[block.rows])
+    return read.func.name if read is not None else "?"
+
+
+def _packed_column_name(func, block) -> str:
+    read = packed_column_read(func, block.columns, block.inner)
     return read.func.name if read is not None else "?"
 
 
@@ -144,6 +157,31 @@ def packed_read(func, rows):
     if len(moving) != 1 or not vector_ready(func):
         return None
     return moving[0]
+
+
+def packed_column_read(func, columns: int, inner) -> E.Reference | None:
+    """The one read of Reduction `func`'s update that moves with its columns (index
+    `columns`), where it is the only one, the update runs on vector variables, and it moves
+    with a reduction-only variable (`inner`: their indices) a step known only at run time (a
+    matrix product's `B(k, j)`, rows `N` apart: a block's slice of its panel, one line per
+    row 4 KiB apart where N is 1024, falls into one set of the L1); copied per block of
+    columns and panel of the reduction, its slice then lies in consecutive lines. None
+    otherwise."""
+    column = func.reduction_variables[columns]
+    moving = _along(func, columns)
+    if len(moving) != 1 or not vector_ready(func):
+        return None
+    read = moving[0]
+    for k in inner:
+        var = func.reduction_variables[k]
+        for d, arg in enumerate(read.args):
+            if _moves_arg(arg, var) and any(
+                isinstance(n, E.Symbol)
+                for iv in read.func.intervals[d + 1 :]
+                for n in (*E.walk(iv.lb), *E.walk(iv.ub))
+            ):
+                return read if not _moves_arg(arg, column) else None
+    return None
 
 
 def _moves_arg(arg, var) -> bool:
@@ -212,6 +250,8 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
         panel_points * width * itemsize,
         initialized_by_tasks(func, owned),
         packed=packed,
+        packed_columns=min(blocks, -(-extents[rows] // height)) >= PACKED_REUSE
+        and packed_column_read(func, columns, inner) is not None,
     )
 
 

@@ -107,10 +107,11 @@ def reduction_strategies(graph, params, tiled=None, machine=None, groups=()) -> 
 
 def task_buffers(strategies) -> int:
     """The most buffers of each thread's that a Reduction's register blocks take (its cells,
-    kept in its tasks; its packed rows), over `strategies` ({name: ReductionStrategy})."""
+    kept in its tasks; its packed rows; its packed columns), over `strategies` ({name:
+    ReductionStrategy})."""
+    blocks = [s.block for s in strategies.values() if s.block is not None]
     return max(
-        (int(s.block.scratch) + int(s.block.packed) for s in strategies.values() if s.block),
-        default=0,
+        (int(b.scratch) + int(b.packed) + int(b.packed_columns) for b in blocks), default=0
     )
 
 
