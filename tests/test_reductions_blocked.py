@@ -219,23 +219,25 @@ def test_random_block_shapes_and_loop_orders_equal_the_interpreter(seed, tmp_pat
             assert_same(pipe(A=a, B=b, threads=threads), want, what, exact=True)
 
 
-def _product_reading_rows(how: str):
+def _product(how: str):
     """A matrix product whose update reads the rows' variable `i` as written ("affine"), in
     arithmetic besides ("arithmetic"), through an index that is not affine ("halved") or in
-    two reads ("twice")."""
+    two reads ("twice"); or that starts from a constant ("constant"), from a value of its own
+    variable ("variable"), or sums into rows 1.. only, row 0 keeping the default ("part")."""
     M, N, K = (Parameter(Int, n) for n in "MNK")
     A, B = Image(Float, "A", [M, K]), Image(Float, "B", [K, N])
     i, j, k = (Variable(Int, n) for n in "ijk")
     rows, cols = Interval(Int, 0, M - 1), Interval(Int, 0, N - 1)
+    summed = Interval(Int, 1, M - 1) if how == "part" else rows
     C = Reduction(
-        ([i, j], [rows, cols]), ([i, j, k], [rows, cols, Interval(Int, 0, K - 1)]), Float, "C"
+        ([i, j], [rows, cols]), ([i, j, k], [summed, cols, Interval(Int, 0, K - 1)]), Float, "C"
     )
+    C.default = Cast(Float, j) if how == "variable" else 1.5 if how == "constant" else 0
     value = {
-        "affine": A(i, k) * B(k, j),
         "arithmetic": A(i, k) * B(k, j) + Cast(Float, i),
         "halved": A(i // 2, k) * B(k, j),
         "twice": A(i, k) * B(k, j) + A(i, 0) * B(0, j),
-    }[how]
+    }.get(how, A(i, k) * B(k, j))
     C.defn = [Reduce(C(i, j), value, Op.Sum)]
     return C
 
@@ -246,7 +248,7 @@ def test_rows_read_at_fixed_steps_from_the_first_row(how, tmp_path):
     steps from the first row's indices (the C compiler then addresses them at constant
     offsets from one pointer); where the rows' variable is used otherwise, each row declares
     its own point. Both equal the interpreter bit for bit, rows ending mid-block."""
-    out = _product_reading_rows(how)
+    out = _product(how)
     # planned for 32-byte vectors: no packed copy of the rows (whose copies declare rows too)
     options = Options(cache_dir=tmp_path, machine={"vector_bytes": 32})
     pipe = polyimage.compile([out], estimates={"M": 256, "N": 256, "K": 64}, options=options)
@@ -260,28 +262,12 @@ def test_rows_read_at_fixed_steps_from_the_first_row(how, tmp_path):
         assert_same(pipe(A=a, B=b), want, f"{how} {m}x{n}x{k}", exact=True)
 
 
-def _product_with_default(how: str):
-    """A matrix product starting from a constant ("constant"), from a value of its own
-    variable ("variable"), or summing into rows 1.. only, row 0 keeping the default ("part")."""
-    M, N, K = (Parameter(Int, n) for n in "MNK")
-    A, B = Image(Float, "A", [M, K]), Image(Float, "B", [K, N])
-    i, j, k = (Variable(Int, n) for n in "ijk")
-    rows, cols = Interval(Int, 0, M - 1), Interval(Int, 0, N - 1)
-    summed = Interval(Int, 1, M - 1) if how == "part" else rows
-    C = Reduction(
-        ([i, j], [rows, cols]), ([i, j, k], [summed, cols, Interval(Int, 0, K - 1)]), Float, "C"
-    )
-    C.default = Cast(Float, j) if how == "variable" else 1.5
-    C.defn = [Reduce(C(i, j), A(i, k) * B(k, j), Op.Sum)]
-    return C
-
-
 @pytest.mark.parametrize("how", ["constant", "variable", "part"])
 def test_tasks_set_their_own_cells_to_the_default_where_they_cover_them(how, tmp_path):
     """A constant default over cells the tasks cover exactly is set by each task just before
     its panels, with no pass over the whole buffer; a default that reads a variable, or
     updates that leave cells out, keep that pass. Each equals the interpreter bit for bit."""
-    out = _product_with_default(how)
+    out = _product(how)
     pipe = _compiled(out, {"M": 256, "N": 256, "K": 64}, tmp_path)
     assert pipe.compiled.reductions["C"].block.initializes == (how == "constant")
     rng = np.random.default_rng(5)
@@ -320,7 +306,7 @@ def test_rows_a_constant_step_apart_take_more_rows_of_fewer_vectors(vector_bytes
             lanes,
             True,
         )
-        twice = _product_reading_rows("twice")
+        twice = _product("twice")
         unpacked = blocking.register_block(
             twice, Evaluator({}, {}, {"M": 512, "N": 512, "K": 512}), machine
         )
