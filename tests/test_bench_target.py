@@ -1,6 +1,9 @@
 """`polyimage bench --target avx2 --machine l2=512K,llc=8M`: what the bench builds and plans
 for on another machine's behalf, and the header that says what it measured on."""
 
+import json
+from pathlib import Path
+
 import pytest
 
 from polyimage.commands import targets
@@ -40,6 +43,7 @@ def test_the_header_names_cpu_target_isa_caches_vectors_and_threads():
     assert "L2 512 KiB, LLC 8 MiB (set by --machine); 32-byte vectors, op cost" in line
     assert line.endswith("; 2 threads") and described["vector_bytes"] == 32
     assert described["op_bytes"] > 0 and "op cost" in described["op_cost_origin"]
+    assert str(Path.home()) not in json.dumps(described)  # a shared JSON names no home folder
 
 
 class _Stop(Exception):

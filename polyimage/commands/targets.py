@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from pathlib import Path
 
 from polyimage.config import Options, size_in_bytes
 from polyimage.driver.request import target_machine
@@ -64,7 +65,7 @@ def halide_target(hl, target: str):
 
 def describe(target: str, options: Options, threads) -> dict:
     """What a bench run measured on: CPU, target, ISA, caches, vector width and operation cost
-    the model used, threads."""
+    the model used, threads; the home folder written `~` (a run's JSON is shared)."""
     machine, origin = target_machine(options)
     return {
         "cpu": cpu_model(),
@@ -79,7 +80,7 @@ def describe(target: str, options: Options, threads) -> dict:
         "cores": machine.cores,
         "vector_bytes": machine.vector_bytes,
         "op_bytes": machine.op_bytes,
-        "op_cost_origin": origin,
+        "op_cost_origin": origin.replace(str(Path.home()), "~"),
         "threads": threads or os.cpu_count(),
         "overrides": dict(options.machine),
     }

@@ -110,9 +110,7 @@ def task_buffers(strategies) -> int:
     kept in its tasks; its packed rows; its packed columns), over `strategies` ({name:
     ReductionStrategy})."""
     blocks = [s.block for s in strategies.values() if s.block is not None]
-    return max(
-        (int(b.scratch) + int(b.packed) + int(b.packed_columns) for b in blocks), default=0
-    )
+    return max((int(b.scratch) + int(b.packed) + int(b.packed_columns) for b in blocks), default=0)
 
 
 def kept_in_tasks(strategies) -> frozenset:
