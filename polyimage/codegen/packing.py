@@ -63,7 +63,7 @@ def pack_rows(emitter, printer, read, rows, block, names, depth_bounds, height, 
     return Block((Seq(tuple(loops(lambda u=u: copy(u)) for u in range(height))),), note=PACKED_ROWS)
 
 
-def packed_columns_element(block, names, depth_bounds, width: int, offset: int) -> str:
+def packed_columns_element(block, names, depth_bounds, width: int, offset: int | str) -> str:
     """C text of the columns' packed value `offset` columns into a block of `width`, at the
     current point."""
     index = point_index(block, names, depth_bounds)
