@@ -319,7 +319,8 @@ def test_a_matrix_product_packs_its_rows_for_wide_vectors(tmp_path):
     """Planned for 64-byte vectors, a matrix product's rows (K apart, a step known at run
     time) are copied per panel into a buffer where they lie next to each other
     (codegen.packing), and run in blocks of 12 rows of one vector; a block of columns' slice
-    of B is copied per panel too; the checked build reads both in place. Rows ending
+    of B is copied per panel too, once for all the tasks; the checked build reads both in
+    place. Rows ending
     mid-block, a second panel of k, 1 and 2 threads: the interpreter's result bit for bit."""
     out = matmul()
     options = Options(cache_dir=tmp_path, machine={"vector_bytes": 64})
@@ -330,6 +331,7 @@ def test_a_matrix_product_packs_its_rows_for_wide_vectors(tmp_path):
     assert "A copied per panel, its rows a constant step apart" in text
     assert "B copied per block of columns and panel" in text
     assert "pim_pk[" in pipe.c_source and "pim_pb[" in pipe.c_source
+    assert "pim_pbs" in pipe.c_source  # B's panels shared by the tasks: it reads no outer variable
     checked = polyimage.compile(
         [out], estimates={"M": 512, "N": 512, "K": 512}, options=options, check=True
     )

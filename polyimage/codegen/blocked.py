@@ -18,6 +18,7 @@ from .packing import (
     BUFFER,
     COLUMNS_BUFFER,
     POINTS,
+    SHARED_COLUMNS,
     pack_columns,
     pack_rows,
     packed_columns_element,
@@ -256,7 +257,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
     def slot(thread: str, k: int) -> str:
         return f"{WORKSPACE}->scratch[{thread} * {emitter.scratch_slots} + {k}]"
 
-    def reserved() -> For:
+    def reserved() -> Seq:
         """Each thread's buffers (a task's cells, the packed rows), reserved before the tasks
         start."""
         thread = f"{P}t"
@@ -271,13 +272,55 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         if column_read is not None:
             depth = str(block.panel_depth) if block.panel_depth else None
             points = panel_points(block, names, None if depth is None else ("0", f"{depth} - 1"))
-            size = f"sizeof({column_read.typ.c_name}) * (size_t)({block.width} * {points})"
+            across = block.panel_columns if shared else block.width
+            size = f"sizeof({column_read.typ.c_name}) * (size_t)({across} * {points})"
             wanted.append((columns_slot, size))
-        checks = []
-        for k, size in wanted:
+
+        def reserve(thread: str, k: int, size: str) -> If:
             bytes_held = f"{WORKSPACE}->scratch_bytes[{thread} * {emitter.scratch_slots} + {k}]"
-            checks.append(If(f"!{P}reserve(&{slot(thread, k)}, &{bytes_held}, {size})", fail))
-        return For(thread, "0", f"{P}nthreads", Block(tuple(checks)), c_type="int", inclusive=False)
+            return If(f"!{P}reserve(&{slot(thread, k)}, &{bytes_held}, {size})", fail)
+
+        each = [
+            reserve(thread, k, size) for k, size in wanted if not (shared and k == columns_slot)
+        ]
+        nodes: list = [
+            For(thread, "0", f"{P}nthreads", Block(tuple(each)), c_type="int", inclusive=False)
+        ]
+        if shared:
+            typ = column_read.typ.c_name
+            nodes.append(reserve("0", columns_slot, wanted[-1][1]))
+            nodes.append(
+                Declare(
+                    f"{typ} *restrict", ((SHARED_COLUMNS, f"({typ} *){slot('0', columns_slot)}"),)
+                )
+            )
+        return Seq(tuple(nodes))
+
+    def shared_columns() -> For:
+        """The panel's full blocks of columns of the columns' read, copied once, in parallel
+        over the blocks, into the buffer all the tasks read (thread 0's)."""
+        typ = column_read.typ.c_name
+        block_start = (
+            Declare("int64_t", ((f"{P}c0", f"{P}jc + {P}cb * {width}"),), True),
+            Declare(
+                f"{typ} *restrict",
+                ((COLUMNS_BUFFER, f"{SHARED_COLUMNS} + ({P}c0 - {P}jc) * {POINTS}"),),
+            ),
+        )
+        copied = pack_columns(
+            emitter, printer, column_read, cols, block, names, depth_bounds, reduction_loops
+        )
+        return For(
+            f"{P}cb",
+            "0",
+            f"({P}jc1 - {P}jc + 1) / {width}",
+            Block((*block_start, copied)),
+            inclusive=False,
+            parallel="parallel for",
+            threads=f"{P}nthreads",
+            schedule=ONE_AT_A_TIME,
+            condition=f"{P}rpoints >= {PARALLEL_MIN_POINTS}",
+        )
 
     def pack_buffer(name, what, k) -> Declare:
         typ = what.typ.c_name
@@ -330,58 +373,89 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
 
     full_rows = f"({P}rc1 - {P}rc0 + 1) / {height} * {height}"
     count = Declare("int64_t", ((f"{P}cn", f"{P}c1 - {P}c0 + 1"),), True)
-    column_pack: list = []
-    if column_read is not None:
+    # a matrix product's panels of B run outside the tasks: each is copied once per panel,
+    # all the tasks reading the copy (where it is the same for every task: it reads none of
+    # the outer variables; and where a task's cells are not kept in its buffer, which cannot
+    # wait for the next panel)
+    shared = (
+        column_read is not None
+        and not block.scratch
+        and not any(
+            n is variables[k] for k in block.outer for a in column_read.args for n in E.walk(a)
+        )
+    )
+    column_start: list = []
+    if shared:
+        typ = column_read.typ.c_name
+        start = f"{SHARED_COLUMNS} + ({P}c0 - {P}jc) * {POINTS}"
+        column_start.append(Declare(f"{typ} *restrict", ((COLUMNS_BUFFER, start),)))
+    elif column_read is not None:
         copied = pack_columns(
             emitter, printer, column_read, cols, block, names, depth_bounds, reduction_loops
         )
-        column_pack.append(If(f"{P}cn == {width}", copied))
+        column_start.append(If(f"{P}cn == {width}", copied))
     blocks: Node = stepped(
         f"{P}c0",
         f"{P}jc",
         f"{P}jc1",
         width,
         f"{P}c1",
-        Block((count, *column_pack, by_row_blocks(row_block))),
+        Block((count, *column_start, by_row_blocks(row_block))),
     )
+    points = Declare("int64_t", ((POINTS, panel_points(block, names, depth_bounds)),), True)
     if read is not None:
-        points = Declare("int64_t", ((POINTS, panel_points(block, names, depth_bounds)),), True)
 
         def pack(h: int) -> Node:
             loops = lambda body: reduction_loops(body)  # noqa: E731
             return pack_rows(emitter, printer, read, rows, block, names, depth_bounds, h, loops)
 
-        blocks = Block((points, by_row_blocks(pack), blocks))
-    if block.panel_depth:
+        blocks = Block(((points,) if not shared else ()) + (by_row_blocks(pack), blocks))
+
+    def panels(body) -> Node:
+        """`body` in the panels of columns and of the first reduction-only variable."""
+        if block.panel_depth:
+            k = names[first]
+            body = stepped(
+                f"{P}kc", f"{P}rlo_{k}", f"{P}rhi_{k}", block.panel_depth, f"{P}kc1", body
+            )
+        return stepped(f"{P}jc", f"{P}rlo_{c}", f"{P}rhi_{c}", block.panel_columns, f"{P}jc1", body)
+
+    def in_panel(edge: str) -> str:
+        """C condition: the first panel (`edge` "lo") or the last ("hi")."""
         k = names[first]
-        blocks = stepped(
-            f"{P}kc", f"{P}rlo_{k}", f"{P}rhi_{k}", block.panel_depth, f"{P}kc1", blocks
-        )
-    blocks = stepped(f"{P}jc", f"{P}rlo_{c}", f"{P}rhi_{c}", block.panel_columns, f"{P}jc1", blocks)
+        ends = {"lo": (f"{P}jc", f"{P}kc"), "hi": (f"{P}jc1", f"{P}kc1")}[edge]
+        tests = [f"{ends[0]} == {P}r{edge}_{c}"]
+        if block.panel_depth:
+            tests.append(f"{ends[1]} == {P}r{edge}_{k}")
+        return " && ".join(tests)
+
     chunk0 = f"{P}rlo_{r} + {P}rb * {block.chunk}"
-    task = Block(
-        (
-            *emitter.aliases([variables[k] for k in block.outer]),
-            declare(
-                "int64_t",
-                [
-                    (f"{P}rc0", chunk0),
-                    (f"{P}rc1", cat(smaller, f"({chunk0} + {block.chunk - 1}, {P}rhi_{r})")),
-                ],
-            ),
-            Declare("int64_t", ((f"{P}rfull", full_rows),), True),
-            *(in_scratch() if block.scratch else ()),
-            *([pack_buffer(BUFFER, read, pack_slot)] if read is not None else []),
-            *(
-                [pack_buffer(COLUMNS_BUFFER, column_read, columns_slot)]
-                if column_read is not None
-                else []
-            ),
-            *([initialized()] if block.initializes else []),
-            blocks,
-            *(folded(emitter.graph.stage(name).func) for name in block.epilogue),
-        )
+    starts = (
+        *emitter.aliases([variables[k] for k in block.outer]),
+        declare(
+            "int64_t",
+            [
+                (f"{P}rc0", chunk0),
+                (f"{P}rc1", cat(smaller, f"({chunk0} + {block.chunk - 1}, {P}rhi_{r})")),
+            ],
+        ),
+        Declare("int64_t", ((f"{P}rfull", full_rows),), True),
+        *(in_scratch() if block.scratch else ()),
+        *([pack_buffer(BUFFER, read, pack_slot)] if read is not None else []),
+        *(
+            [pack_buffer(COLUMNS_BUFFER, column_read, columns_slot)]
+            if column_read is not None and not shared
+            else []
+        ),
     )
+    first_cells = [initialized()] if block.initializes else []
+    last_cells = [folded(emitter.graph.stage(name).func) for name in block.epilogue]
+    if shared:
+        first_cells = [If(in_panel("lo"), Block(tuple(first_cells)))] if first_cells else []
+        last_cells = [If(in_panel("hi"), Block(tuple(last_cells)))] if last_cells else []
+        task = Block((*starts, *first_cells, blocks, *last_cells))
+    else:
+        task = Block((*starts, *first_cells, panels(blocks), *last_cells))
     chunks = f"({P}extent({P}rlo_{r}, {P}rhi_{r}) + {block.chunk - 1}) / {block.chunk}"
     loops = [
         (wide_name(names[k]), f"{P}rlo_{names[k]}", f"{P}rhi_{names[k]}", True) for k in block.outer
@@ -398,6 +472,8 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
                 condition=f"{P}rpoints >= {PARALLEL_MIN_POINTS}",
             )
         node = For(var, lo, hi, node, inclusive=inclusive, **clauses)
+    if shared:
+        node = panels(Block((points, shared_columns(), node)))
     reserving = block.scratch or read is not None or column_read is not None
     # the reservation is no update loop: the vectorization report leaves it out
     return Seq((*([reserved()] if reserving else []), Block((node,), note=UPDATES)))

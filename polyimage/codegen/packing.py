@@ -15,6 +15,7 @@ from .names import PACKED_ROWS, PREFIX
 P = PREFIX
 BUFFER = f"{P}pk"
 COLUMNS_BUFFER = f"{P}pb"  # a block of columns' slice of the columns' read
+SHARED_COLUMNS = f"{P}pbs"  # a panel's blocks of columns, copied once for all the tasks
 POINTS = f"{P}pp"  # points of the reduction-only loops in one panel
 
 
