@@ -133,6 +133,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         if block.packed_columns and emitter.check_group is None
         else None
     )
+    column_type = column_read.typ.c_name if column_read is not None else ""
     cells_slot, pack_slot = 0, int(block.scratch)
     columns_slot = pack_slot + int(block.packed)
 
@@ -287,7 +288,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
             For(thread, "0", f"{P}nthreads", Block(tuple(each)), c_type="int", inclusive=False)
         ]
         if shared:
-            typ = column_read.typ.c_name
+            typ = column_type
             nodes.append(reserve("0", columns_slot, wanted[-1][1]))
             nodes.append(
                 Declare(
@@ -299,7 +300,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
     def shared_columns() -> For:
         """The panel's full blocks of columns of the columns' read, copied once, in parallel
         over the blocks, into the buffer all the tasks read (thread 0's)."""
-        typ = column_read.typ.c_name
+        typ = column_type
         block_start = (
             Declare("int64_t", ((f"{P}c0", f"{P}jc + {P}cb * {width}"),), True),
             Declare(
@@ -386,7 +387,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
     )
     column_start: list = []
     if shared:
-        typ = column_read.typ.c_name
+        typ = column_type
         start = f"{SHARED_COLUMNS} + ({P}c0 - {P}jc) * {POINTS}"
         column_start.append(Declare(f"{typ} *restrict", ((COLUMNS_BUFFER, start),)))
     elif column_read is not None:
@@ -448,8 +449,8 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
             else []
         ),
     )
-    first_cells = [initialized()] if block.initializes else []
-    last_cells = [folded(emitter.graph.stage(name).func) for name in block.epilogue]
+    first_cells: list[Node] = [initialized()] if block.initializes else []
+    last_cells: list[Node] = [folded(emitter.graph.stage(name).func) for name in block.epilogue]
     if shared:
         first_cells = [If(in_panel("lo"), Block(tuple(first_cells)))] if first_cells else []
         last_cells = [If(in_panel("hi"), Block(tuple(last_cells)))] if last_cells else []
