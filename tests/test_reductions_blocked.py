@@ -47,6 +47,18 @@ def _compiled(out, estimates, tmp_path, **options):
     return pipe
 
 
+def _equal_at_sizes(pipe, out, sizes, seed, what, threads=(None,)):
+    """`pipe` (a matrix product `out`) equals the interpreter bit for bit on random A and B of
+    each (m, n, k) of `sizes`, on each of `threads`."""
+    rng = np.random.default_rng(seed)
+    for m, n, k in sizes:
+        a = rng.standard_normal((m, k)).astype(np.float32)
+        b = rng.standard_normal((k, n)).astype(np.float32)
+        want = polyimage.interpret([out], A=a, B=b)
+        for count in threads:
+            assert_same(pipe(A=a, B=b, threads=count), want, f"{what} {m}x{n}x{k}", exact=True)
+
+
 @pytest.fixture
 def small_blocks(monkeypatch):
     """Blocks, tasks and panels small enough that test sizes cross each of their edges."""
@@ -254,12 +266,7 @@ def test_rows_read_at_fixed_steps_from_the_first_row(how, tmp_path):
     pipe = polyimage.compile([out], estimates={"M": 256, "N": 256, "K": 64}, options=options)
     assert pipe.compiled.reductions["C"].kind == "blocked"
     assert ("pim_r0 + 1;" in pipe.c_source) == (how != "affine")
-    rng = np.random.default_rng(3)
-    for m, n, k in [(13, 40, 5), (31, 17, 9)]:
-        a = rng.standard_normal((m, k)).astype(np.float32)
-        b = rng.standard_normal((k, n)).astype(np.float32)
-        want = polyimage.interpret([out], A=a, B=b)
-        assert_same(pipe(A=a, B=b), want, f"{how} {m}x{n}x{k}", exact=True)
+    _equal_at_sizes(pipe, out, [(13, 40, 5), (31, 17, 9)], 3, how)
 
 
 @pytest.mark.parametrize("how", ["constant", "variable", "part"])
@@ -270,12 +277,7 @@ def test_tasks_set_their_own_cells_to_the_default_where_they_cover_them(how, tmp
     out = _product(how)
     pipe = _compiled(out, {"M": 256, "N": 256, "K": 64}, tmp_path)
     assert pipe.compiled.reductions["C"].block.initializes == (how == "constant")
-    rng = np.random.default_rng(5)
-    for m, n, k in [(13, 40, 5), (2, 17, 1)]:
-        a = rng.standard_normal((m, k)).astype(np.float32)
-        b = rng.standard_normal((k, n)).astype(np.float32)
-        want = polyimage.interpret([out], A=a, B=b)
-        assert_same(pipe(A=a, B=b), want, f"{how} {m}x{n}x{k}", exact=True)
+    _equal_at_sizes(pipe, out, [(13, 40, 5), (2, 17, 1)], 5, how)
 
 
 @pytest.mark.parametrize("vector_bytes", [32, 64])
@@ -336,11 +338,5 @@ def test_a_matrix_product_packs_its_rows_for_wide_vectors(tmp_path):
         [out], estimates={"M": 512, "N": 512, "K": 512}, options=options, check=True
     )
     assert "pim_pk[" not in checked.c_source and "pim_pb[" not in checked.c_source
-    rng = np.random.default_rng(11)
-    for m, n, k in [(13, 70, 300), (25, 17, 5)]:
-        a = rng.standard_normal((m, k)).astype(np.float32)
-        b = rng.standard_normal((k, n)).astype(np.float32)
-        want = polyimage.interpret([out], A=a, B=b)
-        for threads in (1, 2):
-            for built in (pipe, checked):
-                assert_same(built(A=a, B=b, threads=threads), want, f"{m}x{n}x{k}", exact=True)
+    for built, what in ((pipe, "packed"), (checked, "checked")):
+        _equal_at_sizes(built, out, [(13, 70, 300), (25, 17, 5)], 11, what, threads=(1, 2))

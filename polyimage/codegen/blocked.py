@@ -69,9 +69,13 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
     its cells into vector variables (codegen.vector_blocks) where its update allows, else into
     a local array (one `omp simd` loop over the columns, every row in its body), updates them
     across the reduction-only loops (the innermost unrolled where their extents are small
-    constants: unrolled_taps) and stores them once; a partial block at the end of the rows or
-    columns updates its cells in place. Every cell sees its updates in the written order: the
-    panels of the reduction run in order."""
+    constants: unrolled_taps) and stores them once; the rows a chunk's full blocks leave run
+    in blocks of the powers of two below, the columns left in narrower blocks, then in place.
+    A task may set its cells to the default first, keep them in a buffer of its thread's,
+    compute the stages folded into it last, and read packed copies of the rows' and
+    columns' operands (codegen.packing; a shared panel of the columns' copies runs outside
+    the tasks). Every cell sees its updates in the written order: the panels of the
+    reduction run in order."""
     variables = func.reduction_variables
     rows, cols = variables[block.rows], variables[block.columns]
     r, c = names[block.rows], names[block.columns]
