@@ -334,6 +334,9 @@ def test_a_matrix_product_packs_its_rows_for_wide_vectors(tmp_path):
     assert "B copied per block of columns and panel" in text
     assert "pim_pk[" in pipe.c_source and "pim_pb[" in pipe.c_source
     assert "pim_pbs" in pipe.c_source  # B's panels shared by the tasks: it reads no outer variable
+    per_thread, shared = pipe.memory().blocks  # A's copy per thread, B's panel once
+    assert per_thread == block.chunk * 256 * 4 and shared == block.panel_columns * 256 * 4
+    assert "register blocks' copies and cells" in text
     checked = polyimage.compile(
         [out], estimates={"M": 512, "N": 512, "K": 512}, options=options, check=True
     )

@@ -76,7 +76,9 @@ def test_auto_computes_the_relu_in_the_tasks_of_the_conv(tmp_path):
     block = pipe.compiled.reductions["conv"].block
     assert [g.stages for g in pipe.schedule.groups] == [("conv", "relu")]
     assert block.epilogue == ("relu",) and block.scratch
-    assert pipe.memory().all_full == 0  # the conv's cells live in the tasks' buffers
+    memory = pipe.memory()
+    assert memory.all_full == 0  # the conv's cells live in the tasks' buffers, a task's each
+    assert memory.blocks[0] >= block.chunk * ESTIMATES["O"] * 4 and memory.blocks[1] == 0
     text = pipe.report()
     assert "relu computed by each task from its cells" in text
     assert "relu computed by the tasks of conv's register blocks" in text

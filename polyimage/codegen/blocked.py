@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..algebra.affine import linear_form
 from ..dsl import expr as E
 from ..dsl.constructs import Op
-from ..schedule.blocking import packed_column_read, packed_read, vector_ready
+from ..schedule.blocking import columns_shared, packed_column_read, packed_read, vector_ready
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from .addresses import offset_of
 from .cexpr import helper, wide_name
@@ -379,16 +379,8 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
     full_rows = f"({P}rc1 - {P}rc0 + 1) / {height} * {height}"
     count = Declare("int64_t", ((f"{P}cn", f"{P}c1 - {P}c0 + 1"),), True)
     # a matrix product's panels of B run outside the tasks: each is copied once per panel,
-    # all the tasks reading the copy (where it is the same for every task: it reads none of
-    # the outer variables; and where a task's cells are not kept in its buffer, which cannot
-    # wait for the next panel)
-    shared = (
-        column_read is not None
-        and not block.scratch
-        and not any(
-            n is variables[k] for k in block.outer for a in column_read.args for n in E.walk(a)
-        )
-    )
+    # all the tasks reading the copy (schedule.blocking.columns_shared)
+    shared = column_read is not None and columns_shared(func, block)
     column_start: list = []
     if shared:
         typ = column_type

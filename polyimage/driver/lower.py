@@ -25,7 +25,7 @@ from ..poly.analysis import analyze
 from ..poly.bounds import branch_free_stages, check_analysis, check_inlined
 from ..schedule.memory import MemoryEstimate, memory_estimate, small_stages
 from ..schedule.plan import Schedule, ScheduleError
-from ..schedule.reductions import kept_in_tasks, reduction_strategies
+from ..schedule.reductions import reduction_strategies
 from ..schedule.tiling import TiledGroup, plan_groups
 from ..tools.dump import (
     Dump,
@@ -86,7 +86,7 @@ class Compiled:
             self.stage_graph,
             self.group_plans,
             self.request.param_values,
-            kept_in_tasks(self.reductions),
+            self.reductions,
         )
 
 

@@ -184,6 +184,42 @@ def packed_column_read(func, columns: int, inner) -> E.Reference | None:
     return None
 
 
+def columns_shared(func, block) -> bool:
+    """Whether the copies of the columns' read (packed_column_read) of Reduction `func`'s
+    `block` serve every task, a panel copied once outside them: the read reads none of the
+    outer variables and the cells live in memory (not in a task's buffer, which cannot wait
+    for the next panel)."""
+    read = packed_column_read(func, block.columns, block.inner) if block.packed_columns else None
+    outer = [func.reduction_variables[k] for k in block.outer]
+    return (
+        read is not None
+        and not block.scratch
+        and not any(_moves_arg(a, v) for v in outer for a in read.args)
+    )
+
+
+def buffer_bytes(func, block, evaluate) -> tuple:
+    """(bytes of each thread's buffers, bytes shared by the threads) that Reduction `func`'s
+    `block` takes at the sizes of `evaluate`: a task's cells, its copy of the rows' read,
+    its copy of a block of columns, or the shared copy of a panel of columns."""
+    extents = [extent(evaluate, iv) for iv in func.reduction_intervals]
+    inner = block.inner
+    depth = (
+        extents[inner[0]] if not block.panel_depth else min(block.panel_depth, extents[inner[0]])
+    )
+    points = depth * math.prod(extents[k] for k in inner[1:])
+    itemsize = func.typ.dtype.itemsize
+    per_thread = block.chunk * extents[block.columns] * itemsize if block.scratch else 0
+    if block.packed:
+        per_thread += block.chunk * points * itemsize
+    shared = 0
+    if block.packed_columns and columns_shared(func, block):
+        shared = block.panel_columns * points * itemsize
+    elif block.packed_columns:
+        per_thread += block.width * points * itemsize
+    return per_thread, shared
+
+
 def _moves_arg(arg, var) -> bool:
     return any(n is var for n in E.walk(arg))
 

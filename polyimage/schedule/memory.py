@@ -15,6 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..algebra.evaluate import Evaluator, extent, scalar
+from .blocking import buffer_bytes
+from .reductions import kept_in_tasks
 from .tiling import UntiledGroup, tile_origin, tile_span
 
 MAX_TILES_EVALUATED = 20000
@@ -71,23 +73,35 @@ class MemoryEstimate:
     peak_full: int
     scratch_per_thread: tuple
     kept_full: int = 0
+    blocks: tuple = (0, 0)  # register blocks' buffers: (per thread, shared), the largest
 
     def describe(self, threads: int) -> str:
         scratch = max(self.scratch_per_thread, default=0)
-        return (
+        text = (
             f"intermediate full buffers {_mb(self.peak_full)} at peak, {_mb(self.kept_full)} "
             f"kept between calls ({_mb(self.all_full)} if each had its own); scratchpads "
             f"{_mb(scratch)} per thread"
             f" in the largest group ({_mb(scratch * threads)} for {threads} "
             f"thread{'s' if threads != 1 else ''})"
         )
+        each, shared = self.blocks
+        if each or shared:
+            text += (
+                f"; register blocks' copies and cells {_mb(each)} per thread and "
+                f"{_mb(shared)} shared"
+            )
+        return text
 
 
 def _mb(n: int) -> str:
     return f"{n / 2**20:.2f} MiB"
 
 
-def memory_estimate(graph, plans, params: dict, in_tasks=frozenset()) -> MemoryEstimate:
+def memory_estimate(graph, plans, params: dict, strategies=None) -> MemoryEstimate:
+    """Bytes at the estimates `params`; `strategies` ({Reduction: ReductionStrategy}) give
+    the register blocks' buffers and the Reductions kept in their tasks (no full buffer)."""
+    strategies = strategies or {}
+    in_tasks = kept_in_tasks(strategies)
     evaluate = Evaluator({}, {}, params)
     lifetimes = buffer_lifetimes(graph, plans, in_tasks)
     sizes = {name: _buffer_bytes(graph.stage(name).func, evaluate) for name in lifetimes}
@@ -104,7 +118,13 @@ def memory_estimate(graph, plans, params: dict, in_tasks=frozenset()) -> MemoryE
     )
     slots = buffer_slots(lifetimes)
     kept = sum(max(sizes[n] for n in lifetimes if slots[n] == slot) for slot in set(slots.values()))
-    return MemoryEstimate(sum(sizes.values()), peak, scratch, kept)
+    used = [
+        buffer_bytes(graph.stage(name).func, s.block, evaluate)
+        for name, s in strategies.items()
+        if s.block is not None
+    ]
+    blocks = (max((u[0] for u in used), default=0), max((u[1] for u in used), default=0))
+    return MemoryEstimate(sum(sizes.values()), peak, scratch, kept, blocks)
 
 
 def _buffer_bytes(func, evaluate) -> int:
