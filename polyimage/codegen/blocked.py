@@ -19,6 +19,7 @@ from .packing import (
     COLUMNS_BUFFER,
     POINTS,
     SHARED_COLUMNS,
+    most_panel_points,
     pack_columns,
     pack_rows,
     packed_columns_element,
@@ -249,14 +250,19 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         )
         return Seq((full, *rest))
 
-    def initialized() -> For:
-        """The task's cells (its rows, every column) set to the Reduction's default."""
-        count = f"{P}rhi_{c} - {P}rlo_{c} + 1"
-        value = printer(func.default)
-        fill = columns(lambda: assign(cell(), value), count, True, f"{P}rlo_{c}")
+    all_columns = f"{P}rhi_{c} - {P}rlo_{c} + 1"
+
+    def over_task_cells(body) -> For:
+        """`body()` at each of the task's cells: its rows by every column, `omp simd`."""
+        fill = columns(body, all_columns, True, f"{P}rlo_{c}")
         return For(wide_name(r), f"{P}rc0", f"{P}rc1", Block((*emitter.aliases([rows]), fill)))
 
-    scratch_cells = f"{block.chunk} * ({P}rhi_{c} - {P}rlo_{c} + 1)"
+    def initialized() -> For:
+        """The task's cells set to the Reduction's default."""
+        value = printer(func.default)
+        return over_task_cells(lambda: assign(cell(), value))
+
+    scratch_cells = f"{block.chunk} * ({all_columns})"
     fail = Line(f"goto {P}fail;")
 
     def slot(thread: str, k: int) -> str:
@@ -269,16 +275,13 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         wanted = []
         if block.scratch:
             wanted.append((cells_slot, f"sizeof({store.c_type}) * (size_t)({scratch_cells})"))
+        points = most_panel_points(block, names)
         if read is not None:
-            depth = str(block.panel_depth) if block.panel_depth else None
-            points = panel_points(block, names, None if depth is None else ("0", f"{depth} - 1"))
             size = f"sizeof({read.typ.c_name}) * (size_t)({block.chunk} * {points})"
             wanted.append((pack_slot, size))
         if column_read is not None:
-            depth = str(block.panel_depth) if block.panel_depth else None
-            points = panel_points(block, names, None if depth is None else ("0", f"{depth} - 1"))
             across = block.panel_columns if shared else block.width
-            size = f"sizeof({column_read.typ.c_name}) * (size_t)({across} * {points})"
+            size = f"sizeof({column_type}) * (size_t)({across} * {points})"
             wanted.append((columns_slot, size))
 
         def reserve(thread: str, k: int, size: str) -> If:
@@ -292,25 +295,17 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
             For(thread, "0", f"{P}nthreads", Block(tuple(each)), c_type="int", inclusive=False)
         ]
         if shared:
-            typ = column_type
+            buffer = f"({column_type} *){slot('0', columns_slot)}"
             nodes.append(reserve("0", columns_slot, wanted[-1][1]))
-            nodes.append(
-                Declare(
-                    f"{typ} *restrict", ((SHARED_COLUMNS, f"({typ} *){slot('0', columns_slot)}"),)
-                )
-            )
+            nodes.append(Declare(f"{column_type} *restrict", ((SHARED_COLUMNS, buffer),)))
         return Seq(tuple(nodes))
 
     def shared_columns() -> For:
         """The panel's full blocks of columns of the columns' read, copied once, in parallel
         over the blocks, into the buffer all the tasks read (thread 0's)."""
-        typ = column_type
         block_start = (
             Declare("int64_t", ((f"{P}c0", f"{P}jc + {P}cb * {width}"),), True),
-            Declare(
-                f"{typ} *restrict",
-                ((COLUMNS_BUFFER, f"{SHARED_COLUMNS} + ({P}c0 - {P}jc) * {POINTS}"),),
-            ),
+            shared_slice(),
         )
         copied = pack_columns(
             emitter, printer, column_read, cols, block, names, depth_bounds, reduction_loops
@@ -327,6 +322,11 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
             condition=f"{P}rpoints >= {PARALLEL_MIN_POINTS}",
         )
 
+    def shared_slice() -> Declare:
+        """The block of columns from {P}c0's slice of the shared panel of copies."""
+        start = f"{SHARED_COLUMNS} + ({P}c0 - {P}jc) * {POINTS}"
+        return Declare(f"{column_type} *restrict", ((COLUMNS_BUFFER, start),))
+
     def pack_buffer(name, what, k) -> Declare:
         typ = what.typ.c_name
         return Declare(f"{typ} *restrict", ((name, f"({typ} *){slot('omp_get_thread_num()', k)}"),))
@@ -341,7 +341,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
             if k == block.rows:
                 lo, n = f"{P}rc0", str(block.chunk)
             elif k == block.columns:
-                lo, n = f"{P}rlo_{c}", f"{P}rhi_{c} - {P}rlo_{c} + 1"
+                lo, n = f"{P}rlo_{c}", all_columns
             else:
                 lo, n = wide_name(names[k]), "1"
             bounds += [(store.lb[d], lo), (store.n[d], n)]
@@ -355,7 +355,6 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         """Stage `stage` (schedule.blocking.folds_into_tasks) at the task's cells, from the
         Reduction's while they are in cache: its variables are the owned ones, dimension by
         dimension."""
-        count = f"{P}rhi_{c} - {P}rlo_{c} + 1"
         own = [linear_form(a)[0] for a in update.target.args]
         named = [(emitter.names[v], emitter.names[mine]) for v, mine in zip(stage.variables, own)]
         points = [
@@ -365,11 +364,9 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         ]
         aliased = [v for v, (theirs, ours) in zip(stage.variables, named) if theirs != ours]
 
-        def point() -> Block:
-            return Block((*points, *emitter.aliases(aliased), emitter.cases(stage, printer)))
-
-        fill = columns(point, count, True, f"{P}rlo_{c}")
-        return For(wide_name(r), f"{P}rc0", f"{P}rc1", Block((*emitter.aliases([rows]), fill)))
+        return over_task_cells(
+            lambda: Block((*points, *emitter.aliases(aliased), emitter.cases(stage, printer)))
+        )
 
     def stepped(var, lo, hi, step, end, body) -> For:
         """for var from lo to hi by step, with `end` the last of each step's values."""
@@ -383,9 +380,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
     shared = column_read is not None and columns_shared(func, block)
     column_start: list = []
     if shared:
-        typ = column_type
-        start = f"{SHARED_COLUMNS} + ({P}c0 - {P}jc) * {POINTS}"
-        column_start.append(Declare(f"{typ} *restrict", ((COLUMNS_BUFFER, start),)))
+        column_start.append(shared_slice())
     elif column_read is not None:
         copied = pack_columns(
             emitter, printer, column_read, cols, block, names, depth_bounds, reduction_loops
@@ -403,8 +398,9 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
     if read is not None:
 
         def pack(h: int) -> Node:
-            loops = lambda body: reduction_loops(body)  # noqa: E731
-            return pack_rows(emitter, printer, read, rows, block, names, depth_bounds, h, loops)
+            return pack_rows(
+                emitter, printer, read, rows, block, names, depth_bounds, h, reduction_loops
+            )
 
         blocks = Block(((points,) if not shared else ()) + (by_row_blocks(pack), blocks))
 

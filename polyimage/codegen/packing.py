@@ -28,6 +28,15 @@ def panel_points(block, names, depth_bounds) -> str:
     return " * ".join([f"{P}extent({lo}, {hi})", *extents])
 
 
+def most_panel_points(block, names) -> str:
+    """C text of the most points a panel of the reduction-only loops may hold (a buffer's):
+    block.panel_depth values of the first, or all of them, times the others' extents."""
+    if not block.panel_depth:
+        return panel_points(block, names, None)
+    extents = [f"{P}extent({P}rlo_{names[k]}, {P}rhi_{names[k]})" for k in block.inner[1:]]
+    return " * ".join([str(block.panel_depth), *extents])
+
+
 def point_index(block, names, depth_bounds) -> str:
     """C text of the current point's index among the panel's points, in loop order."""
     index = ""

@@ -87,7 +87,7 @@ def vector_kernel(
     def name(u: int, v: int) -> str:
         return f"{P}a{u}_{v}"
 
-    def at_row(u: int):
+    def row_printer(u: int):
         """The printer of row u, and the row its variables are declared at."""
         replaced = {id(packed[0]): packed[1](u)} if packed else {}
         if steps is None:
@@ -95,9 +95,11 @@ def vector_kernel(
         shifts = {key: f"{u} * ({text})" for key, text in steps.items()} if u else {}
         return shifting(printer, shifts, replaced), 0
 
+    by_row = [row_printer(u) for u in range(height)]
+
     def at(u: int, v: int, body) -> Block:
         point = (
-            Declare("int64_t", ((wide_name(r), f"{P}r0 + {at_row(u)[1]}"),), True),
+            Declare("int64_t", ((wide_name(r), f"{P}r0 + {by_row[u][1]}"),), True),
             *emitter.aliases([rows]),
             Declare("int64_t", ((wide_name(c), f"{start} + {v * step}"),), True),
             *emitter.aliases([cols]),
@@ -105,7 +107,7 @@ def vector_kernel(
         return Block((*point, body()))
 
     def cell(u: int) -> CText:
-        offset = offset_of(update.target, at_row(u)[0])
+        offset = offset_of(update.target, by_row[u][0])
         return cat(f"*({UNALIGNED} *)&{store.buffer}[", offset, "]", writing(store.buffer))
 
     def lanes(e, row_printer, v: int) -> CText:
@@ -138,7 +140,7 @@ def vector_kernel(
     updated: Node = loops(
         lambda: each(
             lambda u, v: assign(
-                name(u, v), cat(f"{name(u, v)} {op} ", lanes(update.value, at_row(u)[0], v))
+                name(u, v), cat(f"{name(u, v)} {op} ", lanes(update.value, by_row[u][0], v))
             )
         )
     )

@@ -10,9 +10,8 @@ from dataclasses import dataclass
 
 from ..algebra.evaluate import Evaluator
 from ..dsl.reduction import Reduction
-from ..schedule.blocking import folds_into_tasks
 from ..schedule.plan import GroupSchedule, Schedule
-from ..schedule.reductions import reduction_strategy
+from ..schedule.reductions import computed_first, foldable, reduction_strategy
 from ..schedule.tiling import UntiledGroup, tiling_plan, with_tiles
 from .cost import CostModel, CostTerms, GroupCost, Weights
 from .dp import FusionDag, GroupingStats, incremental_grouping
@@ -128,18 +127,11 @@ def folded_epilogues(graph, groups: list, params, machine) -> tuple:
             continue
         if reduction_strategy(func, evaluate, machine).kind != "blocked":
             continue
-        ready = {s.name for s in graph.stages if s.kind == "image"}
-        ready.update(m for g in groups[: i + 1] for m in g)
-        joined: list = []
-        for later in groups[i + 1 :]:
-            if len(later) != 1:
-                continue
-            producers = set(graph.stage(later[0]).producers)
-            if producers <= ready and folds_into_tasks(graph, group[0], later[0]):
-                joined.append(later[0])
-                ready.add(later[0])
+        ready = {*computed_first(graph), *(m for g in groups[: i + 1] for m in g)}
+        alone = [later[0] for later in groups[i + 1 :] if len(later) == 1]
+        joined = foldable(graph, group[0], alone, ready)
         if joined:
             groups[i] = (group[0], *joined)
-            folded[groups[i]] = (group[0], tuple(joined))
+            folded[groups[i]] = (group[0], joined)
     kept = [g for g in groups if not (len(g) == 1 and any(g[0] in f[1] for f in folded.values()))]
     return kept, folded

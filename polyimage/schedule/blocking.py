@@ -138,13 +138,19 @@ def constant_row_steps(func, rows) -> bool:
     update = func.cases[0].value
     for ref in (n for n in E.walk(update.value) if isinstance(n, E.Reference)):
         for d, arg in enumerate(ref.args):
-            if _moves_arg(arg, rows) and any(
-                isinstance(n, E.Symbol)
-                for iv in ref.func.intervals[d + 1 :]
-                for n in (*E.walk(iv.lb), *E.walk(iv.ub))
-            ):
+            if _moves_arg(arg, rows) and _runtime_step(ref, d):
                 return False
     return True
+
+
+def _runtime_step(ref, d: int) -> bool:
+    """Whether moving `ref` along its dimension `d` steps a number of elements known only at
+    run time: some dimension after it has bounds that read a Parameter."""
+    return any(
+        isinstance(n, E.Symbol)
+        for iv in ref.func.intervals[d + 1 :]
+        for n in (*E.walk(iv.lb), *E.walk(iv.ub))
+    )
 
 
 def packed_read(func, rows):
@@ -175,11 +181,7 @@ def packed_column_read(func, columns: int, inner) -> E.Reference | None:
     for k in inner:
         var = func.reduction_variables[k]
         for d, arg in enumerate(read.args):
-            if _moves_arg(arg, var) and any(
-                isinstance(n, E.Symbol)
-                for iv in read.func.intervals[d + 1 :]
-                for n in (*E.walk(iv.lb), *E.walk(iv.ub))
-            ):
+            if _moves_arg(arg, var) and _runtime_step(read, d):
                 return read if not _moves_arg(arg, column) else None
     return None
 

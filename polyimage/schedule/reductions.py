@@ -123,22 +123,32 @@ def kept_in_tasks(strategies) -> frozenset:
 
 def epilogue(graph, name: str, groups) -> tuple:
     """The members of Reduction `name`'s group (in `groups`, every group's members in order)
-    after it that its tasks compute (blocking.folds_into_tasks), each reading nothing computed
-    after the Reduction but the stages folded before it."""
-    ready = {s.name for s in graph.stages if s.kind == "image"}
+    after it that its tasks compute (foldable)."""
+    ready = set(computed_first(graph))
     for members in groups:
         if name not in members:
             ready.update(members)
             continue
-        ready.update(members[: members.index(name) + 1])
-        folded: list = []
-        for member in members[members.index(name) + 1 :]:
-            producers = set(graph.stage(member).producers)
-            if producers <= ready and folds_into_tasks(graph, name, member):
-                folded.append(member)
-                ready.add(member)
-        return tuple(folded)
+        at = members.index(name)
+        return foldable(graph, name, members[at + 1 :], ready | set(members[: at + 1]))
     return ()
+
+
+def computed_first(graph) -> tuple:
+    """The stages every group may read: the input images."""
+    return tuple(s.name for s in graph.stages if s.kind == "image")
+
+
+def foldable(graph, name: str, candidates, ready) -> tuple:
+    """Those of `candidates` (stage names, in order) that the tasks of Reduction `name`
+    compute (blocking.folds_into_tasks), each reading nothing but the stages of `ready`
+    (computed before the tasks) and those folded before it."""
+    ready, folded = set(ready), []
+    for member in candidates:
+        if set(graph.stage(member).producers) <= ready and folds_into_tasks(graph, name, member):
+            folded.append(member)
+            ready.add(member)
+    return tuple(folded)
 
 
 def _tiled_strategy(func, group: int) -> ReductionStrategy:
