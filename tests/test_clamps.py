@@ -75,14 +75,20 @@ def test_the_interior_loop_reads_without_clamps():
     read = _pipeline("nested", False)
     pipe = polyimage.compile([read], schedule="naive", inline=False)
     (tree,) = stage_trees(pipe, "read")
-    head, middle, tail = [loop for loop in for_loops(tree) if loop.var == "pim_w_y"]
-    assert (head.hi, middle.lo, middle.hi, tail.lo) == (
-        "pim_ie_y",
+    (sides,) = [loop for loop in for_loops(tree) if loop.var == "pim_side_y"]
+    middle, border = [loop for loop in for_loops(sides) if loop.var == "pim_w_y"]
+    assert (sides.lo, sides.hi, sides.inclusive) == ("0", "3", False)
+    assert (middle.lo, middle.hi, border.lo, border.hi) == (
         "pim_ilo_y",
         "pim_ihi_y",
-        "pim_is_y",
+        "pim_slo_y",
+        "pim_shi_y",
     )
-    assert middle.simd and not head.simd and not tail.simd
+    bounds = print_c(sides).text  # the head, then the interior, then the tail
+    assert "pim_slo_y = pim_side_y == 0 ? pim_lo_y : pim_is_y" in bounds
+    assert "pim_shi_y = pim_side_y == 0 ? pim_ie_y : pim_hi_y" in bounds
+    assert "if (pim_side_y == 1)" in bounds
+    assert middle.simd and not border.simd
     assert "(INT64_C(2) * pim_w_y) - INT64_C(2)" in print_c(middle).text
     helpers = {name[0] for kind, name in names_used(middle) if kind == "helper"}
     assert not helpers & {"min", "max"}, helpers  # no clamp left on the interior

@@ -123,7 +123,7 @@ def test_long_compiles_report_each_pass_as_it_ends(caplog, tmp_path, monkeypatch
 
 def test_the_grouping_search_and_the_c_units_report_progress(caplog, tmp_path, monkeypatch):
     monkeypatch.setattr("polyimage.grouping.auto.PROGRESS_SECONDS", 0.0)
-    monkeypatch.setattr("polyimage.codegen.units.UNIT_STATEMENTS", 10)
+    monkeypatch.setattr("polyimage.codegen.units.UNIT_BYTES", 400)
     caplog.set_level(logging.INFO, logger="polyimage.progress")
     pipe = polyimage.compile([_blur()], schedule="auto", options=Options(cache_dir=tmp_path))
     lines = [r.getMessage() for r in caplog.records if r.name == "polyimage.progress"]

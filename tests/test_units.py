@@ -78,7 +78,7 @@ def _function(name, statements, returns="void", qualifiers="static PIM_NOINLINE"
 
 
 def test_layout_keeps_each_function_once_and_maps_lines(monkeypatch):
-    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 4)
+    monkeypatch.setattr(units_module, "UNIT_BYTES", 80)
     functions = [_function(f"f{k}", k + 3) for k in range(7)]
     entry = ctree.Function(
         "int", "entry", (), (ctree.Call("f0", ("1",)), ctree.Line("return 0;")), qualifiers=""
@@ -106,7 +106,7 @@ def test_small_code_stays_one_unit():
 
 def test_a_unit_holds_the_helpers_its_functions_use(monkeypatch):
     """A group's unit defines only the helpers its functions' trees name (ctree `uses`)."""
-    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 4)
+    monkeypatch.setattr(units_module, "UNIT_BYTES", 80)
     uses = frozenset({("helper", ("floordiv", "int64_t"))})
     divides = ctree.Function(
         "void", "g0", ("int a",), (ctree.Assign("a", "pim_floordiv_i64(a, 2)", uses=uses),) * 5
@@ -122,9 +122,9 @@ def test_a_unit_holds_the_helpers_its_functions_use(monkeypatch):
     assert "pim_max_i64(int64_t a" in texts[0]  # the main unit defines them all
 
 
-@pytest.mark.parametrize("unit_statements", [10, 40])
-def test_split_build_matches_the_oracle(monkeypatch, tmp_path, unit_statements):
-    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", unit_statements)
+@pytest.mark.parametrize("unit_bytes", [400, 1600])
+def test_split_build_matches_the_oracle(monkeypatch, tmp_path, unit_bytes):
+    monkeypatch.setattr(units_module, "UNIT_BYTES", unit_bytes)
     out, R, C = _chain()
     options = Options(cache_dir=tmp_path / "cache")
     pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
@@ -145,7 +145,7 @@ def test_split_build_matches_the_oracle(monkeypatch, tmp_path, unit_statements):
 
 
 def test_a_split_profile_build_times_every_group(monkeypatch, tmp_path):
-    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 10)
+    monkeypatch.setattr(units_module, "UNIT_BYTES", 400)
     out, R, C = _chain()
     options = Options(cache_dir=tmp_path / "cache")
     pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
@@ -157,7 +157,7 @@ def test_a_split_profile_build_times_every_group(monkeypatch, tmp_path):
 
 
 def test_vectorization_report_reads_every_unit(monkeypatch, tmp_path):
-    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 40)
+    monkeypatch.setattr(units_module, "UNIT_BYTES", 1600)
     out, R, C = _chain()
     options = Options(cache_dir=tmp_path / "cache")
     pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
@@ -169,7 +169,7 @@ def test_vectorization_report_reads_every_unit(monkeypatch, tmp_path):
 
 
 def test_a_failing_unit_fails_the_build_cleanly(monkeypatch, tmp_path):
-    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 10)
+    monkeypatch.setattr(units_module, "UNIT_BYTES", 400)
     out, R, C = _chain()
     root = tmp_path / "cache"
     bad = Options(cache_dir=root, cflags=Options().cflags + ("-include", "no-such-header.h"))
@@ -196,7 +196,7 @@ import polyimage
 from polyimage.codegen import units
 sys.path.insert(0, sys.argv[1])
 from test_units import _chain
-units.UNIT_STATEMENTS = 10
+units.UNIT_BYTES = 400
 out, R, C = _chain()
 pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512})
 arr = np.arange(40 * 30, dtype=np.float32).reshape(40, 30)
@@ -231,41 +231,42 @@ def test_processes_build_one_split_pipeline_at_once(tmp_path):
     assert [p for p in root.rglob("*") if p.name.startswith((".build-", ".trash-"))] == []
 
 
-def test_large_units_build_with_o2_and_small_ones_with_o3(monkeypatch, tmp_path):
-    """Where the flags ask for -O3, a unit of O2_UNIT_BYTES of C or more, or any unit of a
-    module of O2_MODULE_BYTES, builds with -O2 (as fast in the bench, far quicker to
-    compile); the compiler's commands in build.log show which unit got which; flags asking
-    for another level are left alone."""
+def test_large_modules_build_with_o2_and_small_ones_with_o3(monkeypatch, tmp_path):
+    """Where the flags ask for -O3, every unit of a module of O2_MODULE_BYTES of C or more
+    builds with -O2 (as fast in the bench, far quicker to compile), whatever the unit's own
+    size; the compiler's commands in build.log show it; flags asking for another level are
+    left alone."""
     from polyimage.jit import build as build_module
     from polyimage.jit.build import unit_flags
 
     flags = ("-O3", "-march=native")
-    assert unit_flags(flags, "x" * 100) == flags
-    assert unit_flags(flags, "x" * build_module.O2_UNIT_BYTES) == flags + ("-O2",)
-    assert unit_flags(("-O3", "-O1"), "x" * build_module.O2_UNIT_BYTES) == ("-O3", "-O1")
-    assert unit_flags(flags, "x" * 100, build_module.O2_MODULE_BYTES - 1) == flags
-    assert unit_flags(flags, "x" * 100, build_module.O2_MODULE_BYTES) == flags + ("-O2",)
-    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 10)
+    limit = build_module.O2_MODULE_BYTES
+    assert unit_flags(flags, limit - 1) == flags
+    assert unit_flags(flags, limit) == flags + ("-O2",)
+    assert unit_flags(("-O3", "-O1"), limit) == ("-O3", "-O1")
+    monkeypatch.setattr(units_module, "UNIT_BYTES", 400)
     out, R, C = _chain()
-    options = Options(cache_dir=tmp_path / "cache")
-    pipe = polyimage.compile([out], schedule="auto", estimates={R: 512, C: 512}, options=options)
-    sizes = [len(u.text) for u in pipe.cmodule.units]
-    threshold = sorted(sizes)[len(sizes) // 2]  # about half the units are large
-    monkeypatch.setattr(build_module, "O2_UNIT_BYTES", threshold)
-    pipe = polyimage.compile(
-        [out],
-        schedule="auto",
-        estimates={R: 512, C: 512},
-        options=Options(cache_dir=tmp_path / "b"),
-    )
-    log = (pipe.build_info.path / "build.log").read_text()
-    commands = [line for line in log.splitlines() if " -c " in line]
-    assert len(commands) == len(sizes)
-    large = sum(size >= threshold for size in sizes)
-    assert 0 < large < len(sizes)
-    assert sum(" -O2 " in c for c in commands) == large
-    arr = np.random.default_rng(4).random((45, 38), dtype=np.float32)
-    np.testing.assert_allclose(pipe(img=arr), polyimage.interpret([out], img=arr), rtol=1e-5)
+
+    def commands(module_limit, folder):
+        monkeypatch.setattr(build_module, "O2_MODULE_BYTES", module_limit)
+        pipe = polyimage.compile(
+            [out],
+            schedule="auto",
+            estimates={R: 512, C: 512},
+            options=Options(cache_dir=tmp_path / folder),
+        )
+        arr = np.random.default_rng(4).random((45, 38), dtype=np.float32)
+        want = polyimage.interpret([out], img=arr)
+        np.testing.assert_allclose(pipe(img=arr), want, rtol=1e-5)
+        log = (pipe.build_info.path / "build.log").read_text()
+        found = [line for line in log.splitlines() if " -c " in line]
+        assert len(found) == len(pipe.cmodule.units) > 1
+        return found, len(pipe.cmodule.source)
+
+    large, size = commands(limit, "a")
+    assert all(" -O2 " in c for c in large) == (size >= limit)
+    assert all(" -O2 " in c for c in commands(size, "b")[0])
+    assert not any(" -O2 " in c for c in commands(size + 1, "c")[0])
 
 
 def test_a_recompile_builds_only_the_units_whose_code_changed(monkeypatch, tmp_path):
@@ -273,8 +274,8 @@ def test_a_recompile_builds_only_the_units_whose_code_changed(monkeypatch, tmp_p
     retiling one group rebuilds the main unit only, and regrouping the last stages rebuilds
     their units only; the others' objects come from the cache, and every build gives the
     oracle's result."""
-    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 10)
-    monkeypatch.setattr(units_module, "GROUP_UNIT_STATEMENTS", 5)
+    monkeypatch.setattr(units_module, "UNIT_BYTES", 400)
+    monkeypatch.setattr(units_module, "GROUP_UNIT_BYTES", 200)
     out, R, C = _chain()
     options = Options(cache_dir=tmp_path / "cache")
     arr = np.random.default_rng(5).random((45, 38), dtype=np.float32)
@@ -296,3 +297,73 @@ def test_a_recompile_builds_only_the_units_whose_code_changed(monkeypatch, tmp_p
     assert built("\n".join(regrouped)) == ["main", "nests 3", "nests 4"]
     objects = list((tmp_path / "cache" / "objects").rglob("*.o"))
     assert len(objects) == 5 and all(o.stat().st_size > 0 for o in objects)
+
+
+def _loop_function(name, statements, attributes=""):
+    body = ctree.Block(tuple(ctree.Assign("a", "a + 1") for _ in range(statements)))
+    loop = ctree.For("i", "0", "n", body)
+    return ctree.Function("void", name, ("int a", "int n"), (loop,), attributes=attributes)
+
+
+def test_a_long_jammed_nest_is_a_unit_of_its_own():
+    """A function kept in order (a jammed nest) whose loop body holds LONG_CHAIN_STATEMENTS
+    statements is a unit of its own marked long_chains, even in a small pipeline; a shorter
+    one, or a long loop not kept in order, is not."""
+    from polyimage.codegen.prelude import IN_ORDER
+
+    long = units_module.LONG_CHAIN_STATEMENTS
+    functions = [
+        _loop_function("short", long - 1, IN_ORDER),
+        _loop_function("chain", long, IN_ORDER),
+        _loop_function("plain", long),
+    ]
+    assert [units_module.long_chains(f) for f in functions] == [False, True, False]
+    entry = ctree.Function("int", "e", ("void",), (), qualifiers="")
+    laid = layout(_HEADER, _WORKSPACE, functions, entry)
+    assert [unit.long_chains for unit in laid.units] == [False, True]
+    assert "PIM_SHARED PIM_IN_ORDER void chain(int a, int n)\n{" in laid.units[1].text
+    assert "void short(int a, int n)\n{" in laid.units[0].text
+
+
+def test_gcc_builds_the_unit_of_a_long_jammed_nest_with_its_own_flags(monkeypatch, tmp_path):
+    """The unit of a long jammed nest gets LONG_CHAIN_FLAGS from gcc (the other units do not),
+    and the module gives the interpreter's result."""
+    from helpers import assert_exact_on_threads, weighted_means
+
+    from polyimage.jit import build as build_module
+    from polyimage.jit.toolchain import compiler_command, compiler_facts
+
+    options = Options(cache_dir=tmp_path / "cache")
+    if compiler_facts(compiler_command(), options.flags).family != "gcc":
+        pytest.skip("the flags are gcc's")
+    monkeypatch.setattr(units_module, "LONG_CHAIN_STATEMENTS", 2)
+    schedule = polyimage.Schedule.parse("group 0: weights, sums [4x4x16]\ngroup 1: out [untiled]")
+    outputs = weighted_means()
+    pipe = polyimage.compile(outputs, schedule=schedule, inline=False, options=options)
+    marked = [unit.long_chains for unit in pipe.cmodule.units]
+    assert marked.count(True) >= 1 and not marked[0]
+    log = (pipe.build_info.path / "build.log").read_text()
+    commands = [line for line in log.splitlines() if " -c " in line]
+    flag = " ".join(build_module.LONG_CHAIN_FLAGS)
+    assert [flag in command for command in commands] == marked
+    rng = np.random.default_rng(7)
+    arguments = {"img": rng.random((3, 9, 40), dtype=np.float32)}
+    assert_exact_on_threads(pipe, outputs, arguments, threads=(1, 2))
+
+
+def test_untiled_stages_are_functions_the_entry_calls(tmp_path):
+    """An untiled stage's loops are a function of their own, which the entry calls with the
+    buffers and parameters it uses, so large pipelines cut into units by stage too."""
+    out, R, C = _chain(depth=3)
+    options = Options(cache_dir=tmp_path / "cache")
+    pipe = polyimage.compile([out], schedule="naive", options=options)
+    source = pipe.cmodule.source
+    entry = source[source.index("int pipeline_") :]
+    for k in range(3):
+        assert f"static PIM_NOINLINE void pim_stage{k}_0(int pim_nthreads" in source
+        assert f"    pim_stage{k}_0(pim_nthreads, " in entry
+        assert f"/* function b{k} */" not in entry
+    arr = np.random.default_rng(6).random((17, 23), dtype=np.float32)
+    for threads in (1, 2):
+        got = pipe(img=arr, threads=threads)
+        np.testing.assert_array_equal(got, polyimage.interpret([out], img=arr))

@@ -244,8 +244,8 @@ def test_a_reused_units_messages_are_replayed_at_its_new_lines(monkeypatch, tmp_
     from polyimage.config import Options
     from polyimage.tools.vectorization import reports_every_unit
 
-    monkeypatch.setattr(units_module, "UNIT_STATEMENTS", 10)
-    monkeypatch.setattr(units_module, "GROUP_UNIT_STATEMENTS", 5)
+    monkeypatch.setattr(units_module, "UNIT_BYTES", 400)
+    monkeypatch.setattr(units_module, "GROUP_UNIT_BYTES", 200)
     R, C = Parameter(Int, "R"), Parameter(Int, "C")
     x, y = Variable(Int, "x"), Variable(Int, "y")
     img = Image(Float, "img", [R + 8, C + 8])

@@ -19,6 +19,7 @@ from ..schedule.reductions import kept_in_tasks, task_buffers
 from ..schedule.tiling import UntiledGroup
 from . import checked
 from .cexpr import CExprPrinter
+from .cprint import print_c
 from .ctext import cat, declare, helpers_used
 from .ctree import (
     Assign,
@@ -33,12 +34,13 @@ from .ctree import (
     Pointer,
     Return,
     Seq,
+    Stage,
     separated,
 )
 from .loops import LoopEmitter
 from .names import PREFIX, NameRegistry
 from .prelude import openmp_timer, prelude
-from .storage import StageStorage, gathered_stages, storage_type
+from .storage import StageStorage, buffer_arguments, gathered_stages, storage_type
 from .tiled import TiledEmitter
 from .units import layout
 from .workspace import WORKSPACE, workspace_code, workspace_prototypes
@@ -147,6 +149,8 @@ def generate_module(
         func = by_name[stage_name]
         body.append(Declare(f"{storage[stage_name].c_type} *restrict", ((names[func], "NULL"),)))
     untiled = LoopEmitter(graph, names, storage, branch_free, reductions, plain, n_scratch)
+    scalars = [(f"int {nthreads}", nthreads)]
+    scalars += [(f"{p.typ.c_name} {names[p]}", names[p]) for p in graph.parameters]
     functions: list
     functions, owners = [], []
     for i, plan in enumerate(plans):
@@ -165,8 +169,12 @@ def generate_module(
                 body += [Assign(buf, reserve), If(f"!{buf}", fail)]
         if isinstance(plan, UntiledGroup):
             emitter = untiled.for_group(i if check else None)
-            for stage_name in plan.members:
+            for k, stage_name in enumerate(plan.members):
                 stage = emitter.stage(by_name[stage_name])
+                if stage.body and not _uses_workspace(stage):
+                    stage, outlined = _outlined(stage, f"{PREFIX}stage{i}_{k}", storage, scalars)
+                    functions.append(outlined)
+                    owners.append(i)
                 body += _timed(profile, timers, ("stage", i, (stage_name,)), [stage])
         else:
             # the group's timer comes first (_timed adds it once the code is built), then
@@ -234,6 +242,25 @@ def generate_module(
         loops=laid.loops,
         helpers=used,
     )
+
+
+def _uses_workspace(stage: Stage) -> bool:
+    """Whether the code of a stage reserves memory of the workspace (a Reduction's register
+    blocks): such code stays in the entry, which alone knows the workspace's type."""
+    return re.search(rf"\b{WORKSPACE}\b", print_c(stage).text) is not None
+
+
+def _outlined(stage: Stage, function: str, storage: dict, scalars: list) -> tuple:
+    """(its call, the function) of an untiled stage's code as a function of its own, taking
+    the thread count and the parameters (`scalars`: (parameter, argument)) and the buffers
+    it uses: the C compiler then builds a large pipeline's stages in units of their own, in
+    parallel, and each function's register allocation stays small."""
+    stores = {store.buffer: store for store in storage.values()}
+    params, values = buffer_arguments(stage, stores)
+    params = [p for p, _ in scalars] + params
+    values = [v for _, v in scalars] + values
+    outlined = Function("void", function, tuple(params), (stage,), stages=(stage.name,))
+    return Call(function, tuple(values)), outlined
 
 
 def _timed(profile: bool, timers: list, timer: tuple, nodes: Sequence) -> list:

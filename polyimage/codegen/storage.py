@@ -10,6 +10,7 @@ from ..dsl.reduction import Reduction
 from ..graph.dag import StageGraph, definition_exprs
 from .checked import checked_index
 from .ctext import CText, text_of, uses_of
+from .ctree import Node, names_used
 from .names import PREFIX
 
 
@@ -111,3 +112,19 @@ class StageStorage:
 
     def upper(self, d: int) -> str:
         return f"({self.lb[d]} + {self.n[d]} - 1)"
+
+
+def buffer_arguments(node: Node, stores) -> tuple[list, list]:
+    """(parameters, arguments) that pass an outlined function every buffer `node` reads or
+    writes (`stores`: StageStorage by buffer name; others are the node's own): its pointer,
+    const where it is only read, then the names of its bounds."""
+    used = names_used(node)
+    written = {name for kind, name in used if kind == "write"}
+    params, values = [], []
+    for buffer in sorted({name for kind, name in used if kind in ("read", "write")} & set(stores)):
+        store = stores[buffer]
+        params.append(f"{'' if buffer in written else 'const '}{store.c_type} *restrict {buffer}")
+        values.append(buffer)
+        params += [f"int64_t {text}" for text in store.names()]
+        values += store.names()
+    return params, values

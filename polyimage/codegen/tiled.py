@@ -33,13 +33,12 @@ from .ctree import (
     Line,
     Parallel,
     Pragma,
-    names_used,
 )
 from .jam import jam_plan, specialized_nest
 from .loops import LoopEmitter
 from .names import PREFIX
 from .prelude import IN_ORDER, tile_schedule
-from .storage import StageStorage
+from .storage import StageStorage, buffer_arguments
 from .workspace import WORKSPACE
 
 
@@ -418,17 +417,10 @@ class TiledEmitter(LoopEmitter):
                 body.append(self._copy_out(name, local))
         params = [f"int64_t {name}" for name, _ in args]
         values = [value for _, value in args]
-        used = names_used(Block(tuple(body)))
-        written = {name for kind, name in used if kind == "write"}
         stores = {store.buffer: store for store in (*self.full.values(), *self.storage.values())}
-        for buffer in sorted({name for kind, name in used if kind in ("read", "write")}):
-            store = stores[buffer]
-            params.append(
-                f"{'' if buffer in written else 'const '}{store.c_type} *restrict {buffer}"
-            )
-            values.append(buffer)
-            params += [f"int64_t {text}" for text in store.names()]
-            values += store.names()
+        buffers = buffer_arguments(Block(tuple(body)), stores)
+        params += buffers[0]
+        values += buffers[1]
         for p in self.graph.parameters:
             params.append(f"{p.typ.c_name} {self.names[p]}")
             values.append(self.names[p])

@@ -1,6 +1,7 @@
 """The C of a pipeline as one file (`kernel.c`: what is shown, hashed and kept in the cache) and
 as translation units that compile in parallel: the main unit (workspace and entry function,
-which cffi wraps) and, for large pipelines, one unit per group with enough loop-nest code.
+which cffi wraps) and, for large pipelines, one unit per group with enough C in its
+functions (a tiled group's nests, an untiled stage's loops), and one per long jammed nest.
 
 Every unit repeats kernel.c's includes and places each piece of code under a `#line` directive
 naming its line in kernel.c, so the compiler's messages (errors, the vectorization report) speak
@@ -17,14 +18,17 @@ from dataclasses import dataclass
 
 from .chelpers import helper_definitions
 from .cprint import print_c
-from .ctree import Blank, Directive, Node, Seq, names_used, statements
-from .prelude import defines_if
+from .ctree import Blank, Directive, For, Node, Seq, names_used, statements, walk
+from .prelude import IN_ORDER, defines_if
 
 SOURCE_NAME = "kernel.c"
-# pipelines with fewer statements in loop-nest functions than this stay one unit
-UNIT_STATEMENTS = 400
-# a group with fewer statements in its functions than this keeps them in the main unit
-GROUP_UNIT_STATEMENTS = 80
+# pipelines with fewer bytes of C in their outlined functions than this stay one unit
+UNIT_BYTES = 64 * 1024
+# a group with fewer bytes of C in its functions than this keeps them in the main unit
+GROUP_UNIT_BYTES = 12 * 1024
+# a function kept in order (codegen.jam) with a loop body of this many statements or more is
+# a unit of its own, marked `long_chains` (jit.build gives such units their own flags)
+LONG_CHAIN_STATEMENTS = 100
 _SHARED = "PIM_SHARED"
 # functions other units call: external, but not exported from the built module
 _SHARED_DEFINE = defines_if(
@@ -40,6 +44,7 @@ class Unit:
     follows the piece before, with no directive of its own)."""
 
     pieces: tuple  # ((line, text), ...)
+    long_chains: bool = False  # it holds a function of long_chains()
 
     @property
     def text(self) -> str:
@@ -93,8 +98,12 @@ def layout(header: Node, workspace: Node, functions, entry, owners=None, helpers
         starts.append(line)
         line += piece.count("\n")
     source = "".join(pieces)
-    sizes = [statements(function) + 1 for function in functions]
-    bins = _partition(sizes, list(range(len(functions))) if owners is None else owners)
+    sizes = [len(done.text) for done in printed[:-1]]
+    chains = [k for k, function in enumerate(functions) if long_chains(function)]
+    owners = list(range(len(functions))) if owners is None else list(owners)
+    rest = [k for k in range(len(functions)) if k not in chains]
+    grouped = _partition([sizes[k] for k in rest], [owners[k] for k in rest])
+    bins = sorted([[k] for k in chains] + [[rest[j] for j in members] for members in grouped])
     if not bins:
         return Layout(source, (Unit(((1, source),)),), tuple(loops))
     moved = {k for members in bins for k in members}
@@ -115,15 +124,30 @@ def layout(header: Node, workspace: Node, functions, entry, owners=None, helpers
             (function_starts[k], print_c(Seq((_shared(functions[k]), Blank()))).text)
             for k in members
         ]
-        units.append(Unit(((1, opening), *code)))
+        units.append(Unit(((1, opening), *code), members[0] in chains))
     return Layout(source, tuple(units), tuple(loops))
 
 
+def long_chains(function) -> bool:
+    """Whether `function` is kept in order (prelude.IN_ORDER: a jammed nest's accumulators)
+    and runs a loop body of LONG_CHAIN_STATEMENTS or more (a sum over a 7x7 search window
+    for 4 channels: 196 statements)."""
+    if function.attributes != IN_ORDER:
+        return False
+    return any(
+        isinstance(node, For)
+        and not any(isinstance(inner, For) for inner in walk(node.body))
+        and statements(node.body) >= LONG_CHAIN_STATEMENTS
+        for node in walk(function)
+    )
+
+
 def _partition(sizes: list, owners: list) -> list:
-    """Function indices per unit of their own: every group with GROUP_UNIT_STATEMENTS statements
-    of functions, in source order. [] when all the functions are too few statements to be
-    worth units (`sizes`: statements per function, ctree.statements)."""
-    if sum(sizes) < UNIT_STATEMENTS:
+    """Function indices per unit of their own: every group with GROUP_UNIT_BYTES of C in its
+    functions, in source order. [] when the functions are too little C to be worth units
+    (`sizes`: bytes of C per function; the compiler's time grows with them, not with the
+    statements: one stage of a 7x7 window is a few statements of 100 KB)."""
+    if sum(sizes) < UNIT_BYTES:
         return []
     by_owner: dict = {}
     for k, owner in enumerate(owners):
@@ -131,7 +155,7 @@ def _partition(sizes: list, owners: list) -> list:
     return [
         members
         for members in by_owner.values()
-        if sum(sizes[k] for k in members) >= min(GROUP_UNIT_STATEMENTS, UNIT_STATEMENTS)
+        if sum(sizes[k] for k in members) >= min(GROUP_UNIT_BYTES, UNIT_BYTES)
     ]
 
 

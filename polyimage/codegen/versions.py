@@ -39,8 +39,14 @@ def residue_loops(emitter, printer, var, residues, body) -> Seq:
             True,
         ),
     ]
-    for start, end in ((lo, head_end), (tail_start, hi)):
-        nodes.append(emitter.innermost(var, start, end, body(printer), simd=False))
+    ends = ((lo, head_end), (tail_start, hi))
+    nodes.append(
+        in_turn(
+            it,
+            ends,
+            lambda start, end: emitter.innermost(var, start, end, body(printer), simd=False),
+        )
+    )
 
     def loop(printer, start, end, simd=True):
         blocks = [Declare(q.typ.c_name, ((qname, f"({q.typ.c_name}){qw}"),), True)]
@@ -81,11 +87,40 @@ def interior_loops(printer, it, lo, hi, inside, loop) -> Seq:
             ),
             True,
         ),
-        loop(printer, lo, head_end, False),
-        loop(printer.with_(chosen=inside.chosen), ilo, ihi),
-        loop(printer, tail_start, hi, False),
+        in_turn(
+            it,
+            ((lo, head_end), (tail_start, hi)),
+            lambda start, end: loop(printer, start, end, False),
+            loop(printer.with_(chosen=inside.chosen), ilo, ihi),
+        ),
     ]
     return Seq(tuple(nodes))
+
+
+def in_turn(it: str, ends, loop, middle: Node | None = None) -> For:
+    """`loop(start, end)` (a loop node) over the head and then the tail of an innermost loop
+    (`ends`: their (start, end) C texts), with `middle` between them where given, as one
+    loop over the sides: the C compiler then builds the border code once, not twice (a
+    large window's clamped head and tail had cost it as much as the interior)."""
+    side, start, end = (f"{PREFIX}{k}_{it}" for k in ("side", "slo", "shi"))
+    (head_start, head_end), (tail_start, tail_end) = ends
+    border = Block(
+        (
+            Declare(
+                "int64_t",
+                (
+                    (start, f"{side} == 0 ? {head_start} : {tail_start}"),
+                    (end, f"{side} == 0 ? {head_end} : {tail_end}"),
+                ),
+                True,
+            ),
+            loop(start, end),
+        )
+    )
+    sides, body = "2", border
+    if middle is not None:
+        sides, body = "3", Block((If(f"{side} == 1", Block((middle,)), border),))
+    return For(side, "0", sides, body, c_type="int", inclusive=False)
 
 
 def segments(emitter, printer, var, split) -> If:

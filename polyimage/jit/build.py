@@ -43,14 +43,18 @@ LINK_FLAGS = ("-fPIC", "-dynamiclib") if sys.platform == "darwin" else ("-fPIC",
 # how a built library is loaded: part of the cache key (entries of Python extension modules,
 # as builds made before, are not this kind)
 LOADER = "cffi ABI mode (ffi.dlopen)"
-# a unit of at least this much C builds with -O2 where the flags ask for -O3: as fast in the
-# bench (pyramid_blend 11% faster, the other large apps within 2%) for about 40% less compile
-# time; smaller units keep -O3 (harris runs 7% faster with it, and builds in 0.3 s)
-O2_UNIT_BYTES = 64 * 1024
-O2_MODULE_BYTES = 320 * 1024
+# the units of a module of at least this much C build with -O2 where the flags ask for -O3:
+# as fast in the bench (pyramid_blend 11% faster, the other large apps within 2%) for about
+# 40% less compile time; smaller modules keep -O3 (harris runs 7% faster with it, and builds
+# in 0.3 s). The module decides, not the unit, so that how the code is cut changes nothing.
+O2_MODULE_BYTES = 64 * 1024
+# gcc's flags for a unit of a long jammed nest (codegen.units.long_chains): built without TER,
+# its long loop body left gcc 12's combine pass retrying for seconds (3.4 s of nl_means' 3.6);
+# with combinations of two instructions the object came out the same in half the time
+LONG_CHAIN_FLAGS = ("--param", "max-combine-insns=2")
 UNIT_POLICY = (
-    f"-O2 for units of {O2_UNIT_BYTES} bytes or more, all units of a module of "
-    f"{O2_MODULE_BYTES} bytes or more"
+    f"-O2 for every unit of a module of {O2_MODULE_BYTES} bytes or more; "
+    f"{' '.join(LONG_CHAIN_FLAGS)} for gcc on units of long chains"
 )
 # compiled units kept by their text, so that a compile which changes other code relinks them
 OBJECTS = "objects"
@@ -173,8 +177,10 @@ def build(cmodule: CModule, options: Options) -> Kernel:
             staging = cache.staging_dir(root)
             objects = root / OBJECTS if options.use_cache else None
             reuse = (objects, fingerprint)
-            report = report_flags(compiler, options, cflags)
-            units = _compile(cmodule, module_name, staging, compiler, cflags, reuse, report)
+            family = compiler_facts(compiler, options.flags, facts_dir(options)).family
+            report = report_flags(family, cflags)
+            chains = LONG_CHAIN_FLAGS if family == "gcc" else ()
+            units = _compile(cmodule, module_name, staging, compiler, cflags, reuse, report, chains)
             if not options.use_cache:  # its folder goes: the log stays on the BuildInfo
                 log_text = (staging / "build.log").read_text(errors="replace")
             # loaded before it is installed, so that no other process can evict it first
@@ -230,10 +236,9 @@ def compile_flags(options: Options) -> tuple:
     return compiler, cflags, compiler_fingerprint(compiler, given, remembered)
 
 
-def report_flags(compiler: str, options: Options, cflags: tuple) -> tuple:
+def report_flags(family: str, cflags: tuple) -> tuple:
     """The flags of gcc's vectorization report (VECTOR_REPORT_FLAGS) that `cflags` lack, for
-    gcc only (clang's remarks say other things, in another form)."""
-    family = compiler_facts(compiler, options.flags, facts_dir(options)).family
+    gcc only (`family`: the compiler's; clang's remarks say other things, in another form)."""
     return tuple(f for f in VECTOR_REPORT_FLAGS if f not in cflags) if family == "gcc" else ()
 
 
@@ -245,13 +250,15 @@ def _compile(
     cflags: tuple,
     reuse,
     report: tuple = (),
+    chains: tuple = (),
 ) -> tuple:
     """cffi writes the main unit's extension C (our code plus its wrappers); the compiler builds
     it and the other units in child processes, in parallel on the available cores, their
     output captured into build.log. `reuse` is (the object cache folder or None, the
     compiler's fingerprint): a unit other than the main one whose object is there is not
-    compiled again. `report`: flags that only add messages (no part of an object's key).
-    Returns the UnitTime of each unit, then of the link."""
+    compiled again. `report`: flags that only add messages (no part of an object's key);
+    `chains`: flags added for units of long chains (codegen.units.long_chains). Returns the
+    UnitTime of each unit, then of the link."""
     (staging / SOURCE_NAME).write_text(cmodule.source)
     laid = cmodule.units or (Unit(((1, cmodule.source),)),)
     units = [unit.text for unit in laid]
@@ -262,8 +269,11 @@ def _compile(
         files.append(f"unit{k}.c")
         (staging / files[-1]).write_text(text)
     base = shlex.split(compiler) + list(cflags)
-    module_bytes = sum(len(text) for text in units)
-    bases = [shlex.split(compiler) + list(unit_flags(cflags, text, module_bytes)) for text in units]
+    flags = unit_flags(cflags, len(cmodule.source))
+    bases = [
+        shlex.split(compiler) + list(flags) + list(chains if unit.long_chains else ())
+        for unit in laid
+    ]
     module_file = module_name + _suffix()
     objects = [Path(f).with_suffix(".o").name for f in files]
     if len(files) == 1:
@@ -317,14 +327,13 @@ def _compile(
     )
 
 
-def unit_flags(cflags: tuple, text: str, module_bytes: int = 0) -> tuple:
-    """The flags of one translation unit of C `text`: `cflags`, with -O2 where they ask for
-    -O3 and the unit holds O2_UNIT_BYTES of C or more, or its module (`module_bytes` in all)
-    O2_MODULE_BYTES: -O2 builds in half the time and ran as fast in the bench, except on
-    small hot nests (harris 5% slower), which sit in small modules."""
+def unit_flags(cflags: tuple, module_bytes: int) -> tuple:
+    """The flags of the translation units of a module of `module_bytes` of C: `cflags`, with
+    -O2 where they ask for -O3 and the module holds O2_MODULE_BYTES or more: -O2 builds in
+    half the time and ran as fast in the bench, except on small hot nests (harris 5%
+    slower), which sit in small modules."""
     levels = [f for f in cflags if f.startswith("-O")]
-    large = len(text) >= O2_UNIT_BYTES or module_bytes >= O2_MODULE_BYTES
-    if levels and levels[-1] == "-O3" and large:
+    if levels and levels[-1] == "-O3" and module_bytes >= O2_MODULE_BYTES:
         return tuple(cflags) + ("-O2",)
     return tuple(cflags)
 

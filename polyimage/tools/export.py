@@ -100,7 +100,7 @@ def export_pipeline(
     }
     files["source"].write_text(code.source)
     files["header"].write_text(code.header)
-    flags = list(unit_flags(cflags, code.source, len(code.source)))
+    flags = list(unit_flags(cflags, len(code.source)))
     cc = shlex.split(compiler)
     obj = folder / f"{name}.o"
     log_lines: list = []
