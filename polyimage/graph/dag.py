@@ -8,7 +8,7 @@ A Function may read itself only as a scan (see scan_dimension); that read is no 
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..algebra.affine import linear_form
 from ..dsl import expr as E
@@ -41,6 +41,8 @@ class StageGraph:
     stages: tuple
     outputs: tuple
     parameters: tuple
+    # {stage name: (every reference in its definition, in order; its scan_dimension)}
+    traced: dict = field(default_factory=dict, compare=False, repr=False)
 
     @property
     def declared_parameters(self) -> tuple:
@@ -55,24 +57,13 @@ class StageGraph:
         return {s.name: s for s in self.stages}
 
     def reads(self, name: str) -> tuple:
-        """Every reference in the definition of stage `name`, in order (found once per graph:
-        the passes ask again and again)."""
-        return self._reads[name]
-
-    @functools.cached_property
-    def _reads(self) -> dict:
-        return {
-            s.name: tuple(r for e in definition_exprs(s.func) for r in E.references(e))
-            for s in self.stages
-        }
+        """Every reference in the definition of stage `name`, in order (found once, by
+        build_graph: the passes ask again and again)."""
+        return self.traced[name][0]
 
     def scan(self, name: str):
-        """scan_dimension of stage `name`, found once per graph."""
-        return self._scans[name]
-
-    @functools.cached_property
-    def _scans(self) -> dict:
-        return {s.name: scan_dimension(s.func) for s in self.stages}
+        """scan_dimension of stage `name`, found once, by build_graph."""
+        return self.traced[name][1]
 
     @property
     def images(self) -> tuple:
@@ -123,7 +114,11 @@ def scan_dimension(func: Function):
     and the stage's own variable on every other one; any other self-read is a cycle
     (PipelineError naming the stage and the read). The compiler runs that dimension in order
     and the bounds check proves every self-read inside the domain."""
-    refs = self_references(func)
+    return _scanned_dimension(func, self_references(func))
+
+
+def _scanned_dimension(func: Function, refs: list):
+    """scan_dimension of `func` given its reads of itself, `refs`."""
     if not refs:
         return None
     cycle = f"the pipeline has a cycle: {func.name} reads itself at `{{}}`"
@@ -187,11 +182,28 @@ def _earlier_along(func, ref):
     return along[0]
 
 
-def build_graph(outputs) -> StageGraph:
-    """Trace the pipeline from `outputs` and check it is well formed."""
+def build_graph(outputs, known: dict | None = None) -> StageGraph:
+    """Trace the pipeline from `outputs` and check it is well formed. `known` keeps what was
+    found of each function ({id: (function, producers, parameters, references, scan)}) for
+    the next graph of mostly the same functions (inlining builds one per step)."""
     outputs = _check_outputs(outputs)
+    known = {} if known is None else known
     state: dict
     order, state = [], {}
+
+    def traced(func) -> tuple:
+        hit = known.get(id(func))
+        if hit is None or hit[0] is not func:
+            func.cases  # a stage without a definition raises here, before its producers
+            exprs = list(definition_exprs(func))
+            refs = tuple(r for e in exprs for r in E.references(e))
+            scan = _scanned_dimension(func, [r for r in refs if r.func is func])
+            producers = list({id(r.func): r.func for r in refs if r.func is not func}.values())
+            if isinstance(func, Image):
+                exprs += list(func.extents)
+            params = [p for e in exprs for p in E.free_symbols(e, E.Parameter)]
+            hit = known[id(func)] = (func, producers, params, refs, scan)
+        return hit
 
     def visit(func, path):
         mark = state.get(id(func))
@@ -200,10 +212,9 @@ def build_graph(outputs) -> StageGraph:
         if mark == "active":
             cycle = path[path.index(func) :] + [func]
             raise PipelineError("the pipeline has a cycle: " + " -> ".join(f.name for f in cycle))
-        func.cases  # a stage without a definition raises here, before its producers
-        scan_dimension(func)  # and a self-read that is not a scan
+        traced(func)
         state[id(func)] = "active"
-        for producer in direct_producers(func):
+        for producer in traced(func)[1]:
             visit(producer, path + [func])
         state[id(func)] = "done"
         order.append(func)
@@ -211,13 +222,15 @@ def build_graph(outputs) -> StageGraph:
     for out in outputs:
         visit(out, [])
     _check_names(order)
-    producers = {f.name: [p.name for p in direct_producers(f)] for f in order}
+    producers = {f.name: [p.name for p in traced(f)[1]] for f in order}
     consumers: dict[str, list] = {f.name: [] for f in order}
     for f in order:
         for p in producers[f.name]:
             consumers[p].append(f.name)
     stages = tuple(Stage(f, tuple(producers[f.name]), tuple(consumers[f.name])) for f in order)
-    return StageGraph(stages, tuple(o.name for o in outputs), _collect_parameters(order))
+    parameters = _collect_parameters(order, [traced(f)[2] for f in order])
+    found = {f.name: traced(f)[3:] for f in order}
+    return StageGraph(stages, tuple(o.name for o in outputs), parameters, found)
 
 
 # keywords of a pipeline call and of interpret(); no Image or Parameter may take these names
@@ -254,17 +267,15 @@ def _check_names(funcs):
             )
 
 
-def _collect_parameters(funcs) -> tuple:
+def _collect_parameters(funcs, found) -> tuple:
+    """The Parameters of `funcs` (`found`: the Parameters each one's definition reads, in
+    order), each name once."""
     params: dict = {}
-    for f in funcs:
-        exprs = list(definition_exprs(f))
-        if isinstance(f, Image):
-            exprs += list(f.extents)
-        for e in exprs:
-            for p in E.free_symbols(e, E.Parameter):
-                other = params.setdefault(p.name, p)
-                if other is not p:
-                    raise PipelineError(f"two different Parameters are named {p.name}")
+    for each in found:
+        for p in each:
+            other = params.setdefault(p.name, p)
+            if other is not p:
+                raise PipelineError(f"two different Parameters are named {p.name}")
     for f in funcs:
         if isinstance(f, Image) and f.name in params:
             raise PipelineError(f"Image {f.name} and a Parameter share the name {f.name}")

@@ -29,13 +29,14 @@ def inline_stages(graph: StageGraph, analyze) -> tuple:
     gives the polyhedral analysis (the accesses of `consumers` at least) used by rule (iii).
     Returns (new graph, [(producer, consumers, rule)])."""
     inlined: list = []
+    known: dict = {}  # what build_graph found of each function, for the next step's graph
     while True:
         choice = _next_candidate(graph, analyze)
         if choice is None:
             return graph, inlined
         producer, rule = choice
         consumers = graph.stage(producer).consumers
-        graph = _substitute_producer(graph, graph.stage(producer).func)
+        graph = _substitute_producer(graph, graph.stage(producer).func, known)
         inlined.append((producer, consumers, rule))
 
 
@@ -133,21 +134,22 @@ def _inliner(producer):
     return inline
 
 
-def _substitute_producer(graph: StageGraph, producer) -> StageGraph:
+def _substitute_producer(graph: StageGraph, producer, known: dict) -> StageGraph:
     """The graph with `producer` inlined into its consumers (and every stage downstream of a
-    changed one re-pointed at its copy)."""
+    changed one re-pointed at its copy); `known` as build_graph takes it."""
     refs = {id(producer): _inliner(producer)}
-    replaced = {}
+    replaced, moved = {}, {producer.name}
     for stage in graph.stages:
         func = stage.func
-        if func is producer or isinstance(func, Image):
+        if func is producer or isinstance(func, Image) or moved.isdisjoint(stage.producers):
             continue
         new = _rewrite(func, refs)
         if new is not func:
             replaced[func.name] = new
+            moved.add(func.name)
             refs[id(func)] = (lambda f: lambda args: E.Reference(f, args))(new)
     outputs = [replaced.get(name, graph.stage(name).func) for name in graph.outputs]
-    return build_graph(outputs)
+    return build_graph(outputs, known)
 
 
 def _rewrite(func, refs):
