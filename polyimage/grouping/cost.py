@@ -34,8 +34,6 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from ..algebra.evaluate import extent
 from ..graph.dag import definition_exprs
 from ..schedule.tiling import UntiledGroup
@@ -179,7 +177,7 @@ class CostModel(CostFacts):
         bounds = self.anchor_bounds(plan)
         sizes = [max(ub - lb + 1, 1) for lb, ub in bounds]
         probe_tile = tuple(min(s, 32) for s in sizes)
-        probe = self.measure(plan, [probe_tile])[0]
+        probe = self.probe(plan, probe_tile)
         touched = probe["scratch_bytes"] + probe["live_in"] + probe["live_out"]
         per_point = touched / math.prod(probe_tile)
         candidates = []
@@ -214,19 +212,21 @@ class CostModel(CostFacts):
         ]
         if slides:
             measures = measures + self.measure(plan, [outer for outer, _ in slides])
-        best = None
+        cheapest: tuple | None = None  # (cost, levels, CostTerms' fields, inner tile)
         for tiles, measured in zip(candidates, measures):
-            result = self._combine(plan, measured, tiles)
-            if best is None or result.cost < best.cost:
-                best = result
-        assert best is not None  # the fitted tiles are a candidate at least
+            cost, fields = self._price(plan, measured, tiles)
+            if cheapest is None or cost < cheapest[0]:
+                cheapest = (cost, (tuple(int(t) for t in tiles),), fields, ())
+        assert cheapest is not None  # the fitted tiles are a candidate at least
         by_tiles = dict(zip(candidates, measures))
         for (outer, inner), measured in zip(slides, measures[len(candidates) :]):
             resident = by_tiles[inner]["scratch_bytes"]
-            result = self._combine(plan, measured, outer, resident=resident)
-            if result.cost < best.cost:
-                terms = dataclasses.replace(result.terms, inner_tile=inner)
-                best = GroupCost(result.cost, (outer, inner), terms)
+            cost, fields = self._price(plan, measured, outer, resident=resident)
+            if cost < cheapest[0]:
+                cheapest = (cost, (outer, inner), fields, inner)
+        cost, levels, (traffic, ops, n_tiles, redundant, idle, spread), inner = cheapest
+        terms = CostTerms(traffic, ops, n_tiles, redundant, idle, spread, inner_tile=inner)
+        best = GroupCost(cost, levels, terms)
         if self.multilevel and len(sizes) > 1:
             l2_measured = measures[candidates.index(l2_tiles)]
             two = self._two_levels(plan, l2_tiles, l2_measured, sizes, probe["halo"])
@@ -266,8 +266,14 @@ class CostModel(CostFacts):
         )
 
     def _combine(self, plan, measured, tiles, resident=None) -> GroupCost:
-        """The cost at `tiles`; `resident`: the scratch bytes in cache at a time (default: all
-        of the tile's), which spill to memory beyond L2."""
+        """The cost at `tiles`, with its terms (see _price)."""
+        cost, fields = self._price(plan, measured, tiles, resident)
+        return GroupCost(cost, (tuple(int(t) for t in tiles),), CostTerms(*fields))
+
+    def _price(self, plan, measured, tiles, resident=None) -> tuple:
+        """(the cost at `tiles`, the fields of its CostTerms up to the size spread);
+        `resident`: the scratch bytes in cache at a time (default: all of the tile's), which
+        spill to memory beyond L2."""
         machine, weights = self.machine, self.weights
         n_tiles = tile_count(self.anchor_bounds(plan), tiles)
         cores = machine.cores
@@ -289,19 +295,11 @@ class CostModel(CostFacts):
             + weights.row_start * measured["rows"]
         )
         idle = (cores - n_tiles % cores) % cores
-        ratios = [self.resolution(plan, n) for n in plan.members]
-        spread = float(np.std(ratios)) if len(ratios) > 1 else 0.0
+        spread = self.spread(plan)
         time = n_tiles * tile_time / cores
         cost = time + weights.cleanup * tile_time * idle / cores + weights.spread * spread * time
-        terms = CostTerms(
-            traffic,
-            ops,
-            n_tiles,
-            measured["redundant"] / max(measured["computed"], 1),
-            idle,
-            spread,
-        )
-        return GroupCost(cost, (tuple(int(t) for t in tiles),), terms)
+        redundant = measured["redundant"] / max(measured["computed"], 1)
+        return cost, (traffic, ops, n_tiles, redundant, idle, spread)
 
     def at_tiles(self, stages, levels) -> float:
         """The cost of `stages` as one tiled group at the tile sizes `levels` (the outer level,

@@ -102,20 +102,19 @@ def dp_grouping(dag: FusionDag, cost, group_limit=None, stats=None, leading=Fals
         return costs[mask]
 
     def best(done):
-        if done in memo:
-            return memo[done]
         result = (math.inf, ())
         for group in _candidates(dag, done, full, limit, ancestors, leading):
-            c = group_cost(group)
+            c = costs[group] if group in costs else group_cost(group)
             if c == math.inf:
                 continue
-            rest_cost, rest = best(done | group)
+            after = done | group
+            rest_cost, rest = memo[after] if after in memo else best(after)
             if c + rest_cost < result[0]:
                 result = (c + rest_cost, (group,) + rest)
         memo[done] = result
         return result
 
-    total, groups = best(0)
+    total, groups = memo[0] if 0 in memo else best(0)
     stats.states += len(memo)
     stats.groups_costed += len(costs)
     stats.seconds += time.perf_counter() - start
@@ -189,30 +188,36 @@ def _ancestors(dag: FusionDag) -> tuple:
 def _candidates(dag, done, full, limit, ancestors, leading=False):
     """Connected, closed groups of at most `limit` not-done nodes, each once, in a fixed
     order (by the bitmask's growth from its lowest ready node)."""
+    preds, near = dag.preds, dag.near
     remaining = full & ~done
-    allowed = [i for i in _bits(remaining) if (ancestors[i] & remaining).bit_count() < limit]
-    allowed_mask = sum(1 << i for i in allowed)
-    ready = [i for i in allowed if dag.preds[i] & ~done == 0]
+    allowed, allowed_mask, rest = [], 0, remaining
+    while rest:  # the lowest first
+        low = rest & -rest
+        rest ^= low
+        i = low.bit_length() - 1
+        if (ancestors[i] & remaining).bit_count() < limit:
+            allowed.append(i)
+            allowed_mask |= low
+    ready = [i for i in allowed if preds[i] & ~done == 0]
     if leading:
         ready = ready[:1] if ready and ready[0] == next(_bits(remaining)) else []
     seen, order = set(), []
     for root in ready:
-        stack = [1 << root]
+        stack = [(1 << root, preds[root], near[root])]  # a group, its members' preds, near
         while stack:
-            group = stack.pop()
+            group, group_preds, group_near = stack.pop()
             if group in seen:
                 continue
             seen.add(group)
-            if all(dag.preds[i] & ~(done | group) == 0 for i in _bits(group)):
+            if group_preds & ~(done | group) == 0:
                 order.append(group)
             if group.bit_count() >= limit:
                 continue
-            frontier = 0
-            for i in _bits(group):
-                frontier |= dag.near[i]
-            frontier &= allowed_mask & ~group
-            for j in sorted(_bits(frontier), reverse=True):
-                stack.append(group | 1 << j)
+            frontier = group_near & allowed_mask & ~group
+            while frontier:  # the highest first, so that the lowest is popped first
+                j = frontier.bit_length() - 1
+                frontier ^= 1 << j
+                stack.append((group | 1 << j, group_preds | preds[j], group_near | near[j]))
     return order
 
 

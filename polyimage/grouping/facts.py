@@ -5,19 +5,27 @@ computed once per graph and parameter values and shared by a model's reweighted 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from ..algebra.affine import data_dependent, is_affine
-from ..algebra.evaluate import Evaluator, column, extent, scalar
+from ..algebra.compiled import compile_expressions, wrapped
+from ..algebra.evaluate import Evaluator, extent, scalar
 from ..dsl import expr as E
 from ..dsl import libm
 from ..dsl.reduction import Reduction
 from ..graph.dag import definition_exprs
 from ..schedule.blocking import vector_ready
 from ..schedule.reductions import reduction_strategy
-from ..schedule.regions import NumericRegions
-from ..schedule.tiling import slide_dimension, tile_origin, tile_scale, tiling_plan
+from ..schedule.regions import NumericRegions, flat_box
+from ..schedule.tiling import (
+    PlanMemo,
+    slide_dimension,
+    tile_origin,
+    tile_scale,
+    tiling_plan,
+)
 
 # a point of a loop the compiler cannot vectorize costs about a vector's lanes of points
 SCALAR_LOOP = 8
@@ -51,14 +59,21 @@ class CostFacts:
         self.scalar = frozenset(scalar)
         self.evaluate = Evaluator({}, {}, params)
         self._points, self._ops, self._plans, self._volumes = {}, {}, {}, {}
+        self._layouts = {}
+        self._scales, self._spreads, self._in_memory = {}, {}, {}
+        self._itemsizes = {s.name: s.func.typ.dtype.itemsize for s in graph.stages}
+        self._plan_memo = PlanMemo()
+        self._owned_functions = {}  # {id(owned box): (it, its compiled function)}
         self._regions = NumericRegions(graph, params)
-        self._bounds, self._resolutions, self._extents = {}, {}, {}
+        self._bounds, self._resolutions, self._extents, self._origins = {}, {}, {}, {}
 
     def plan(self, stages):
         """The tile-size-free plan of a group (schedule.tiling.tiling_plan), made once."""
         key = tuple(stages)
         if key not in self._plans:
-            self._plans[key] = tiling_plan(self.graph, key, self.params, outline=True)
+            self._plans[key] = tiling_plan(
+                self.graph, key, self.params, outline=True, memo=self._plan_memo
+            )
         return self._plans[key]
 
     def points(self, name) -> int:
@@ -136,11 +151,15 @@ class CostFacts:
         return self._bounds[key]
 
     def tile_origins(self, plan) -> tuple:
-        """Where tile 0 starts along every dimension of the tile space, at the estimates."""
-        return tuple(
-            scalar(self.evaluate, tile_origin(self.graph, plan, d))
-            for d in range(len(plan.tile_lo))
-        )
+        """Where tile 0 starts along every dimension of the tile space, at the estimates (once
+        per anchor: schedule.tiling.tile_origin)."""
+        key = (plan.anchor, len(plan.tile_lo))
+        if key not in self._origins:
+            self._origins[key] = tuple(
+                scalar(self.evaluate, tile_origin(self.graph, plan, d))
+                for d in range(len(plan.tile_lo))
+            )
+        return self._origins[key]
 
     def resolution(self, plan, name) -> float:
         """Points of member `name` per point of the group's anchor along the dimensions both
@@ -158,13 +177,25 @@ class CostFacts:
     def scale_along(self, plan, name, d) -> float | None:
         """Points of member `name` per point of the anchor along tile dimension `d`, None
         where the member has no dimension of that variable."""
-        j = self.aligned_dimensions(plan, name)[d]
-        if j is None:
-            return None
-        func, anchor = self.graph.stage(name).func, self.graph.stage(plan.anchor).func
-        return extent(self.evaluate, func.intervals[j]) / max(
-            extent(self.evaluate, anchor.intervals[d]), 1
-        )
+        key = (plan.anchor, name)
+        if key not in self._scales:
+            func, anchor = self.graph.stage(name).func, self.graph.stage(plan.anchor).func
+            self._scales[key] = tuple(
+                None
+                if j is None
+                else extent(self.evaluate, func.intervals[j])
+                / max(extent(self.evaluate, anchor.intervals[d]), 1)
+                for d, j in enumerate(self.aligned_dimensions(plan, name))
+            )
+        return self._scales[key][d]
+
+    def spread(self, plan) -> float:
+        """The standard deviation of the members' resolutions (0 for one member)."""
+        key = tuple(plan.members)
+        if key not in self._spreads:
+            ratios = [self.resolution(plan, n) for n in plan.members]
+            self._spreads[key] = float(np.std(ratios)) if len(ratios) > 1 else 0.0
+        return self._spreads[key]
 
     def slides_every_member(self, plan, outer, inner) -> bool:
         """Whether every member has the dimension a sliding tiling slides along, with at
@@ -183,13 +214,15 @@ class CostFacts:
         return tuple(names.index(v) if v in names else None for v in plan.anchor_variables)
 
     def itemsize(self, name) -> int:
-        return self.graph.stage(name).func.typ.dtype.itemsize
+        return self._itemsizes[name]
 
     def in_memory(self, name) -> bool:
         """Whether the full buffer of `name` outgrows L2, so that tiles read or write it in
         memory (a smaller one stays in cache across the tiles that read it)."""
-        l2 = self.machine.l2_bytes if self.machine is not None else 0
-        return math.prod(self.extents(name)) * self.itemsize(name) > l2
+        if name not in self._in_memory:
+            l2 = self.machine.l2_bytes if self.machine is not None else 0
+            self._in_memory[name] = math.prod(self.extents(name)) * self.itemsize(name) > l2
+        return self._in_memory[name]
 
     def extents(self, name) -> tuple:
         """The extent of every dimension of the stage's (or image's) full buffer."""
@@ -200,109 +233,154 @@ class CostFacts:
 
     def measure(self, plan, candidates) -> list:
         """Volumes of one tile in the middle of the anchor's domain, for each tile-size tuple
-        in `candidates` (all evaluated at once; each list once per model). The tile starts at
+        in `candidates` (each once per model). The tile starts at
         the tile origin plus a multiple of its size times every live-out's scale down along
         each dimension, as a tile of the generated code does, so it
         owns a part of each live-out (a half-resolution live-out's rows are owned by every
         other tile of one row: the others compute none of it)."""
-        if not candidates:
-            return []
-        key = (tuple(plan.members), tuple(tuple(int(t) for t in c) for c in candidates))
-        if key not in self._volumes:
-            self._volumes[key] = self._measure(plan, candidates)
-        return self._volumes[key]
-
-    def _measure(self, plan, candidates) -> list:
-        evaluate, n_cand = self.evaluate, len(candidates)
-        bounds, origins = self.anchor_bounds(plan), self.tile_origins(plan)
-        tiles = np.array(candidates, np.int64)
-        scale = [tile_scale(plan, d) for d in range(len(bounds))]
-        lows = np.array(
-            [
-                [
-                    o + ((lo + hi) // 2 // (t * s)) * t * s
-                    for (lo, hi), o, t, s in zip(bounds, origins, row, scale)
-                ]
-                for row in candidates
-            ],
-            np.int64,
-        )
-        points = np.concatenate([lows, lows + tiles - 1, lows], axis=1)
-        tile_vars = plan.tile_lo + plan.tile_hi + plan.first
-        columns = {v: points[:, k] for k, v in enumerate(tile_vars)}
-        boxes, owned = {}, {}
-        for name, box in plan.owned.items():
-            boxes[name] = [
-                tuple(column(evaluate(e, columns, n_cand), n_cand) for e in pair) for pair in box
-            ]
-            owned[name] = np.prod(
-                [np.maximum(b.astype(np.int64) - a + 1, 0) for a, b in boxes[name]], axis=0
-            )
-        regions = self._regions.evaluate_group(plan.members, boxes, n_cand)
-        extents = {n: self.extents(n) for n in regions}
-        in_memory = {n for n in extents if self.in_memory(n)}
-        volume = {n: np.prod(np.maximum(hi - lo + 1, 0), axis=1) for n, (lo, hi) in regions.items()}
-        itemsize = {n: self.itemsize(n) for n in regions}
-        full = {n: self.points(n) for n in plan.members}
-        anchor_points = max(self.points(plan.anchor), 1)
-        along = {n: self.aligned_dimensions(plan, n) for n in plan.members}
-        halos = _reach(regions, plan.members, tiles, lambda n, d: d)
-        aligned_halos = _reach(regions, plan.members, tiles, lambda n, d: along[n][d])
-        member_rows = np.zeros(n_cand, np.int64)
-        for n in plan.members:
-            rows_of = np.prod(
-                np.maximum(regions[n][1][:, :-1] - regions[n][0][:, :-1] + 1, 0), axis=1
-            )
-            member_rows += np.where(volume[n] > 0, rows_of, 0)
         results = []
-        for k, row in enumerate(candidates):
-            tile_points = int(np.prod(row))
-            halo, aligned_halo = halos[k].tolist(), aligned_halos[k].tolist()
-            vol = {n: int(v[k]) for n, v in volume.items()}
-            rows = int(member_rows[k])
-            own = sum(max(tile_points * full[n] / anchor_points, 1.0) for n in plan.members)
-            computed = sum(vol[n] for n in plan.members)
-            streams = sum(
-                memory_streams(regions[n][0][k], regions[n][1][k], extents[n])
-                for n in regions
-                if n not in plan.members and n in in_memory
-            )
-            results.append(
-                {
-                    "computed": computed,
-                    "own": own,
-                    "redundant": max(computed - own, 0.0),
-                    "volumes": vol,
-                    "scratch_bytes": sum(vol[n] * itemsize[n] for n in plan.scratch),
-                    "live_in": sum(vol[n] * itemsize[n] for n in regions if n not in plan.members),
-                    "live_out": sum(int(owned[n][k]) * itemsize[n] for n in plan.liveouts),
-                    "copied": sum(
-                        int(owned[n][k]) * itemsize[n] * (1.0 if n in in_memory else L2_BYTE)
-                        for n in plan.liveouts
-                        if n in plan.scratch
-                    ),
-                    "streams": streams,
-                    "halo": halo,
-                    "aligned_halo": aligned_halo,
-                    "rows": rows,
-                    "full_bytes": {n: full[n] * itemsize[n] for n in plan.members},
-                }
-            )
+        for sizes in candidates:
+            row = tuple(int(t) for t in sizes)
+            key = (tuple(plan.members), row)
+            if key not in self._volumes:
+                self._volumes[key] = self._measure(plan, row, *self._tile(plan, row))
+            results.append(self._volumes[key])
         return results
 
+    def probe(self, plan, row) -> dict:
+        """`measure`'s volumes of the tile of sizes `row`, with what sizing tiles from it
+        takes: per tile dimension, how far the members' regions reach beyond the tile on
+        average (`halo`; `aligned_halo` along each member's dimension of the same variable),
+        and the bytes of each member's full buffer (`full_bytes`)."""
+        along, row = self._layout(plan).aligned, tuple(int(t) for t in row)
+        boxes, regions = self._tile(plan, row)
+        key = (tuple(plan.members), row)
+        if key not in self._volumes:
+            self._volumes[key] = self._measure(plan, row, boxes, regions)
+        return {
+            **self._volumes[key],
+            "halo": _reach(regions, plan.members, row, lambda n, d: d),
+            "aligned_halo": _reach(regions, plan.members, row, lambda n, d: along[n][d]),
+            "full_bytes": {n: self.points(n) * self.itemsize(n) for n in plan.members},
+        }
 
-def _reach(regions, members, tiles, dimension) -> np.ndarray:
-    """Per candidate (a row of `tiles`) and tile dimension, how far the members' regions
-    reach beyond the tile, on average over the members; `dimension(member, d)` is the
-    member's dimension measured along tile dimension d (None, or past its last: none)."""
-    reach = np.zeros(tiles.shape, np.int64)
-    for d in range(tiles.shape[1]):
+    def _layout(self, plan) -> _PlanLayout:
+        """What measuring tiles of `plan` needs that no tile size changes, made once."""
+        key = tuple(plan.members)
+        if key not in self._layouts:
+            variables = tuple(plan.tile_lo + plan.tile_hi + plan.first)
+            self._layouts[key] = _PlanLayout(
+                self.anchor_bounds(plan),
+                self.tile_origins(plan),
+                tuple(tile_scale(plan, d) for d in range(len(plan.tile_lo))),
+                tuple(
+                    (name, self._owned_function(box, variables)) for name, box in plan.owned.items()
+                ),
+                {n: self.aligned_dimensions(plan, n) for n in plan.members},
+                max(self.points(plan.anchor), 1),
+                frozenset(plan.members),
+            )
+        return self._layouts[key]
+
+    def _owned_function(self, box, variables):
+        """The compiled function of a tile's `variables` giving the owned box `box`, flat (as
+        regions.NumericRegions takes it), once per box (plans of one model share their
+        live-outs' boxes: tiling.PlanMemo)."""
+        hit = self._owned_functions.get(id(box))
+        if hit is None or hit[0] is not box:
+            function = compile_expressions(flat_box(box), variables, self.params)
+            hit = self._owned_functions[id(box)] = (box, function)  # the box kept: its id too
+        return hit[1]
+
+    def _tile(self, plan, row) -> tuple:
+        """({live-out: its owned box}, {stage: its region (schedule.regions.NumericRegions)})
+        of the tile of sizes `row` that `measure` measures."""
+        layout = self._layout(plan)
+        lows = [
+            o + ((lo + hi) // 2 // (t * s)) * t * s
+            for (lo, hi), o, t, s in zip(layout.bounds, layout.origins, row, layout.scale)
+        ]
+        tile = (*lows, *[lo + t - 1 for lo, t in zip(lows, row)], *lows)
+        boxes = {name: function(*tile) for name, function in layout.liveouts}
+        return boxes, self._regions.tile_regions(plan.members, boxes)
+
+    def _measure(self, plan, row, boxes, regions) -> dict:
+        """`measure`'s volumes of the tile of sizes `row` whose live-outs own `boxes` and
+        whose stages have `regions` (from _tile)."""
+        layout = self._layout(plan)
+        itemsize, members = self._itemsizes, layout.members
+        owned = {}
+        for n, box in boxes.items():
+            owned[n] = 1
+            for lo, hi in zip(box[::2], box[1::2]):
+                owned[n] *= hi - lo + 1 if hi >= lo else 0
+        volume, live_in, streams = {}, 0, 0
+        for n, (box, points, _) in regions.items():
+            volume[n] = points
+            if n not in members:
+                live_in += points * itemsize[n]
+                if self.in_memory(n):
+                    streams += memory_streams(box[::2], box[1::2], self.extents(n))
+        computed, rows, scratch_bytes, live_out = 0, 0, 0, 0
+        for n in plan.members:
+            _, points, member_rows = regions[n]
+            computed += points
+            rows += member_rows
+        for n in plan.scratch:
+            scratch_bytes += volume[n] * itemsize[n]
+        for n in plan.liveouts:
+            live_out += owned[n] * itemsize[n]
+        tile_points = wrapped(math.prod(row), 64)
+        anchor_points = layout.anchor_points
+        own = sum(max(tile_points * self.points(n) / anchor_points, 1.0) for n in plan.members)
+        return {
+            "computed": computed,
+            "own": own,
+            "redundant": max(computed - own, 0.0),
+            "volumes": volume,
+            "scratch_bytes": scratch_bytes,
+            "live_in": live_in,
+            "live_out": live_out,
+            "copied": sum(
+                owned[n] * itemsize[n] * (1.0 if self.in_memory(n) else L2_BYTE)
+                for n in plan.liveouts
+                if n in plan.scratch
+            ),
+            "streams": streams,
+            "rows": rows,
+        }
+
+
+@dataclass(frozen=True)
+class _PlanLayout:
+    """Of a plan: the anchor's bounds from its tile origins, those origins, the scale per
+    tile dimension (schedule.tiling.tile_scale), each live-out's name and the function of a
+    tile's lows, highs and firsts giving its owned box, the members' aligned dimensions, the
+    anchor's points and the members."""
+
+    bounds: tuple
+    origins: tuple
+    scale: tuple
+    liveouts: tuple
+    aligned: dict
+    anchor_points: int
+    members: frozenset
+
+
+def _reach(regions, members, tiles, dimension) -> list:
+    """Per tile dimension, how far the members' regions reach beyond the tile of sizes
+    `tiles`, on average over the members; `dimension(member, d)` is the member's dimension
+    measured along tile dimension d (None, or past its last: none)."""
+    reach = []
+    for d, size in enumerate(tiles):
+        total = 0
         for n in members:
             j = dimension(n, d)
-            if j is not None and j < regions[n][0].shape[1]:
-                extent = regions[n][1][:, j].astype(np.int64) - regions[n][0][:, j] + 1
-                reach[:, d] += np.maximum(extent - tiles[:, d], 0)
-    return reach / max(len(members), 1)
+            box = regions[n][0]
+            if j is not None and 2 * j < len(box):
+                total += max(box[2 * j + 1] - box[2 * j] + 1 - size, 0)
+        reach.append(total / max(len(members), 1))
+    return reach
 
 
 def memory_streams(lows, highs, extents) -> int:

@@ -89,15 +89,17 @@ def _owner(groups) -> dict:
 
 def _children_of(graph, groups) -> dict:
     """The groups reading each group, in stage order."""
-    owner, result = _owner(groups), {}
-    for group in groups:
-        found = []
-        for name in _ordered(graph, group):
-            for consumer in graph.stage(name).consumers:
-                child = owner[consumer]
-                if child != group and child not in found:
-                    found.append(child)
-        result[group] = found
+    owner = _owner(groups)
+    result: dict = {group: [] for group in groups}
+    for stage in graph.computed:  # each group's members in stage order
+        group = owner.get(stage.name)
+        if group is None:
+            continue
+        found = result[group]
+        for consumer in stage.consumers:
+            child = owner[consumer]
+            if child != group and child not in found:
+                found.append(child)
     return result
 
 

@@ -17,10 +17,12 @@ earlier points lie inside it (they add nothing).
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
+from ..algebra.compiled import compile_expressions
 from ..algebra.evaluate import Evaluator, column, scalar
 from ..algebra.intervals import as_long, index_interval
 from ..algebra.simplify import expr_key, extremum, simplify
@@ -132,22 +134,65 @@ def read_boxes(func, symbols) -> list:
 
 
 class NumericRegions:
-    """Regions of groups evaluated with NumPy for many tiles at once, without building their
-    symbolic bounds: what each stage reads is derived once per stage (`read_boxes` over
-    symbols of its own), and a group's regions compose those boxes numerically, consumers
-    first, as `infer_group_regions` composes them symbolically. The cost model's regions."""
+    """Regions of groups evaluated for one tile at a time in plain ints, without building
+    their symbolic bounds: what each stage reads is derived once per stage (`read_boxes` over
+    symbols of its own) and compiled to a Python function (algebra.compiled), and a group's
+    regions compose those boxes numerically, consumers first, as `infer_group_regions`
+    composes them symbolically. The cost model's regions. A box is a tuple of ints, the
+    inclusive low and high of each dimension in turn; a region in one tile is (box, points,
+    rows): its box clipped to the stage's domain, its points and its rows (the points of all
+    its dimensions but the last; 0 when it is empty). Plain tuples of ints, which the garbage
+    collector stops tracking (the search makes tens of thousands)."""
 
     def __init__(self, graph, params):
         self.graph, self.params = graph, params
         self.evaluate = Evaluator({}, {}, params)
+        self._order = {s.name: k for k, s in enumerate(graph.stages)}
         self._reads, self._domains = {}, {}
+        self._computed = {}  # {(member, box it computes): _compute's}
+        self._read = {}  # {(stage, box read of it): its region}
+        self._backwards = {}  # {members: they, consumers first}
 
-    def _stage(self, name):
+    def _stage(self, name) -> tuple:
+        """(the producers it reads, one per read; the function of the bounds of its region's
+        box giving the box of each read, the producer's empty box [ub + 1, lb - 1] where the
+        read is empty (as _unless_empty); how a box of it grows into the cells it computes:
+        _growth)."""
         if name not in self._reads:
             func = self.graph.stage(name).func
             symbols = _symbols(name, func.ndim)
-            self._reads[name] = (func, symbols, read_boxes(func, symbols))
+            producers, boxes = [], []
+            for producer, read, empty, _ in read_boxes(func, symbols):
+                if empty is not None:
+                    read = [
+                        (
+                            E.Select(empty, E.Const(ub + 1, E.Long), lo),
+                            E.Select(empty, E.Const(lb - 1, E.Long), hi),
+                        )
+                        for (lo, hi), (lb, ub) in zip(read, self._domain(producer))
+                    ]
+                producers.append(producer)
+                boxes.append(flat_box(read))
+            variables = flat_box(symbols)
+            self._reads[name] = (
+                tuple(producers),
+                compile_expressions(tuple(boxes), variables, self.params),
+                self._growth(func),
+            )
         return self._reads[name]
+
+    def _growth(self, func) -> tuple | None:
+        """How a box of `func` grows into the cells a tile computes, as _computed_cells grows
+        a region: per bound of a box (low, high per dimension, flat), the value it takes
+        whatever the box, or None where it keeps the box's; None when it keeps every one."""
+        domain = self._domain(func.name)
+        scan = self.graph.scan(func.name)
+        if scan is not None:
+            return tuple(b if k == 2 * scan else None for k, b in enumerate(flat_box(domain)))
+        if not isinstance(func, Reduction):
+            return None
+        owned = {o.dim for o in tile_owned(func)}
+        return tuple(None if k // 2 in owned else b for k, b in enumerate(flat_box(domain)))
 
     def _domain(self, name) -> list:
         """(lb, ub) of every dimension of the stage's domain at the parameters."""
@@ -158,67 +203,96 @@ class NumericRegions:
             ]
         return self._domains[name]
 
-    def evaluate_group(self, members, liveout_boxes, n) -> dict:
-        """{stage: (lows, highs)} arrays of shape (n, ndim) for the members and the stages
-        they read, given {live-out: [(low array, high array) per dimension]} for n tiles."""
-        order = {s.name: k for k, s in enumerate(self.graph.stages)}
+    def tile_regions(self, members: tuple, liveout_boxes) -> dict:
+        """{stage: its region} for the members and the stages they read, for one tile whose
+        live-outs own {live-out: its box}; each stage's region and reads are computed once
+        per box it computes (tiles of many groups share them)."""
+        order, computed = self._order, self._computed
         pending = {name: [box] for name, box in liveout_boxes.items()}
         result = {}
-        for name in sorted(members, key=order.__getitem__, reverse=True):
-            if name not in pending:
+        if members not in self._backwards:
+            self._backwards[members] = sorted(members, key=order.__getitem__, reverse=True)
+        for name in self._backwards[members]:
+            boxes = pending.pop(name, None)
+            if boxes is None:
                 continue
-            func, symbols, reads = self._stage(name)
-            box = self._cells(func, self._union(pending.pop(name), n))
-            lows, highs = self._clipped(name, box, n)
-            result[name] = (lows, highs)
-            points = {}
-            for d, (lo_sym, hi_sym) in enumerate(symbols):
-                points[lo_sym], points[hi_sym] = lows[:, d], highs[:, d]
-            for producer, read, empty, _ in reads:
-                box = [
-                    (
-                        column(self.evaluate(lo, points, n), n),
-                        column(self.evaluate(hi, points, n), n),
-                    )
-                    for lo, hi in read
-                ]
-                if empty is not None:
-                    empty = column(self.evaluate(empty, points, n), n)
-                    box = [
-                        (np.where(empty, ub + 1, lo), np.where(empty, lb - 1, hi))
-                        for (lo, hi), (lb, ub) in zip(box, self._domain(producer))
-                    ]
-                pending.setdefault(producer, []).append(box)
+            key = (name, _union_values(boxes))
+            hit = computed.get(key)
+            if hit is None:
+                hit = computed[key] = self._compute(name, key[1])
+            result[name], producers, reads = hit
+            for producer, box in zip(producers, reads):
+                if producer in pending:
+                    pending[producer].append(box)
+                else:
+                    pending[producer] = [box]
         for name in sorted(pending, key=order.__getitem__):
-            result[name] = self._clipped(name, self._union(pending[name], n), n)
+            key = (name, _union_values(pending[name]))
+            region = self._read.get(key)
+            if region is None:
+                region = self._read[key] = self._region(name, key[1])
+            result[name] = region
         return result
 
-    @staticmethod
-    def _union(boxes, n) -> list:
-        return [
-            (
-                np.minimum.reduce([column(b[d][0], n) for b in boxes]),
-                np.maximum.reduce([column(b[d][1], n) for b in boxes]),
+    def evaluate_group(self, members, liveout_boxes, n) -> dict:
+        """{stage: (lows, highs)} arrays of shape (n, ndim) of tile_regions for n tiles, given
+        {live-out: [(low array, high array) per dimension]}."""
+        tiles = [
+            self.tile_regions(
+                tuple(members),
+                {
+                    name: tuple(int(bound[k]) for pair in box for bound in pair)
+                    for name, box in liveout_boxes.items()
+                },
             )
-            for d in range(len(boxes[0]))
+            for k in range(n)
         ]
+        return {
+            name: tuple(
+                np.array([tile[name][0][side::2] for tile in tiles], np.int64) for side in (0, 1)
+            )
+            for name in (tiles[0] if tiles else ())
+        }
 
-    def _cells(self, func, box) -> list:
-        """`box` grown as _computed_cells grows a region."""
-        domain = self._domain(func.name)
-        scan = self.graph.scan(func.name)
-        if scan is not None:
-            return [(domain[d][0], hi) if d == scan else (lo, hi) for d, (lo, hi) in enumerate(box)]
-        if not isinstance(func, Reduction):
-            return box
-        owned = {o.dim for o in tile_owned(func)}
-        return [pair if d in owned else domain[d] for d, pair in enumerate(box)]
+    def _compute(self, name, box) -> tuple:
+        """(the region of member `name` computing `box` of it, the producers it reads, the
+        box of each read)."""
+        producers, reads, growth = self._stage(name)
+        if growth is not None:
+            box = tuple(b if grown is None else grown for b, grown in zip(box, growth))
+        region = self._region(name, box)
+        return region, producers, reads(*region[0])
 
-    def _clipped(self, name, box, n) -> tuple:
-        domain = self._domain(name)
-        lows = [column(np.maximum(lo, lb), n) for (lo, _), (lb, _) in zip(box, domain)]
-        highs = [column(np.minimum(hi, ub), n) for (_, hi), (_, ub) in zip(box, domain)]
-        return tuple(np.stack(b, axis=1).astype(np.int64) for b in (lows, highs))
+    def _region(self, name, box) -> tuple:
+        """The region `box` of stage `name` clipped to its domain."""
+        clipped: list = []
+        sizes = []
+        for lo, hi, (lb, ub) in zip(box[::2], box[1::2], self._domain(name)):
+            lo, hi = lo if lo > lb else lb, hi if hi < ub else ub
+            clipped += (lo, hi)
+            sizes.append(hi - lo + 1 if hi >= lo else 0)
+        points = math.prod(sizes)
+        return tuple(clipped), points, math.prod(sizes[:-1]) if points else 0
+
+
+def _union_values(boxes) -> tuple:
+    """The bounding box of boxes."""
+    if len(boxes) == 1:
+        return boxes[0]
+    union = list(boxes[0])
+    for box in boxes[1:]:
+        for k in range(0, len(union), 2):
+            if box[k] < union[k]:
+                union[k] = box[k]
+            if box[k + 1] > union[k + 1]:
+                union[k + 1] = box[k + 1]
+    return tuple(union)
+
+
+def flat_box(pairs) -> tuple:
+    """(low, high) pairs as a box of NumericRegions: one tuple, low and high per dimension in
+    turn."""
+    return tuple(bound for pair in pairs for bound in pair)
 
 
 def _reads(func, region):

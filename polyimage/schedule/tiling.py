@@ -138,12 +138,59 @@ def _ordered(graph, stages) -> tuple:
     return tuple(sorted(stages, key=order.index))
 
 
-def tiling_plan(graph, stages, params, outline=False):
+class PlanMemo:
+    """What tiling_plan derives per live-out, shared by the outline plans of one cost model
+    (one graph at fixed parameters): the tile variables of each rank, and each live-out's
+    alignment to an anchor and owned box, one box per equal box (live-outs of equal domains
+    aligned alike to tile spaces of equal origins own equal boxes)."""
+
+    def __init__(self):
+        self.variables = {}
+        self.pairs = {}  # {(live-out, anchor): (alignment, owned box)}
+        self.owned = {}  # {key of _owned_box's arguments: the box}
+
+    def tile_variables(self, rank: int) -> tuple:
+        """(tile_lo, tile_hi, first) Variables of a tile space of `rank` dimensions."""
+        if rank not in self.variables:
+            self.variables[rank] = _tile_variables(rank)
+        return self.variables[rank]
+
+    def owned_box(self, func, anchor, params) -> tuple:
+        """(_align of live-out `func` to `anchor`, its _owned_box in the anchor's tile space),
+        the box made once per key of _owned_box's arguments (expressions by expr_key: the
+        graph keeps alive the symbols whose ids the keys hold)."""
+        pair = (func.name, anchor.name)
+        if pair not in self.pairs:
+            alignment = _align(func, anchor, params)
+            origin = tuple(as_long(iv.lb) for iv in anchor.intervals)
+            bounds = [(as_long(iv.lb), as_long(iv.ub)) for iv in func.intervals]
+            key = (
+                alignment,
+                tuple(expr_key(o) for o in origin),
+                tuple((expr_key(lb), expr_key(ub)) for lb, ub in bounds),
+            )
+            if key not in self.owned:
+                tile_lo, tile_hi, first = self.tile_variables(len(origin))
+                self.owned[key] = _owned_box(func, alignment, tile_lo, tile_hi, first, origin)
+            self.pairs[pair] = (alignment, self.owned[key])
+        return self.pairs[pair]
+
+
+def _tile_variables(rank: int) -> tuple:
+    """Fresh (tile_lo, tile_hi, first) Variables of a tile space of `rank` dimensions."""
+    return tuple(
+        tuple(E.Variable(E.Long, f"{kind}{d}") for d in range(rank))
+        for kind in ("tile_lo", "tile_hi", "tile_first")
+    )
+
+
+def tiling_plan(graph, stages, params, outline=False, memo=None):
     """Everything about running `stages` as overlapped tiles that does not depend on the tile
     sizes (a TiledGroup without them), or the UntiledGroup saying why they cannot be tiled.
     Tile sizes are added by `with_tiles`. With `outline`, the plan lacks the symbolic regions
     and loop nests that only code generation needs: the cost model plans every group it
-    prices this way, and evaluates regions numerically (regions.NumericRegions)."""
+    prices this way, and evaluates regions numerically (regions.NumericRegions); its
+    PlanMemo `memo` shares their live-outs' owned boxes."""
     members = _ordered(graph, stages)
     reason = untileable_reason(graph, members)
     if reason:
@@ -151,19 +198,21 @@ def tiling_plan(graph, stages, params, outline=False):
     outs = group_liveouts(graph, members)
     rank = tile_rank(graph, members)
     anchor = max(reversed(outs), key=lambda n: graph.stage(n).func.ndim)
-    tile_lo = tuple(E.Variable(E.Long, f"tile_lo{d}") for d in range(rank))
-    tile_hi = tuple(E.Variable(E.Long, f"tile_hi{d}") for d in range(rank))
-    first = tuple(E.Variable(E.Long, f"tile_first{d}") for d in range(rank))
+    memo = memo if outline else None
+    tile_lo, tile_hi, first = _tile_variables(rank) if memo is None else memo.tile_variables(rank)
     spans, owned = [], {}
     anchor_func = graph.stage(anchor).func
     origin = tuple(as_long(iv.lb) for iv in anchor_func.intervals)
     for name in outs:
         func = graph.stage(name).func
-        alignment = _align(func, anchor_func, params)
+        if memo is None:
+            alignment = _align(func, anchor_func, params)
+            owned[name] = _owned_box(func, alignment, tile_lo, tile_hi, first, origin)
+        else:
+            alignment, owned[name] = memo.owned_box(func, anchor_func, params)
         for j, (d, p, q) in enumerate(alignment):
             if d is not None:
                 spans.append((name, j, d, p, q))
-        owned[name] = _owned_box(func, alignment, tile_lo, tile_hi, first, origin)
     names = [v.name for v in anchor_func.variables]
     scanned = {n: graph.scan(n) for n in members if graph.scan(n) is not None}
     whole = tuple(
