@@ -35,12 +35,13 @@ from .ctree import (
     Return,
     Seq,
     Stage,
+    names_used,
     separated,
 )
 from .loops import LoopEmitter
 from .names import PREFIX, NameRegistry
 from .prelude import openmp_timer, prelude
-from .storage import StageStorage, buffer_arguments, gathered_stages, storage_type
+from .storage import StageStorage, gathered_stages, storage_type
 from .tiled import TiledEmitter
 from .units import layout
 from .workspace import WORKSPACE, workspace_code, workspace_prototypes
@@ -130,7 +131,8 @@ def generate_module(
     n_scratch = max(n_scratch, task_buffers(reductions or {}))
     if n_scratch:
         body.append(If(f"!{PREFIX}reserve_threads({WORKSPACE}, {nthreads})", fail))
-    storage = {}
+    storage: dict = {}
+    bounds: dict = {}  # the declarations of each buffer's bounds, by buffer
     gathered = gathered_stages(graph)
     for s in graph.stages:
         func, buf = s.func, names[s.func]
@@ -142,7 +144,10 @@ def generate_module(
             lb = "0" if isinstance(func, Image) else cat("(int64_t)(", printer(iv.lb), ")")
             ub = cat("(int64_t)(", printer(iv.ub), ")")
             extent = cat(ub, f" - {store.lb[d]} + 1")
-            body.append(declare("int64_t", [(store.lb[d], lb), (store.n[d], extent)]))
+            bounds.setdefault(buf, []).append(
+                declare("int64_t", [(store.lb[d], lb), (store.n[d], extent)])
+            )
+        body += bounds.get(buf, [])
     lifetimes = buffer_lifetimes(graph, plans, in_tasks)
     slots = buffer_slots(lifetimes)
     for stage_name in lifetimes:
@@ -172,7 +177,8 @@ def generate_module(
             for k, stage_name in enumerate(plan.members):
                 stage = emitter.stage(by_name[stage_name])
                 if stage.body and not _uses_workspace(stage):
-                    stage, outlined = _outlined(stage, f"{PREFIX}stage{i}_{k}", storage, scalars)
+                    called = f"{PREFIX}stage{i}_{k}"
+                    stage, outlined = _outlined(stage, called, storage, bounds, scalars)
                     functions.append(outlined)
                     owners.append(i)
                 body += _timed(profile, timers, ("stage", i, (stage_name,)), [stage])
@@ -250,16 +256,24 @@ def _uses_workspace(stage: Stage) -> bool:
     return re.search(rf"\b{WORKSPACE}\b", print_c(stage).text) is not None
 
 
-def _outlined(stage: Stage, function: str, storage: dict, scalars: list) -> tuple:
+def _outlined(stage: Stage, function: str, storage: dict, bounds: dict, scalars: list) -> tuple:
     """(its call, the function) of an untiled stage's code as a function of its own, taking
-    the thread count and the parameters (`scalars`: (parameter, argument)) and the buffers
-    it uses: the C compiler then builds a large pipeline's stages in units of their own, in
-    parallel, and each function's register allocation stays small."""
-    stores = {store.buffer: store for store in storage.values()}
-    params, values = buffer_arguments(stage, stores)
-    params = [p for p, _ in scalars] + params
-    values = [v for _, v in scalars] + values
-    outlined = Function("void", function, tuple(params), (stage,), stages=(stage.name,))
+    the thread count, the parameters (`scalars`: (parameter, argument)) and the buffers it
+    uses, whose bounds it declares as the entry does (`bounds`: the declarations by buffer),
+    so that constant ones stay constants to the C compiler (a lookup table's gathers then take
+    32-bit indices). The C compiler builds a large pipeline's stages in units of their own,
+    in parallel, and each function's register allocation stays small."""
+    used = {name for kind, name in names_used(stage) if kind in ("read", "write")}
+    buffers = [store for store in storage.values() if store.buffer in used]
+    params = [p for p, _ in scalars]
+    params += [
+        f"{'const ' if store.label.startswith('image ') else ''}{store.c_type} *restrict "
+        f"{store.buffer}"
+        for store in buffers
+    ]
+    values = [v for _, v in scalars] + [store.buffer for store in buffers]
+    declared = [node for store in buffers for node in bounds[store.buffer]]
+    outlined = Function("void", function, tuple(params), (*declared, stage), stages=(stage.name,))
     return Call(function, tuple(values)), outlined
 
 
