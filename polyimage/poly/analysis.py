@@ -34,6 +34,7 @@ class Access:
     access_map: isl.Map
     affine: tuple
     writes: bool = False
+    whole_map: isl.Map | None = None  # the access at every point, before the guard
 
     @property
     def producer(self) -> str:
@@ -221,6 +222,7 @@ def _expr_accesses(spaces, consumer, space, e, guard, label, writes=False) -> li
                 access_map.intersect_domain(ref_guard),
                 affine,
                 writes and ref is e,
+                access_map,
             )
         )
     return result

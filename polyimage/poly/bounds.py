@@ -167,12 +167,11 @@ def branch_free_stages(analysis: PolyAnalysis) -> frozenset:
             continue
         if consumer in unsafe or not any(access.affine):
             continue
-        producer = analysis.spaces[access.producer]
-        read_set = (
-            access.space.access_map(access.ref, producer, access.ref.func.intervals)
-            .intersect_domain(analysis.domain_sets[consumer])
-            .range()
-        )
+        whole_map = access.whole_map
+        if whole_map is None:
+            producer = analysis.spaces[access.producer]
+            whole_map = access.space.access_map(access.ref, producer, access.ref.func.intervals)
+        read_set = whole_map.intersect_domain(analysis.domain_sets[consumer]).range()
         if not read_set.is_subset(analysis.domain_sets[access.producer]):
             unsafe.add(consumer)
     return frozenset(
