@@ -501,3 +501,60 @@ def test_reduction_reading_itself_is_a_cycle():
     hist.defn = [Reduce(hist(img(x, y) % 10), hist(Min(img(x, y) % 10, 9)) + 1, Op.Sum)]
     with pytest.raises(PipelineError, match=r"cycle: hist reads itself at `hist\(.*a Reduction"):
         polyimage.compile(hist)
+
+
+# -- running sums along the contiguous dimension at vector width -----------------------------
+
+
+def _running_sum(typ, term_first=False, clamped=False):
+    """A running sum along y of an input read at (x, y), or, `clamped`, at (x, y - 3) with its
+    edge repeated; `term_first` writes the term before the read one step back."""
+    R, C, x, y, box = _grid()
+    img = Image(typ, "img", [R, C])
+    read = img(x, Min(y, C - 1)) if not clamped else img(x, Select(y < 3, 0, y - 3))
+    total = Function(box, typ, "total")
+    prev = total(x, y - 1)
+    total.defn = [Case(y == 0, read), read + prev if term_first else prev + read]
+    return total, R, C
+
+
+@pytest.mark.parametrize("term_first", [False, True])
+@pytest.mark.parametrize("clamped", [False, True])
+def test_an_integer_running_sum_along_the_rows_runs_as_an_openmp_scan(term_first, clamped):
+    """An integer running sum along the innermost dimension (a Case for its first point, then
+    `prev + term`) runs its interior as `omp simd reduction(inscan, ...)`, gcc's vector prefix
+    sum: wrapping integer sums are the same in any grouping, so results are the interpreter's
+    at every size, thread count and schedule, with the first point and a clamped border run
+    in order around it."""
+    total, R, C = _running_sum(Int, term_first, clamped)
+    source = polyimage.compile([total], schedule="naive", build=False).c_source
+    assert "reduction(inscan, +: pim_prev_y)" in source
+    assert "#pragma omp scan inclusive(pim_prev_y)" in source
+    rng = np.random.default_rng(7)
+    calls = [
+        {"img": rng.integers(-(2**31), 2**31, shape, dtype=np.int64).astype(np.int32)}
+        for shape in SHAPES + [(3, 2), (2, 5)]
+    ]
+    for args in calls:
+        want = polyimage.interpret([total], **args)
+        for schedule in ("naive", "auto", "group 0: total [4x8]"):
+            pipe = polyimage.compile([total], schedule=schedule, estimates={R: 256, C: 256})
+            for threads in (1, 2):
+                assert_same(pipe(**args, threads=threads), want, f"{schedule}, {threads}")
+    checked = polyimage.compile([total], schedule="naive", check=True)
+    assert_same(checked(**calls[0]), polyimage.interpret([total], **calls[0]))
+
+
+def test_other_scans_keep_their_step_by_step_loop():
+    """A float running sum (its sums would change with their grouping), a scan that scales
+    its value one step back, and one along the outer dimension get no OpenMP scan."""
+    float_sum, _, _ = _running_sum(Float)
+    R, C, x, y, box = _grid()
+    img = Image(Int, "img", [R, C])
+    scaled = Function(box, Int, "scaled")
+    scaled.defn = [Case(y == 0, img(x, y)), scaled(x, y - 1) * 3 + img(x, y)]
+    down = Function(box, Int, "down")
+    down.defn = [Case(x == 0, img(x, y)), down(x - 1, y) + img(x, y)]
+    for stage in (float_sum, scaled, down):
+        source = polyimage.compile([stage], schedule="naive", build=False).c_source
+        assert "inscan" not in source, stage.name

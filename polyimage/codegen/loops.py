@@ -319,7 +319,10 @@ class LoopEmitter:
             return self._narrow_or_wide(printer, innermost, generic)
 
         node = step(build)
-        lines = scans.line_count(self, stage_name, carried, loops, ndim)
+        summed = scans.running_sum(self, stage_name, carried) if loops == ndim else None
+        lines = (
+            0 if summed is not None else scans.line_count(self, stage_name, carried, loops, ndim)
+        )
         for d in reversed(range(loops)):
             var = variables[d]
             w, it = wide_name(self.names[var]), self.names[var]
@@ -355,6 +358,8 @@ class LoopEmitter:
                     lambda own: step(build, own),
                     clauses,
                 )
+            elif summed is not None and d == scan:
+                node = scans.summed_loops(self, stage_name, carried, node, summed, step)
             else:
                 node = For(w, f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}", node, **clauses)
             if carried is not None and d == scan:

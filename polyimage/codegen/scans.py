@@ -6,12 +6,15 @@ from __future__ import annotations
 
 from ..algebra.affine import linear_form
 from ..dsl import expr as E
+from ..dsl.reduction import Reduction
 from ..dsl.types import Half
 from ..graph.dag import definition_exprs, self_references
-from .cexpr import narrow_gather, wide_name
-from .ctext import assign, cat, declare, reading
-from .ctree import Block, Declare, For, If, Node
+from .cexpr import helper, narrow_gather, wide_name
+from .clamps import interior
+from .ctext import CText, assign, cat, declare, reading
+from .ctree import Block, Declare, For, If, Node, Pragma
 from .names import PREFIX
+from .versions import in_turn
 
 # lines of a scan along the innermost dimension run side by side, a step of each in turn: their
 # chains of dependent operations overlap, where a line alone waits out the latency of every
@@ -133,3 +136,92 @@ def interleaved(emitter, stage_name, variables, carried, lines, one_line, step, 
         )
     )
     return For(start, f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}", body, step=str(lines), **clauses)
+
+
+def running_sum(emitter, stage_name, carried):
+    """The term `t` of a stage that scans along its innermost loop (`carried`, from
+    carried_value) as a running sum of integers: one Case for its first point there (`v ==`
+    the domain's lower bound), then `self(..., v - 1) + t` (or `t + self(...)`), `t` reading
+    none of the stage; None elsewhere. Integer sums wrap, so the terms added in any grouping
+    give the same values: the loop may run as an OpenMP scan at vector width
+    (summed_loops)."""
+    if carried is None:
+        return None
+    func = emitter.graph.stage(stage_name).func
+    var, dim = carried[0], carried[1]
+    if isinstance(func, Reduction) or not func.typ.is_int or len(func.cases) != 2:
+        return None
+    first, rest = func.cases
+    if rest.cond is not None or not _first_point(first.cond, var, func.intervals[dim].lb):
+        return None
+    value = rest.value
+    if not (isinstance(value, E.BinOp) and value.op == "+" and value.typ == func.typ):
+        return None
+    for prev, term in ((value.a, value.b), (value.b, value.a)):
+        if (
+            isinstance(prev, E.Reference)
+            and prev.func is func
+            and one_step_back(prev, var, dim)
+            and term.typ == func.typ
+            and not any(ref.func is func for ref in E.references(term))
+        ):
+            return term
+    return None
+
+
+def _first_point(cond, var, lb) -> bool:
+    """Whether `cond` is `var == lb` (either way round)."""
+    if not (isinstance(cond, E.Condition) and cond.op == "=="):
+        return False
+    for own, other in ((cond.lhs, cond.rhs), (cond.rhs, cond.lhs)):
+        if own is var and (
+            other is lb
+            or isinstance(other, E.Const)
+            and isinstance(lb, E.Const)
+            and other.value == lb.value
+        ):
+            return True
+    return False
+
+
+def summed_loops(emitter, stage_name, carried, scalar, term, step) -> Block:
+    """The scan loop of a running sum (running_sum): its first point, and the points where
+    `term`'s clamps bind, run `scalar` (the carried step) in order around an interior that
+    adds the terms as an OpenMP inclusive scan of the carried value (`#pragma omp simd
+    reduction(inscan, ...)`), which gcc vectorizes; `step(build)` makes a loop body."""
+    func = emitter.graph.stage(stage_name).func
+    var, total = carried[0], carried[2]
+    it = emitter.names[var]
+    w, lo, hi = wide_name(it), f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
+    inside = interior([term], var)
+    start, end = CText(f"{lo} + 1"), CText(hi)
+    if inside is not None:
+        bigger, smaller = helper("max", "int64_t"), helper("min", "int64_t")
+        for e in inside.lows:
+            start = cat(bigger, "(", start, ", ", emitter.printer.wide(e), ")")
+        for e in inside.highs:
+            end = cat(smaller, "(", end, ", ", emitter.printer.wide(e), ")")
+    ilo, ihi, head_end, tail_start = (f"{PREFIX}{k}_{it}" for k in ("ilo", "ihi", "ie", "is"))
+
+    def added(printer):
+        if inside is not None:
+            printer = printer.with_(chosen=inside.chosen)
+        return assign(total, printer(term), "+=")
+
+    # the scan's input phase (a block: C takes no declaration right there), then its output
+    body = Block((step(added), Pragma(f"omp scan inclusive({total})"), emitter.store(func, total)))
+    middle = For(w, ilo, ihi, body, simd=True, reduction=f"inscan, +: {total}")
+    ends = ((lo, head_end), (tail_start, hi))
+    nodes = (
+        declare("int64_t", [(ilo, start), (ihi, end)]),
+        Declare(
+            "int64_t",
+            (
+                (head_end, f"{ilo} <= {ihi} ? {ilo} - 1 : {hi}"),
+                (tail_start, f"{ilo} <= {ihi} ? {ihi} + 1 : {hi} + 1"),
+            ),
+            True,
+        ),
+        in_turn(it, ends, lambda a, b: For(w, a, b, scalar), middle),
+    )
+    return Block(nodes)
