@@ -92,14 +92,14 @@ def definition_exprs(func: Function):
         yield value
 
 
-def direct_producers(func: Function) -> list:
-    """Functions referenced by `func`'s definition, in order of first use (itself excluded:
-    its Reduce target, or its reads of its own earlier points as a scan)."""
+def _producers(func: Function, refs) -> list:
+    """The Functions `refs` (the references in `func`'s definition) read, in order of first
+    use, `func` itself excluded (its Reduce target, or its reads of its own earlier points as
+    a scan)."""
     seen: dict = {}
-    for e in definition_exprs(func):
-        for ref in E.references(e):
-            if ref.func is not func:
-                seen.setdefault(id(ref.func), ref.func)
+    for ref in refs:
+        if ref.func is not func:
+            seen.setdefault(id(ref.func), ref.func)
     return list(seen.values())
 
 
@@ -198,7 +198,7 @@ def build_graph(outputs, known: dict | None = None) -> StageGraph:
             exprs = list(definition_exprs(func))
             refs = tuple(r for e in exprs for r in E.references(e))
             scan = _scanned_dimension(func, [r for r in refs if r.func is func])
-            producers = list({id(r.func): r.func for r in refs if r.func is not func}.values())
+            producers = _producers(func, refs)
             if isinstance(func, Image):
                 exprs += list(func.extents)
             params = [p for e in exprs for p in E.free_symbols(e, E.Parameter)]
