@@ -28,7 +28,7 @@ from .packing import (
 )
 from .prelude import ONE_AT_A_TIME
 from .vector_blocks import vector_kernel
-from .workspace import WORKSPACE
+from .workspace import WORKSPACE, WORKSPACE_USE
 
 P = PREFIX
 # the most steps of a register block's innermost reduction loops unrolled together (a 3x3
@@ -286,7 +286,8 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
 
         def reserve(thread: str, k: int, size: str) -> If:
             bytes_held = f"{WORKSPACE}->scratch_bytes[{thread} * {emitter.scratch_slots} + {k}]"
-            return If(f"!{P}reserve(&{slot(thread, k)}, &{bytes_held}, {size})", fail)
+            reserved = f"!{P}reserve(&{slot(thread, k)}, &{bytes_held}, {size})"
+            return If(reserved, fail, uses=WORKSPACE_USE)
 
         each = [
             reserve(thread, k, size) for k, size in wanted if not (shared and k == columns_slot)
@@ -297,7 +298,8 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         if shared:
             buffer = f"({column_type} *){slot('0', columns_slot)}"
             nodes.append(reserve("0", columns_slot, wanted[-1][1]))
-            nodes.append(Declare(f"{column_type} *restrict", ((SHARED_COLUMNS, buffer),)))
+            shared_buffer = ((SHARED_COLUMNS, buffer),)
+            nodes.append(Declare(f"{column_type} *restrict", shared_buffer, uses=WORKSPACE_USE))
         return Seq(tuple(nodes))
 
     def shared_columns() -> For:
@@ -329,7 +331,8 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
 
     def pack_buffer(name, what, k) -> Declare:
         typ = what.typ.c_name
-        return Declare(f"{typ} *restrict", ((name, f"({typ} *){slot('omp_get_thread_num()', k)}"),))
+        buffer = f"({typ} *){slot('omp_get_thread_num()', k)}"
+        return Declare(f"{typ} *restrict", ((name, buffer),), uses=WORKSPACE_USE)
 
     def in_scratch() -> tuple:
         """The Reduction's buffer and bounds, for this task: its cells in the thread's buffer
@@ -347,7 +350,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
             bounds += [(store.lb[d], lo), (store.n[d], n)]
         buffer = f"({store.c_type} *){slot('omp_get_thread_num()', cells_slot)}"
         return (
-            Declare(f"{store.c_type} *restrict", ((store.buffer, buffer),), False),
+            Declare(f"{store.c_type} *restrict", ((store.buffer, buffer),), False, WORKSPACE_USE),
             Declare("int64_t", tuple(bounds), True),
         )
 

@@ -19,7 +19,6 @@ from ..schedule.reductions import kept_in_tasks, task_buffers
 from ..schedule.tiling import UntiledGroup
 from . import checked
 from .cexpr import CExprPrinter
-from .cprint import print_c
 from .ctext import cat, declare, helpers_used
 from .ctree import (
     Assign,
@@ -44,7 +43,7 @@ from .prelude import openmp_timer, prelude
 from .storage import StageStorage, gathered_stages, storage_type
 from .tiled import TiledEmitter
 from .units import layout
-from .workspace import WORKSPACE, workspace_code, workspace_prototypes
+from .workspace import WORKSPACE, WORKSPACE_USE, workspace_code, workspace_prototypes
 
 
 @dataclass(frozen=True)
@@ -176,7 +175,7 @@ def generate_module(
             emitter = untiled.for_group(i if check else None)
             for k, stage_name in enumerate(plan.members):
                 stage = emitter.stage(by_name[stage_name])
-                if stage.body and not _uses_workspace(stage):
+                if stage.body and not WORKSPACE_USE <= names_used(stage):
                     called = f"{PREFIX}stage{i}_{k}"
                     stage, outlined = _outlined(stage, called, storage, bounds, scalars)
                     functions.append(outlined)
@@ -248,12 +247,6 @@ def generate_module(
         loops=laid.loops,
         helpers=used,
     )
-
-
-def _uses_workspace(stage: Stage) -> bool:
-    """Whether the code of a stage reserves memory of the workspace (a Reduction's register
-    blocks): such code stays in the entry, which alone knows the workspace's type."""
-    return re.search(rf"\b{WORKSPACE}\b", print_c(stage).text) is not None
 
 
 def _outlined(stage: Stage, function: str, storage: dict, bounds: dict, scalars: list) -> tuple:

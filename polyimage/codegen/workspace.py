@@ -28,6 +28,9 @@ from .names import PREFIX
 P = PREFIX
 
 WORKSPACE = f"{PREFIX}w"  # the entry's pointer to the workspace in use
+# what a node whose text reads the workspace uses (ctree `uses`): code that does stays in the
+# entry, which alone knows the workspace's type
+WORKSPACE_USE = frozenset({("workspace", WORKSPACE)})
 
 
 def workspace_code(function: str, n_full: int, n_scratch: int) -> Node:
