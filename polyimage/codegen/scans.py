@@ -9,12 +9,12 @@ from ..dsl import expr as E
 from ..dsl.reduction import Reduction
 from ..dsl.types import Half
 from ..graph.dag import definition_exprs, self_references
-from .cexpr import helper, narrow_gather, wide_name
+from .cexpr import narrow_gather, wide_name
 from .clamps import interior
-from .ctext import CText, assign, cat, declare, reading
+from .ctext import assign, cat, declare, reading
 from .ctree import Block, Declare, For, If, Node, Pragma
 from .names import PREFIX
-from .versions import in_turn
+from .versions import interior_loops
 
 # lines of a scan along the innermost dimension run side by side, a step of each in turn: their
 # chains of dependent operations overlap, where a line alone waits out the latency of every
@@ -194,34 +194,19 @@ def summed_loops(emitter, stage_name, carried, scalar, term, step) -> Block:
     it = emitter.names[var]
     w, lo, hi = wide_name(it), f"{PREFIX}lo_{it}", f"{PREFIX}hi_{it}"
     inside = interior([term], var)
-    start, end = CText(f"{lo} + 1"), CText(hi)
-    if inside is not None:
-        bigger, smaller = helper("max", "int64_t"), helper("min", "int64_t")
-        for e in inside.lows:
-            start = cat(bigger, "(", start, ", ", emitter.printer.wide(e), ")")
-        for e in inside.highs:
-            end = cat(smaller, "(", end, ", ", emitter.printer.wide(e), ")")
-    ilo, ihi, head_end, tail_start = (f"{PREFIX}{k}_{it}" for k in ("ilo", "ihi", "ie", "is"))
 
     def added(printer):
         if inside is not None:
             printer = printer.with_(chosen=inside.chosen)
         return assign(total, printer(term), "+=")
 
-    # the scan's input phase (a block: C takes no declaration right there), then its output
-    body = Block((step(added), Pragma(f"omp scan inclusive({total})"), emitter.store(func, total)))
-    middle = For(w, ilo, ihi, body, simd=True, reduction=f"inscan, +: {total}")
-    ends = ((lo, head_end), (tail_start, hi))
-    nodes = (
-        declare("int64_t", [(ilo, start), (ihi, end)]),
-        Declare(
-            "int64_t",
-            (
-                (head_end, f"{ilo} <= {ihi} ? {ilo} - 1 : {hi}"),
-                (tail_start, f"{ilo} <= {ihi} ? {ihi} + 1 : {hi} + 1"),
-            ),
-            True,
-        ),
-        in_turn(it, ends, lambda a, b: For(w, a, b, scalar), middle),
-    )
-    return Block(nodes)
+    def loop(_printer, start, end, simd=True) -> For:
+        if not simd:
+            return For(w, start, end, scalar)
+        # the scan's input phase (a block: C takes no declaration right there), its output
+        store = emitter.store(func, total)
+        body = Block((step(added), Pragma(f"omp scan inclusive({total})"), store))
+        return For(w, start, end, body, simd=True, reduction=f"inscan, +: {total}")
+
+    laid = interior_loops(emitter.printer, it, lo, hi, inside, loop, first=f"{lo} + 1")
+    return Block(laid.body)

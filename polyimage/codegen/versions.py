@@ -66,16 +66,20 @@ def residue_loops(emitter, printer, var, residues, body) -> Seq:
     return Seq(tuple(nodes))
 
 
-def interior_loops(printer, it, lo, hi, inside, loop) -> Seq:
+def interior_loops(printer, it, lo, hi, inside, loop, first=None) -> Seq:
     """`loop(printer, start, end, simd)` over lo..hi cut into head, interior and tail, the
-    interior printed with the clamps of `inside` replaced by the operands they pick; the head
-    and tail, a few points at the borders, are left to the compiler (no omp simd)."""
-    low, high = CText(lo), CText(hi)
+    interior printed with the clamps of `inside` (an Interior, or None where there are none)
+    replaced by the operands they pick and starting at `first` at the earliest (C text; `lo`
+    by default); the head and tail, a few points at the borders, are left to the compiler
+    (no omp simd)."""
+    low, high = CText(first or lo), CText(hi)
     bigger, smaller = helper("max", "int64_t"), helper("min", "int64_t")
-    for e in inside.lows:
+    lows, highs = (inside.lows, inside.highs) if inside is not None else ((), ())
+    for e in lows:
         low = cat(bigger, "(", low, ", ", printer.wide(e), ")")
-    for e in inside.highs:
+    for e in highs:
         high = cat(smaller, "(", high, ", ", printer.wide(e), ")")
+    chosen = printer.with_(chosen=inside.chosen) if inside is not None else printer
     ilo, ihi, head_end, tail_start = (f"{PREFIX}{k}_{it}" for k in ("ilo", "ihi", "ie", "is"))
     nodes = [
         declare("int64_t", [(ilo, low), (ihi, high)]),
@@ -91,7 +95,7 @@ def interior_loops(printer, it, lo, hi, inside, loop) -> Seq:
             it,
             ((lo, head_end), (tail_start, hi)),
             lambda start, end: loop(printer, start, end, False),
-            loop(printer.with_(chosen=inside.chosen), ilo, ihi),
+            loop(chosen, ilo, ihi),
         ),
     ]
     return Seq(tuple(nodes))
