@@ -40,7 +40,7 @@ from .ctree import (
 from .loops import LoopEmitter
 from .names import PREFIX, NameRegistry
 from .prelude import openmp_timer, prelude
-from .storage import StageStorage, gathered_stages, storage_type
+from .storage import StageStorage, buffer_arguments, gathered_stages, storage_type
 from .tiled import TiledEmitter
 from .units import layout
 from .workspace import WORKSPACE, WORKSPACE_USE, workspace_code, workspace_prototypes
@@ -256,16 +256,11 @@ def _outlined(stage: Stage, function: str, storage: dict, bounds: dict, scalars:
     so that constant ones stay constants to the C compiler (a lookup table's gathers then take
     32-bit indices). The C compiler builds a large pipeline's stages in units of their own,
     in parallel, and each function's register allocation stays small."""
-    used = {name for kind, name in names_used(stage) if kind in ("read", "write")}
-    buffers = [store for store in storage.values() if store.buffer in used]
-    params = [p for p, _ in scalars]
-    params += [
-        f"{'const ' if store.label.startswith('image ') else ''}{store.c_type} *restrict "
-        f"{store.buffer}"
-        for store in buffers
-    ]
-    values = [v for _, v in scalars] + [store.buffer for store in buffers]
-    declared = [node for store in buffers for node in bounds[store.buffer]]
+    stores = {store.buffer: store for store in storage.values()}
+    pointers, buffers = buffer_arguments(stage, stores, bounds=False)
+    params = [p for p, _ in scalars] + pointers
+    values = [v for _, v in scalars] + buffers
+    declared = [node for buffer in buffers for node in bounds[buffer]]
     outlined = Function("void", function, tuple(params), (*declared, stage), stages=(stage.name,))
     return Call(function, tuple(values)), outlined
 

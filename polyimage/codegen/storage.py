@@ -114,10 +114,10 @@ class StageStorage:
         return f"({self.lb[d]} + {self.n[d]} - 1)"
 
 
-def buffer_arguments(node: Node, stores) -> tuple[list, list]:
+def buffer_arguments(node: Node, stores, bounds: bool = True) -> tuple[list, list]:
     """(parameters, arguments) that pass an outlined function every buffer `node` reads or
     writes (`stores`: StageStorage by buffer name; others are the node's own): its pointer,
-    const where it is only read, then the names of its bounds."""
+    const where it is only read, then, with `bounds`, the names of its bounds."""
     used = names_used(node)
     written = {name for kind, name in used if kind == "write"}
     params, values = [], []
@@ -125,6 +125,7 @@ def buffer_arguments(node: Node, stores) -> tuple[list, list]:
         store = stores[buffer]
         params.append(f"{'' if buffer in written else 'const '}{store.c_type} *restrict {buffer}")
         values.append(buffer)
-        params += [f"int64_t {text}" for text in store.names()]
-        values += store.names()
+        if bounds:
+            params += [f"int64_t {text}" for text in store.names()]
+            values += store.names()
     return params, values
