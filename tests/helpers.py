@@ -474,3 +474,30 @@ def sanitizers_required() -> bool:
     """Whether the sanitizer run must run (POLYIMAGE_REQUIRE_SANITIZERS=1, as in CI): it then
     fails rather than skips without libasan."""
     return os.environ.get("POLYIMAGE_REQUIRE_SANITIZERS") == "1"
+
+
+def numeric_regions(numeric, plan, points, params) -> dict:
+    """{stage: (lows, highs)}, arrays of shape (tiles, ndim), of the cost model's regions
+    (NumericRegions.tile_regions, one tile at a time) of tiled `plan` for the tiles of
+    `points` (a row of tile_lo, tile_hi and first values per tile), in the form the symbolic
+    regions' `evaluate` gives them."""
+    count = len(points)
+    evaluate = Evaluator({}, {}, params)
+    columns = dict(zip(plan.tile_lo + plan.tile_hi + plan.first, np.asarray(points).T))
+    owned = {
+        name: [np.broadcast_to(evaluate(e, columns, count), (count,)) for pair in box for e in pair]
+        for name, box in plan.owned.items()
+    }
+    tiles = [
+        numeric.tile_regions(
+            tuple(plan.members),
+            {name: tuple(int(bound[k]) for bound in bounds) for name, bounds in owned.items()},
+        )
+        for k in range(count)
+    ]
+    return {
+        name: tuple(
+            np.array([tile[name][0][side::2] for tile in tiles], np.int64) for side in (0, 1)
+        )
+        for name in (tiles[0] if tiles else ())
+    }

@@ -5,7 +5,13 @@ import itertools
 
 import numpy as np
 import pytest
-from helpers import brute_force, channel_stencil, guarded_blur_chain, sampling_pyramid
+from helpers import (
+    brute_force,
+    channel_stencil,
+    guarded_blur_chain,
+    numeric_regions,
+    sampling_pyramid,
+)
 
 from polyimage.apps import harris
 from polyimage.graph import build_graph
@@ -85,11 +91,10 @@ def test_regions_print_as_c_free_of_tile_loops():
 def _symbolic_and_numeric(graph, params, groups, rng):
     """(symbolic, numeric) regions of every tileable group in `groups` for a few random tiles:
     the symbolic plan's regions evaluated, and NumericRegions composing per-stage reads."""
-    from polyimage.algebra.evaluate import Evaluator
     from polyimage.schedule.regions import NumericRegions
     from polyimage.schedule.tiling import UntiledGroup, tiling_plan
 
-    numeric, evaluate = NumericRegions(graph, params), Evaluator({}, {}, params)
+    numeric = NumericRegions(graph, params)
     for group in groups:
         plan = tiling_plan(graph, group, params)
         if isinstance(plan, UntiledGroup):
@@ -99,17 +104,10 @@ def _symbolic_and_numeric(graph, params, groups, rng):
         lows = rng.integers(-2, 40, size=(6, rank)) * sizes
         first = rng.integers(0, 3, size=(6, rank)) * sizes
         points = np.concatenate([lows, lows + sizes - 1, first], axis=1)
-        columns = dict(zip(plan.tile_lo + plan.tile_hi + plan.first, points.T))
-        boxes = {
-            name: [
-                tuple(np.broadcast_to(evaluate(e, columns, 6), (6,)) for e in pair) for pair in box
-            ]
-            for name, box in plan.owned.items()
-        }
         yield (
             group,
             plan.regions.evaluate(points, params),
-            numeric.evaluate_group(plan.members, boxes, 6),
+            numeric_regions(numeric, plan, points, params),
         )
 
 

@@ -5,7 +5,7 @@ bit (the order of the operations is unchanged) on 1 and 2 threads."""
 
 import numpy as np
 import pytest
-from helpers import MACHINE, assert_exact_on_threads, pinned_options
+from helpers import MACHINE, assert_exact_on_threads, numeric_regions, pinned_options
 
 import polyimage
 from polyimage import (
@@ -21,7 +21,6 @@ from polyimage import (
     Schedule,
     Variable,
 )
-from polyimage.algebra.evaluate import Evaluator
 from polyimage.graph.dag import build_graph
 from polyimage.grouping.cost import CostModel
 from polyimage.schedule.regions import NumericRegions
@@ -187,13 +186,7 @@ def test_a_scan_region_starts_at_its_domain_and_ignores_its_self_reads():
     (lows, highs) = symbolic["total"]
     assert lows[:, 1].tolist() == [0, 0] and highs[:, 1].tolist() == [15, 31]
     assert lows[:, 0].tolist() == [15, 0] and highs[:, 0].tolist() == [31, 15]
-    evaluate, n = Evaluator({}, {}, params), len(tiles)
-    columns = dict(zip(plan.tile_lo + plan.tile_hi + plan.first, tiles.T))
-    boxes = {
-        name: [tuple(np.broadcast_to(evaluate(e, columns, n), (n,)) for e in pair) for pair in box]
-        for name, box in plan.owned.items()
-    }
-    numeric = NumericRegions(graph, params).evaluate_group(plan.members, boxes, n)
+    numeric = numeric_regions(NumericRegions(graph, params), plan, tiles, params)
     for name in symbolic:
         for got, want in zip(numeric[name], symbolic[name]):
             np.testing.assert_array_equal(got, want, err_msg=name)

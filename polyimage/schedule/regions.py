@@ -234,26 +234,6 @@ class NumericRegions:
             result[name] = region
         return result
 
-    def evaluate_group(self, members, liveout_boxes, n) -> dict:
-        """{stage: (lows, highs)} arrays of shape (n, ndim) of tile_regions for n tiles, given
-        {live-out: [(low array, high array) per dimension]}."""
-        tiles = [
-            self.tile_regions(
-                tuple(members),
-                {
-                    name: tuple(int(bound[k]) for pair in box for bound in pair)
-                    for name, box in liveout_boxes.items()
-                },
-            )
-            for k in range(n)
-        ]
-        return {
-            name: tuple(
-                np.array([tile[name][0][side::2] for tile in tiles], np.int64) for side in (0, 1)
-            )
-            for name in (tiles[0] if tiles else ())
-        }
-
     def _compute(self, name, box) -> tuple:
         """(the region of member `name` computing `box` of it, the producers it reads, the
         box of each read)."""
