@@ -190,14 +190,8 @@ def _candidates(dag, done, full, limit, ancestors, leading=False):
     order (by the bitmask's growth from its lowest ready node)."""
     preds, near = dag.preds, dag.near
     remaining = full & ~done
-    allowed, allowed_mask, rest = [], 0, remaining
-    while rest:  # the lowest first
-        low = rest & -rest
-        rest ^= low
-        i = low.bit_length() - 1
-        if (ancestors[i] & remaining).bit_count() < limit:
-            allowed.append(i)
-            allowed_mask |= low
+    allowed = [i for i in _bits(remaining) if (ancestors[i] & remaining).bit_count() < limit]
+    allowed_mask = sum(1 << i for i in allowed)
     ready = [i for i in allowed if preds[i] & ~done == 0]
     if leading:
         ready = ready[:1] if ready and ready[0] == next(_bits(remaining)) else []
