@@ -33,8 +33,8 @@ class Access:
     guard_set: isl.Set
     access_map: isl.Map
     affine: tuple
+    whole_map: isl.Map  # the access at every point, before the guard
     writes: bool = False
-    whole_map: isl.Map | None = None  # the access at every point, before the guard
 
     @property
     def producer(self) -> str:
@@ -221,8 +221,8 @@ def _expr_accesses(spaces, consumer, space, e, guard, label, writes=False) -> li
                 ref_guard,
                 access_map.intersect_domain(ref_guard),
                 affine,
-                writes and ref is e,
                 access_map,
+                writes and ref is e,
             )
         )
     return result

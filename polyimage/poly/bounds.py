@@ -167,11 +167,7 @@ def branch_free_stages(analysis: PolyAnalysis) -> frozenset:
             continue
         if consumer in unsafe or not any(access.affine):
             continue
-        whole_map = access.whole_map
-        if whole_map is None:
-            producer = analysis.spaces[access.producer]
-            whole_map = access.space.access_map(access.ref, producer, access.ref.func.intervals)
-        read_set = whole_map.intersect_domain(analysis.domain_sets[consumer]).range()
+        read_set = access.whole_map.intersect_domain(analysis.domain_sets[consumer]).range()
         if not read_set.is_subset(analysis.domain_sets[access.producer]):
             unsafe.add(consumer)
     return frozenset(
