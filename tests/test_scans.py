@@ -19,6 +19,7 @@ from polyimage import (
     Image,
     Int,
     Interval,
+    Long,
     Min,
     Op,
     Parameter,
@@ -27,7 +28,9 @@ from polyimage import (
     Reduction,
     Schedule,
     Select,
+    Short,
     UChar,
+    UInt,
     Variable,
 )
 from polyimage.codegen import scans
@@ -558,3 +561,19 @@ def test_other_scans_keep_their_step_by_step_loop():
     for stage in (float_sum, scaled, down):
         source = polyimage.compile([stage], schedule="naive", build=False).c_source
         assert "inscan" not in source, stage.name
+
+
+@pytest.mark.parametrize("typ", [UChar, Short, Long, UInt], ids=str)
+def test_running_sums_of_every_integer_width_wrap_as_the_interpreter_does(typ):
+    """Narrow, wide and unsigned running sums run as an OpenMP scan too: their wrapping sums
+    are the same in any grouping."""
+    total, _, _ = _running_sum(typ)
+    pipe = polyimage.compile([total], schedule="naive")
+    assert "reduction(inscan, +: pim_prev_y)" in pipe.c_source
+    info = np.iinfo(typ.dtype)
+    rng = np.random.default_rng(11)
+    for shape in [(1, 1), (3, 2), (13, 17), (5, 131)]:
+        values = rng.integers(info.min, info.max, shape, dtype=np.int64).astype(typ.dtype)
+        want = polyimage.interpret([total], img=values)
+        for threads in (1, 2):
+            assert_same(pipe(img=values, threads=threads), want, f"{shape}, {threads}")
