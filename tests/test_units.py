@@ -17,6 +17,7 @@ import polyimage
 from polyimage import Float, Function, Image, Int, Interval, Parameter, Variable
 from polyimage.codegen import ctree
 from polyimage.codegen import units as units_module
+from polyimage.codegen.cprint import print_c
 from polyimage.codegen.units import SOURCE_NAME, layout
 from polyimage.config import Options
 from polyimage.jit import cache
@@ -73,8 +74,9 @@ _WORKSPACE = ctree.Typedef("w", (ctree.Declare("int", (("a", None),)),))
 
 
 def _function(name, statements, returns="void", qualifiers="static PIM_NOINLINE"):
+    """A function computing the stage `name`."""
     body = tuple(ctree.Assign("a", "a + 1") for _ in range(statements))
-    return ctree.Function(returns, name, ("int a",), body, qualifiers=qualifiers)
+    return ctree.Function(returns, name, ("int a",), body, qualifiers=qualifiers, stages=(name,))
 
 
 def test_layout_keeps_each_function_once_and_maps_lines(monkeypatch):
@@ -109,7 +111,11 @@ def test_a_unit_holds_the_helpers_its_functions_use(monkeypatch):
     monkeypatch.setattr(units_module, "UNIT_BYTES", 80)
     uses = frozenset({("helper", ("floordiv", "int64_t"))})
     divides = ctree.Function(
-        "void", "g0", ("int a",), (ctree.Assign("a", "pim_floordiv_i64(a, 2)", uses=uses),) * 5
+        "void",
+        "g0",
+        ("int a",),
+        (ctree.Assign("a", "pim_floordiv_i64(a, 2)", uses=uses),) * 5,
+        stages=("g0",),
     )
     plain = _function("g1", 5)
     entry = ctree.Function("int", "e", ("void",), (), qualifiers="")
@@ -243,6 +249,8 @@ def test_large_modules_build_with_o2_and_small_ones_with_o3(monkeypatch, tmp_pat
     limit = build_module.O2_MODULE_BYTES
     assert unit_flags(flags, limit - 1) == flags
     assert unit_flags(flags, limit) == flags + ("-O2",)
+    assert unit_flags(flags, limit, driver=True) == flags + ("-O1",)
+    assert unit_flags(flags, limit - 1, driver=True) == flags
     assert unit_flags(("-O3", "-O1"), limit) == ("-O3", "-O1")
     monkeypatch.setattr(units_module, "UNIT_BYTES", 400)
     out, R, C = _chain()
@@ -264,8 +272,9 @@ def test_large_modules_build_with_o2_and_small_ones_with_o3(monkeypatch, tmp_pat
         return found, len(pipe.cmodule.source)
 
     large, size = commands(limit, "a")
-    assert all(" -O2 " in c for c in large) == (size >= limit)
-    assert all(" -O2 " in c for c in commands(size, "b")[0])
+    assert all(" -O2 " in c for c in large[1:]) == (size >= limit)
+    found = commands(size, "b")[0]
+    assert " -O1 " in found[0] and all(" -O2 " in c for c in found[1:])
     assert not any(" -O2 " in c for c in commands(size + 1, "c")[0])
 
 
@@ -299,10 +308,35 @@ def test_a_recompile_builds_only_the_units_whose_code_changed(monkeypatch, tmp_p
     assert len(objects) == 5 and all(o.stat().st_size > 0 for o in objects)
 
 
+def test_the_main_unit_of_a_large_pipeline_only_drives():
+    """Where the entry computes no stage, a large pipeline's main unit keeps the entry and the
+    functions that compute no stage (a group's regions), marked `driver`; every function that
+    computes a stage is in another unit, the small groups' together. Where the entry computes,
+    the small groups' functions stay in the main unit, which is no driver."""
+    regions = ctree.Function("void", "regions0", ("int a",), (ctree.Assign("a", "a + 1"),) * 20)
+    big, small = _function("big", 40), _function("small", 3)
+    functions = [regions, big, small]
+    entry = ctree.Function("int", "e", ("void",), (), qualifiers="")
+    bytes_of = sum(len(print_c(f).text) for f in functions)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(units_module, "UNIT_BYTES", bytes_of)
+        patch.setattr(units_module, "GROUP_UNIT_BYTES", len(print_c(functions[1]).text))
+        driving = layout(_HEADER, _WORKSPACE, functions, entry, [0, 0, 1], (), False)
+        computing = layout(_HEADER, _WORKSPACE, functions, entry, [0, 0, 1], (), True)
+    texts = [unit.text for unit in driving.units]
+    assert [unit.driver for unit in driving.units] == [True, False, False]
+    assert "void regions0(int a)\n{" in texts[0]
+    assert "void big(int a)\n{" in texts[1] and "void small(int a)\n{" in texts[2]
+    assert not any(unit.driver for unit in computing.units) and len(computing.units) == 2
+    assert "void small(int a)\n{" in computing.units[0].text
+    assert driving.source == computing.source
+
+
 def _loop_function(name, statements, attributes=""):
     body = ctree.Block(tuple(ctree.Assign("a", "a + 1") for _ in range(statements)))
     loop = ctree.For("i", "0", "n", body)
-    return ctree.Function("void", name, ("int a", "int n"), (loop,), attributes=attributes)
+    params = ("int a", "int n")
+    return ctree.Function("void", name, params, (loop,), attributes=attributes, stages=(name,))
 
 
 def test_a_long_jammed_nest_is_a_unit_of_its_own():

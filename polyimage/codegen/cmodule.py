@@ -157,6 +157,7 @@ def generate_module(
     scalars += [(f"{p.typ.c_name} {names[p]}", names[p]) for p in graph.parameters]
     functions: list
     functions, owners = [], []
+    entry_computes = False  # an untiled stage's loops stay in the entry
     for i, plan in enumerate(plans):
         for stage_name, (first, _) in lifetimes.items():
             if first == i:
@@ -180,6 +181,8 @@ def generate_module(
                     stage, outlined = _outlined(stage, called, storage, bounds, scalars)
                     functions.append(outlined)
                     owners.append(i)
+                else:
+                    entry_computes = entry_computes or bool(stage.body)
                 body += _timed(profile, timers, ("stage", i, (stage_name,)), [stage])
         else:
             # the group's timer comes first (_timed adds it once the code is built), then
@@ -227,6 +230,7 @@ def generate_module(
         entry,
         owners,
         used,
+        entry_computes,
     )
     declared = "\n".join(
         p.declaration(False) for p in (entry.prototype, *workspace_prototypes(function))

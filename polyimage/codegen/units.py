@@ -2,6 +2,9 @@
 as translation units that compile in parallel: the main unit (workspace and entry function,
 which cffi wraps) and, for large pipelines, one unit per group with enough C in its
 functions (a tiled group's nests, an untiled stage's loops), and one per long jammed nest.
+Where the entry computes no stage itself, a large pipeline's main unit keeps only the code
+that drives the loops (the entry, the tiles' regions): the nests of the smaller groups move to
+a unit of their own, and the main unit is marked `driver` (jit.build gives it fewer passes).
 
 Every unit repeats kernel.c's includes and places each piece of code under a `#line` directive
 naming its line in kernel.c, so the compiler's messages (errors, the vectorization report) speak
@@ -45,6 +48,7 @@ class Unit:
 
     pieces: tuple  # ((line, text), ...)
     long_chains: bool = False  # it holds a function of long_chains()
+    driver: bool = False  # it computes no stage: the entry and the tiles' regions only
 
     @property
     def text(self) -> str:
@@ -73,12 +77,21 @@ class Layout:
     loops: tuple
 
 
-def layout(header: Node, workspace: Node, functions, entry, owners=None, helpers=()) -> Layout:
+def layout(
+    header: Node,
+    workspace: Node,
+    functions,
+    entry,
+    owners=None,
+    helpers=(),
+    entry_computes: bool = True,
+) -> Layout:
     """kernel.c and its units of code made of `header` (the prelude), the `helpers` ((op, C
     type) of the small static inline functions the code calls), the `workspace` code, the
     static functions `functions` (ctree.Function; `owners[k]` the group function k belongs to,
-    by default its own) and the `entry` function. units[0] is the main unit; with few lines of
-    functions it is the only one."""
+    by default its own) and the `entry` function (`entry_computes`: it holds a stage's loops
+    of its own). units[0] is the main unit; with few lines of functions it is the only one.
+    Functions that compute no stage (a group's regions) stay in the main unit."""
     helper_functions = helper_definitions(helpers)
     pieces = [
         print_c(Seq((header, helper_functions, Blank()))).text,
@@ -101,9 +114,15 @@ def layout(header: Node, workspace: Node, functions, entry, owners=None, helpers
     sizes = [len(done.text) for done in printed[:-1]]
     chains = [k for k, function in enumerate(functions) if long_chains(function)]
     owners = list(range(len(functions))) if owners is None else list(owners)
-    rest = [k for k in range(len(functions)) if k not in chains]
+    rest = [k for k, function in enumerate(functions) if k not in chains and function.stages]
     grouped = _partition([sizes[k] for k in rest], [owners[k] for k in rest])
+    if sum(size for k, size in enumerate(sizes) if k not in chains) < UNIT_BYTES:
+        grouped = []  # too little C to be worth units
     bins = sorted([[k] for k in chains] + [[rest[j] for j in members] for members in grouped])
+    driver = bool(grouped) and not entry_computes
+    if driver:
+        kept = sorted(set(rest) - {k for members in bins for k in members})
+        bins = sorted(bins + [kept] if kept else bins)
     if not bins:
         return Layout(source, (Unit(((1, source),)),), tuple(loops))
     moved = {k for members in bins for k in members}
@@ -113,7 +132,7 @@ def layout(header: Node, workspace: Node, functions, entry, owners=None, helpers
     main += [(starts[1], pieces[1])]
     main += [(function_starts[k], pieces[2 + k]) for k in range(len(functions)) if k not in moved]
     main.append((starts[-1], pieces[-1]))
-    units = [Unit(tuple(main))]
+    units = [Unit(tuple(main), driver=driver)]
     for members in bins:
         used = {
             name for k in members for kind, name in names_used(functions[k]) if kind == "helper"
@@ -144,11 +163,9 @@ def long_chains(function) -> bool:
 
 def _partition(sizes: list, owners: list) -> list:
     """Function indices per unit of their own: every group with GROUP_UNIT_BYTES of C in its
-    functions, in source order. [] when the functions are too little C to be worth units
-    (`sizes`: bytes of C per function; the compiler's time grows with them, not with the
-    statements: one stage of a 7x7 window is a few statements of 100 KB)."""
-    if sum(sizes) < UNIT_BYTES:
-        return []
+    functions, in source order (`sizes`: bytes of C per function; the compiler's time grows
+    with them, not with the statements: one stage of a 7x7 window is a few statements of
+    100 KB)."""
     by_owner: dict = {}
     for k, owner in enumerate(owners):
         by_owner.setdefault(owner, []).append(k)
