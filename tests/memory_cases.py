@@ -377,8 +377,8 @@ def register_blocks_of_channels() -> MemoryCase:
 
 def _conv_relu(channels, name: str) -> MemoryCase:
     """A conv layer in NHWC with `channels` output channels whose ReLU the tasks of its
-    register blocks compute from their cells (schedule.blocking.folds_into_tasks): 17
-    channels make a partial block of columns, rows of 31 pixels blocks of rows and a tail."""
+    register blocks compute (schedule.blocking.folds_into_tasks): 17 channels make a
+    partial block of columns, rows of 31 pixels blocks of rows and a tail."""
     conv = conv_nhwc(channels)
     n, y, x, o = conv.variables
     bias = Image(Float, "bias", [conv.intervals[3].ub + 1])
@@ -394,12 +394,14 @@ def _conv_relu(channels, name: str) -> MemoryCase:
 
 
 def register_blocks_with_their_relu() -> MemoryCase:
-    """The conv's cells kept in a buffer of each thread's: 17 channels, a task's cells few."""
+    """The conv's cells kept in a buffer of each thread's (17 channels, a task's cells few),
+    the ReLU computed from each block's accumulators as it ends."""
     return _conv_relu(17, "register blocks with their relu")
 
 
 def register_blocks_with_their_relu_in_a_buffer() -> MemoryCase:
-    """The conv's cells in a full buffer: its channels a parameter, planned for many."""
+    """The conv's cells in a full buffer (its channels a parameter, planned for many), the
+    ReLU computed from them by each task."""
     return _conv_relu(None, "register blocks with their relu, in a buffer")
 
 

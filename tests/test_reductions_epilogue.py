@@ -10,6 +10,8 @@ from oracle import assert_same
 
 import polyimage
 from polyimage import (
+    Cast,
+    Double,
     Float,
     Function,
     Image,
@@ -80,7 +82,7 @@ def test_auto_computes_the_relu_in_the_tasks_of_the_conv(tmp_path):
     assert memory.all_full == 0  # the conv's cells live in the tasks' buffers, a task's each
     assert memory.blocks[0] >= block.chunk * ESTIMATES["O"] * 4 and memory.blocks[1] == 0
     text = pipe.report()
-    assert "relu computed by each task from its cells" in text
+    assert "relu computed from each block's accumulators as it ends, in registers" in text
     assert "relu computed by the tasks of conv's register blocks" in text
     _check(pipe, outputs, "folded")
 
@@ -110,3 +112,115 @@ def test_naive_keeps_stages_apart_and_a_written_group_folds(schedule, tmp_path):
     folded = pipe.compiled.reductions["conv"].block.epilogue
     assert folded == (() if schedule == "naive" else ("relu",))
     _check(pipe, outputs, schedule)
+
+
+def _epilogue_layer(how: str, exported=False):
+    """(outputs, conv): the 3x3 conv layer of _layer, then `out` of it by `how` (every form
+    blocking.epilogue_on_vectors takes but "cast", which it does not); `out`'s variables are
+    its own, not the conv's."""
+    N, O, I, H, W = (Parameter(Int, n) for n in ("N", "O", "I", "H", "W"))
+    scale = Parameter(Float, "scale")
+    inp = Image(Float, "inp", [N, H + 2, W + 2, I])
+    w = Image(Float, "w", [3, 3, I, O])
+    bias = Image(Float, "bias", [O])
+    n, o, y, x, c, dy, dx = (Variable(Int, v) for v in ("n", "o", "y", "x", "c", "dy", "dx"))
+    domain = [Interval(Int, 0, d - 1) for d in (N, H, W, O)]
+    taps = Interval(Int, 0, 2)
+    conv = Reduction(
+        ([n, y, x, o], domain), ([dy, dx, c], [taps, taps, Interval(Int, 0, I - 1)]), Float, "conv"
+    )
+    conv.defn = [Reduce(conv(n, y, x, o), inp(n, y + dy, x + dx, c) * w(dy, dx, c, o), Op.Sum)]
+    n2, y2, x2, o2 = (Variable(Int, v) for v in ("n2", "y2", "x2", "o2"))
+    cell = conv(n2, y2, x2, o2)
+    value = {
+        "relu": Max(cell + bias(o2), 0.0),
+        "clamp": Min(Max(cell * scale, -1.0), 1.0) + bias(o2) * 0.0,
+        "arithmetic": (cell - bias(o2)) / 3.0 + (-cell) * Cast(Float, 2),
+        "scalar first": Min(-0.0, cell) + Max(bias(o2), cell),
+        "through double": Cast(Float, Cast(Double, cell) * 2.0) + bias(o2),
+    }[how]
+    out = Function(([n2, y2, x2, o2], domain), Float, "out")
+    out.defn = [value]
+    return ([out, conv] if exported else [out]), conv
+
+
+def _arrays(rng, n, h, w, i, o):
+    """Random layer inputs with NaN, zero and infinite values among them: a cell of the conv
+    is NaN, exactly zero (ties of Min and Max with -0.0) or infinite somewhere."""
+    inp = rng.standard_normal((n, h + 2, w + 2, i)).astype(np.float32)
+    inp[:, : (h + 2) // 2, : (w + 2) // 2] = 0.0
+    inp.flat[rng.integers(0, inp.size, 3)] = np.nan
+    inp.flat[rng.integers(0, inp.size, 2)] = np.inf
+    bias = rng.standard_normal(o).astype(np.float32)
+    bias[o // 2] = np.nan
+    weight = rng.standard_normal((3, 3, i, o)).astype(np.float32)
+    return {"inp": inp, "w": weight, "bias": bias}
+
+
+@pytest.mark.parametrize("exported", [False, True])
+@pytest.mark.parametrize("how", ["relu", "clamp", "arithmetic", "scalar first", "through double"])
+def test_epilogues_on_vectors_equal_the_interpreter(how, exported, tmp_path, monkeypatch):
+    """A folded stage of + - * /, Min, Max and negation over the conv's cell, reads along the
+    channels and values the same in every lane is computed from each register block's
+    accumulators once its last panel is in (one computed in double is not: from the task's
+    cells);
+    with small blocks, panels of the taps and channel counts that leave narrow and partial
+    blocks, every result (NaN, infinities and ties with -0.0 among them) equals the
+    interpreter's bit for bit on 1 and 2 threads, the conv an output too or not."""
+    from polyimage.schedule import blocking
+
+    monkeypatch.setattr(blocking, "WIDE_BLOCK_ROWS", 3)
+    monkeypatch.setattr(blocking, "BLOCK_ROWS", 2)
+    monkeypatch.setattr(blocking, "CHUNK_BLOCKS", 2)
+    monkeypatch.setattr(blocking, "PANEL_DEPTH", 2)
+    outputs, conv = _epilogue_layer(how, exported)
+    pipe = _compiled(outputs, tmp_path, Schedule.parse("group 0: conv, out [untiled]"))
+    block = pipe.compiled.reductions["conv"].block
+    assert block.epilogue == ("out",) and block.in_registers == (how != "through double")
+    assert block.panel_depth == 2  # the taps in two panels: the epilogue after the last
+    where = "as it ends, in registers" if block.in_registers else "from its cells, in cache"
+    assert where in pipe.report()
+    assert ("*(pim_vecu *)&out[" in pipe.c_source) == block.in_registers
+    rng = np.random.default_rng(11)
+    scale = {"scale": np.float32(0.25)} if how == "clamp" else {}
+    for n, h, w, i, o in [(1, 5, 7, 3, 17), (2, 4, 9, 2, 35), (1, 3, 4, 5, 3)]:
+        arrays = {**_arrays(rng, n, h, w, i, o), **scale}
+        want = polyimage.interpret(outputs, **arrays)
+        for threads in (1, 2):
+            got = pipe(**arrays, threads=threads)
+            what = f"{how}, {n}x{h}x{w}x{i}x{o}, {threads} threads"
+            assert_same(got, want, what, exact=True)
+
+
+def test_rows_a_page_apart_keep_the_pass_over_the_cells(tmp_path):
+    """In NCHW a block's rows are output channels, a plane apart: stored from registers they
+    would scatter over as many pages, so the task's pass over its cells computes the relu
+    (blocking.rows_adjacent), and the result is the interpreter's."""
+    N, O, I, H, W = (Parameter(Int, n) for n in ("N", "O", "I", "H", "W"))
+    inp = Image(Float, "inp", [N, I, H + 2, W + 2])
+    w = Image(Float, "w", [O, I, 3, 3])
+    bias = Image(Float, "bias", [O])
+    n, o, y, x, c, dy, dx = (Variable(Int, v) for v in ("n", "o", "y", "x", "c", "dy", "dx"))
+    domain = [Interval(Int, 0, d - 1) for d in (N, O, H, W)]
+    taps = Interval(Int, 0, 2)
+    conv = Reduction(
+        ([n, o, y, x], domain), ([c, dy, dx], [Interval(Int, 0, I - 1), taps, taps]), Float, "conv"
+    )
+    conv.defn = [Reduce(conv(n, o, y, x), inp(n, c, y + dy, x + dx) * w(o, c, dy, dx), Op.Sum)]
+    relu = Function(([n, o, y, x], domain), Float, "relu")
+    relu.defn = [Max(conv(n, o, y, x) + bias(o), 0.0)]
+    estimates = {"N": 1, "O": 32, "I": 8, "H": 64, "W": 64}
+    options = Options(cache_dir=tmp_path)
+    pipe = polyimage.compile([relu], estimates=estimates, options=options)
+    block = pipe.compiled.reductions["conv"].block
+    assert block.epilogue == ("relu",) and block.columns == 3 and not block.in_registers
+    assert "relu computed by each task from its cells, in cache" in pipe.report()
+    rng = np.random.default_rng(5)
+    arrays = {
+        "inp": rng.standard_normal((2, 3, 7, 21)).astype(np.float32),
+        "w": rng.standard_normal((19, 3, 3, 3)).astype(np.float32),
+        "bias": rng.standard_normal(19).astype(np.float32),
+    }
+    want = polyimage.interpret([relu], **arrays)
+    for threads in (1, 2):
+        assert_same(pipe(**arrays, threads=threads), want, f"NCHW, {threads}", exact=True)

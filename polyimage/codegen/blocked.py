@@ -131,6 +131,12 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         return node
 
     in_vectors = vector_ready(func)
+    # the folded stages computed from each block's accumulators (not in the checked build,
+    # which checks each index of a scalar read), once the last panel of the reduction is in
+    in_registers = block.in_registers and in_vectors and emitter.check_group is None
+    epilogue = block.epilogue if in_registers else ()
+    finishing = tuple(emitter.graph.stage(name).func for name in epilogue)
+    last_panel = f"{P}kc1 == {P}rhi_{names[first]}" if depth_bounds else None
     # the checked build reads the rows where they are, every index checked
     read = packed_read(func, rows) if block.packed and emitter.check_group is None else None
     column_read = (
@@ -171,6 +177,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
                 loops,
                 packed(height),
                 packed_columns(w),
+                (finishing, last_panel, not block.scratch) if epilogue else None,
             )
 
         def each_row(body) -> Seq:
@@ -201,15 +208,26 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         declared = Declare(func.typ.c_name, ((f"{acc}[{height}][{w}]", None),))
         return Block((declared, loaded, updated, stored))
 
-    def partial(start: str, count: str) -> For:
-        """The cells of the rows left by `count` columns from `start`, updated in place."""
+    def partial(start: str, count: str) -> Node:
+        """The cells of the rows left by `count` columns from `start`, updated in place (and
+        the epilogue computed from them once their last panel is in)."""
         inner = columns(lambda: combined(cell()), count, False, start)
-        return For(
+        updated = For(
             wide_name(r),
             f"{P}r0",
             f"{P}r0 + {P}rn - 1",
             Block((*emitter.aliases([rows]), reduction_loops(lambda: inner)), note=BLOCK_CELLS),
         )
+        if not epilogue:
+            return updated
+
+        def cells(body) -> For:
+            fill = columns(body, count, True, start)
+            point = Block((*emitter.aliases([rows]), fill))
+            return For(wide_name(r), f"{P}r0", f"{P}r0 + {P}rn - 1", point)
+
+        finished = Block(tuple(folded(stage, cells) for stage in finishing))
+        return Seq((updated, If(last_panel, finished) if last_panel else finished))
 
     def row_block(height: int) -> If:
         """The `height` rows from {P}r0 by the columns from {P}c0: a full block, else
@@ -354,10 +372,10 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
             Declare("int64_t", tuple(bounds), True),
         )
 
-    def folded(stage) -> For:
-        """Stage `stage` (schedule.blocking.folds_into_tasks) at the task's cells, from the
-        Reduction's while they are in cache: its variables are the owned ones, dimension by
-        dimension."""
+    def folded(stage, cells=over_task_cells) -> For:
+        """Stage `stage` (schedule.blocking.folds_into_tasks) at the task's cells (at those
+        `cells` runs its body), from the Reduction's while they are in cache: its variables
+        are the owned ones, dimension by dimension."""
         own = [linear_form(a)[0] for a in update.target.args]
         named = [(emitter.names[v], emitter.names[mine]) for v, mine in zip(stage.variables, own)]
         points = [
@@ -367,7 +385,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         ]
         aliased = [v for v, (theirs, ours) in zip(stage.variables, named) if theirs != ours]
 
-        return over_task_cells(
+        return cells(
             lambda: Block((*points, *emitter.aliases(aliased), emitter.cases(stage, printer)))
         )
 
@@ -445,7 +463,9 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         ),
     )
     first_cells: list[Node] = [initialized()] if block.initializes else []
-    last_cells: list[Node] = [folded(emitter.graph.stage(name).func) for name in block.epilogue]
+    last_cells: list[Node] = [
+        folded(emitter.graph.stage(name).func) for name in block.epilogue if not epilogue
+    ]
     if shared:
         first_cells = [If(in_panel("lo"), Block(tuple(first_cells)))] if first_cells else []
         last_cells = [If(in_panel("hi"), Block(tuple(last_cells)))] if last_cells else []

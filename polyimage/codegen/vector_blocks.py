@@ -8,16 +8,19 @@ the same order: results stay the interpreter's bit for bit."""
 
 from __future__ import annotations
 
+from ..algebra.affine import linear_form
 from ..dsl import expr as E
 from .addresses import element_step, offset_of, shifting
 from .cexpr import wide_name
-from .ctext import CText, assign, cat, writing
-from .ctree import Block, Declare, Line, Node, Seq
+from .ctext import CText, assign, cat, declare, writing
+from .ctree import Block, Declare, If, Line, Node, Seq
 from .names import PREFIX, VECTOR_TYPES
 
 P = PREFIX
 VECTOR = f"{P}vec"
 UNALIGNED = f"{P}vecu"  # the same vector at any element's address, aliasing its elements
+MASK = f"{P}vmask"  # what comparing two vectors gives: an integer of the element's width
+_INTEGER = {"float": "int32_t", "double": "int64_t"}
 
 
 def vector_types(typ, vector_bytes: int) -> Seq:
@@ -63,7 +66,16 @@ def row_steps(emitter, func, rows) -> dict | None:
 
 
 def vector_kernel(
-    emitter, printer, func, block, names, shape, loops, packed=None, packed_columns=None
+    emitter,
+    printer,
+    func,
+    block,
+    names,
+    shape,
+    loops,
+    packed=None,
+    packed_columns=None,
+    epilogue=None,
 ) -> Block:
     """The register block of `height` rows (from `{P}r0`) by `vectors` vectors of
     block.lanes columns (from `start`; `shape` is (vectors, start, height)) as vector
@@ -73,7 +85,9 @@ def vector_kernel(
     compiler then addresses the rows at constant offsets from one pointer (a broadcast folds
     into its multiply) instead of an induction variable per row. `packed`: (the read, the C
     text of row u's packed copy of it: codegen.packing), or None; `packed_columns`: (the
-    read, the C text of vector v's packed copy of it), or None."""
+    read, the C text of vector v's packed copy of it), or None. `epilogue`: (the folded
+    stages, C condition of the reduction's last panel or None, whether the cells are stored
+    there too): those stages computed from the accumulators (blocking.epilogue_on_vectors)."""
     vectors, start, height = shape
     variables = func.reduction_variables
     rows, cols = variables[block.rows], variables[block.columns]
@@ -144,6 +158,101 @@ def vector_kernel(
             )
         )
     )
-    stored = each(lambda u, v: assign(cell(u), name(u, v)))
-    types = vector_types(typ, step * typ.dtype.itemsize)
+    stored: Node = each(lambda u, v: assign(cell(u), name(u, v)))
+    if epilogue is not None:
+        stages, last, keep_cells = epilogue
+
+        def at_point(u: int, v: int, body) -> Block:
+            point = (
+                Declare("int64_t", ((wide_name(r), f"{P}r0 + {u}"),), True),
+                *emitter.aliases([rows]),
+                Declare("int64_t", ((wide_name(c), f"{start} + {v * step}"),), True),
+                *emitter.aliases([cols]),
+            )
+            return Block((*point, body()))
+
+        finished = Seq(
+            tuple(
+                at_point(
+                    u,
+                    v,
+                    lambda u=u, v=v, stage=stage: _finished(
+                        emitter, printer, func, stage, name(u, v)
+                    ),
+                )
+                for stage in stages
+                for u in range(height)
+                for v in range(vectors)
+            )
+        )
+        if keep_cells:
+            stored = Seq((stored, If(last, Block((finished,))) if last else finished))
+        else:
+            stored = If(last, Block((finished,)), Block((stored,))) if last else finished
+    types: Node = vector_types(typ, step * typ.dtype.itemsize)
+    if epilogue is not None:
+        width = step * typ.dtype.itemsize
+        mask = f"typedef {_INTEGER[typ.c_name]} {MASK} __attribute__((vector_size({width})));"
+        types = Seq((types, Line(mask)))
     return Block((types, declared, loaded, updated, stored), note=VECTOR_TYPES)
+
+
+def _finished(emitter, printer, func, stage, accumulator: str) -> Block:
+    """Folded stage `stage` at the point of the loops (a row of a register block, the first
+    of a vector's columns) computed on vectors from Reduction `func`'s `accumulator` and
+    stored: each lane computes what the scalar code computes at its column, Min and Max as
+    the scalar helpers do (the first operand where it is NaN or wins, else the second)."""
+    names = emitter.names
+    owned = [linear_form(a)[0] for a in func.cases[0].value.target.args]
+    column = stage.variables[-1]
+    temps: list = []
+
+    def vector(e) -> CText:
+        if not any(n is column for n in E.walk(e)):
+            return cat("(", printer(e), ")")
+        if isinstance(e, E.Reference):
+            if e.func is func:
+                return CText(accumulator)
+            source = emitter.storage[e.func.name]
+            return cat(f"(*(const {UNALIGNED} *)&{source.buffer}[", offset_of(e, printer), "])")
+        if isinstance(e, E.Neg):
+            return cat("(-", vector(e.a), ")")
+        if isinstance(e, E.Cast):
+            return vector(e.a)
+        a, b = (_spread(x, vector(x), column) for x in (e.a, e.b))
+        if e.op not in ("min", "max"):
+            return cat("(", a, f" {e.op} ", b, ")")
+        k = len(temps)
+        first, second, chosen = f"{P}e{k}_a", f"{P}e{k}_b", f"{P}e{k}_m"
+        wins = ">" if e.op == "max" else "<"
+        temps.append(declare(VECTOR, [(first, a), (second, b)]))
+        temps.append(
+            Declare(
+                MASK,
+                ((chosen, f"({first} {wins} {second}) | ({first} != {first})"),),
+                True,
+            )
+        )
+        return CText(f"(({VECTOR})((({MASK}){first} & {chosen}) | (({MASK}){second} & ~{chosen})))")
+
+    value = vector(stage.cases[0].value)
+    store = emitter.storage[stage.name]
+    indices = [wide_name(names[var]) for var in stage.variables]
+    own = store.offset(indices, False, None)
+    target = cat(f"*({UNALIGNED} *)&{store.buffer}[", own, "]", writing(store.buffer))
+    mine = [names[var] for var in owned]
+    points = [
+        Declare("int64_t", ((wide_name(names[theirs]), wide_name(ours)),), True)
+        for theirs, ours in zip(stage.variables, mine)
+        if names[theirs] != ours
+    ]
+    aliased = [var for var, ours in zip(stage.variables, mine) if names[var] != ours]
+    return Block((*points, *emitter.aliases(aliased), *temps, assign(target, value)))
+
+
+def _spread(e, text: CText, column) -> CText:
+    """`text`, of `e`, as a vector: a value that does not move with the columns becomes
+    every lane (x - 0 is x for every x, -0 and NaN included)."""
+    if any(n is column for n in E.walk(e)):
+        return text
+    return cat("(", text, f" - ({VECTOR}){{0}})")

@@ -26,7 +26,13 @@ from dataclasses import dataclass
 
 from ..algebra.evaluate import Evaluator, extent
 from ..dsl.reduction import Reduction
-from .blocking import RegisterBlock, folds_into_tasks, register_block
+from .blocking import (
+    RegisterBlock,
+    epilogue_on_vectors,
+    folds_into_tasks,
+    register_block,
+    rows_adjacent,
+)
 from .reduction_order import (  # noqa: F401  (UNROLL_POINTS read from here too)
     UNROLL_POINTS,
     contiguous_variable,
@@ -97,8 +103,17 @@ def reduction_strategies(graph, params, tiled=None, machine=None, groups=()) -> 
                     evaluate, func.reduction_intervals[strategy.block.columns]
                 )
                 small = cells * func.typ.dtype.itemsize <= machine.l2_bytes // 2
+                # on vectors where every folded stage reads the Reduction and inputs alone
+                in_registers = rows_adjacent(func, strategy.block, evaluate) and all(
+                    epilogue_on_vectors(graph, stage.name, member)
+                    and not set(graph.stage(member).producers) & set(folded)
+                    for member in folded
+                )
                 block = dataclasses.replace(
-                    strategy.block, epilogue=folded, scratch=alone and small
+                    strategy.block,
+                    epilogue=folded,
+                    scratch=alone and small,
+                    in_registers=in_registers,
                 )
                 strategy = dataclasses.replace(strategy, block=block, reason=block.describe(func))
         strategies[stage.name] = strategy
