@@ -32,10 +32,9 @@ ESTIMATES = {"N": 2, "H": 32, "W": 64, "I": 8, "O": 32}
 SIZES = [(1, 5, 7, 3, 17), (2, 9, 29, 4, 33)]
 
 
-def _layer(how: str):
-    """(outputs, conv): a 3x3 conv layer in NHWC, then `relu` of it plus a bias: at its own
-    point ("pointwise"), one column on ("shifted"), or with the conv an output too
-    ("exported")."""
+def _conv():
+    """(conv, bias, domain): a 3x3 conv layer in NHWC (N, H, W, O) over inputs `inp` and `w`,
+    and an image `bias` of O values."""
     N, O, I, H, W = (Parameter(Int, n) for n in ("N", "O", "I", "H", "W"))
     inp = Image(Float, "inp", [N, H + 2, W + 2, I])
     w = Image(Float, "w", [3, 3, I, O])
@@ -47,8 +46,17 @@ def _layer(how: str):
         ([n, y, x, o], domain), ([dy, dx, c], [taps, taps, Interval(Int, 0, I - 1)]), Float, "conv"
     )
     conv.defn = [Reduce(conv(n, y, x, o), inp(n, y + dy, x + dx, c) * w(dy, dx, c, o), Op.Sum)]
+    return conv, bias, domain
+
+
+def _layer(how: str):
+    """(outputs, conv): the conv layer of _conv, then `relu` of it plus a bias: at its own
+    point ("pointwise"), one column on ("shifted"), or with the conv an output too
+    ("exported")."""
+    conv, bias, domain = _conv()
+    n, y, x, o = conv.variables
     relu = Function(([n, y, x, o], domain), Float, "relu")
-    column = Min(x + 1, W - 1) if how == "shifted" else x
+    column = Min(x + 1, domain[2].ub) if how == "shifted" else x
     relu.defn = [Max(conv(n, y, column, o) + bias(o), 0.0)]
     return ([relu, conv] if how == "exported" else [relu]), conv
 
@@ -115,21 +123,11 @@ def test_naive_keeps_stages_apart_and_a_written_group_folds(schedule, tmp_path):
 
 
 def _epilogue_layer(how: str, exported=False):
-    """(outputs, conv): the 3x3 conv layer of _layer, then `out` of it by `how` (every form
-    blocking.epilogue_on_vectors takes but "cast", which it does not); `out`'s variables are
-    its own, not the conv's."""
-    N, O, I, H, W = (Parameter(Int, n) for n in ("N", "O", "I", "H", "W"))
+    """(outputs, conv): the conv layer of _conv, then `out` of it by `how` (every form
+    blocking.epilogue_on_vectors takes but "through double", which it does not); `out`'s
+    variables are its own, not the conv's."""
+    conv, bias, domain = _conv()
     scale = Parameter(Float, "scale")
-    inp = Image(Float, "inp", [N, H + 2, W + 2, I])
-    w = Image(Float, "w", [3, 3, I, O])
-    bias = Image(Float, "bias", [O])
-    n, o, y, x, c, dy, dx = (Variable(Int, v) for v in ("n", "o", "y", "x", "c", "dy", "dx"))
-    domain = [Interval(Int, 0, d - 1) for d in (N, H, W, O)]
-    taps = Interval(Int, 0, 2)
-    conv = Reduction(
-        ([n, y, x, o], domain), ([dy, dx, c], [taps, taps, Interval(Int, 0, I - 1)]), Float, "conv"
-    )
-    conv.defn = [Reduce(conv(n, y, x, o), inp(n, y + dy, x + dx, c) * w(dy, dx, c, o), Op.Sum)]
     n2, y2, x2, o2 = (Variable(Int, v) for v in ("n2", "y2", "x2", "o2"))
     cell = conv(n2, y2, x2, o2)
     value = {
