@@ -27,7 +27,7 @@ from .packing import (
     panel_points,
 )
 from .prelude import ONE_AT_A_TIME
-from .vector_blocks import vector_kernel
+from .vector_blocks import stage_point, vector_kernel
 from .workspace import WORKSPACE, WORKSPACE_USE
 
 P = PREFIX
@@ -134,8 +134,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
     # the folded stages computed from each block's accumulators (not in the checked build,
     # which checks each index of a scalar read), once the last panel of the reduction is in
     in_registers = block.in_registers and in_vectors and emitter.check_group is None
-    epilogue = block.epilogue if in_registers else ()
-    finishing = tuple(emitter.graph.stage(name).func for name in epilogue)
+    finishing = tuple(emitter.graph.stage(n).func for n in block.epilogue) if in_registers else ()
     last_panel = f"{P}kc1 == {P}rhi_{names[first]}" if depth_bounds else None
     # the checked build reads the rows where they are, every index checked
     read = packed_read(func, rows) if block.packed and emitter.check_group is None else None
@@ -177,7 +176,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
                 loops,
                 packed(height),
                 packed_columns(w),
-                (finishing, last_panel, not block.scratch) if epilogue else None,
+                (finishing, last_panel, not block.scratch) if finishing else None,
             )
 
         def each_row(body) -> Seq:
@@ -218,7 +217,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
             f"{P}r0 + {P}rn - 1",
             Block((*emitter.aliases([rows]), reduction_loops(lambda: inner)), note=BLOCK_CELLS),
         )
-        if not epilogue:
+        if not finishing:
             return updated
 
         def cells(body) -> For:
@@ -376,18 +375,8 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         """Stage `stage` (schedule.blocking.folds_into_tasks) at the task's cells (at those
         `cells` runs its body), from the Reduction's while they are in cache: its variables
         are the owned ones, dimension by dimension."""
-        own = [linear_form(a)[0] for a in update.target.args]
-        named = [(emitter.names[v], emitter.names[mine]) for v, mine in zip(stage.variables, own)]
-        points = [
-            Declare("int64_t", ((wide_name(theirs), wide_name(ours)),), True)
-            for theirs, ours in named
-            if theirs != ours
-        ]
-        aliased = [v for v, (theirs, ours) in zip(stage.variables, named) if theirs != ours]
-
-        return cells(
-            lambda: Block((*points, *emitter.aliases(aliased), emitter.cases(stage, printer)))
-        )
+        point = stage_point(emitter, func, stage)
+        return cells(lambda: Block((*point, emitter.cases(stage, printer))))
 
     def stepped(var, lo, hi, step, end, body) -> For:
         """for var from lo to hi by step, with `end` the last of each step's values."""
@@ -464,7 +453,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
     )
     first_cells: list[Node] = [initialized()] if block.initializes else []
     last_cells: list[Node] = [
-        folded(emitter.graph.stage(name).func) for name in block.epilogue if not epilogue
+        folded(emitter.graph.stage(name).func) for name in block.epilogue if not finishing
     ]
     if shared:
         first_cells = [If(in_panel("lo"), Block(tuple(first_cells)))] if first_cells else []

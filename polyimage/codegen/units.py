@@ -115,9 +115,8 @@ def layout(
     chains = [k for k, function in enumerate(functions) if long_chains(function)]
     owners = list(range(len(functions))) if owners is None else list(owners)
     rest = [k for k, function in enumerate(functions) if k not in chains and function.stages]
-    grouped = _partition([sizes[k] for k in rest], [owners[k] for k in rest])
-    if sum(size for k, size in enumerate(sizes) if k not in chains) < UNIT_BYTES:
-        grouped = []  # too little C to be worth units
+    worth_units = sum(size for k, size in enumerate(sizes) if k not in chains) >= UNIT_BYTES
+    grouped = _partition([sizes[k] for k in rest], [owners[k] for k in rest]) if worth_units else []
     bins = sorted([[k] for k in chains] + [[rest[j] for j in members] for members in grouped])
     driver = bool(grouped) and not entry_computes
     if driver:

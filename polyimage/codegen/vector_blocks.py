@@ -111,9 +111,12 @@ def vector_kernel(
 
     by_row = [row_printer(u) for u in range(height)]
 
-    def at(u: int, v: int, body) -> Block:
+    def at(u: int, v: int, body, row=None) -> Block:
+        """`body()` at row u (declared at `row`, by default where row_printer(u) reads it),
+        vector v."""
+        row = by_row[u][1] if row is None else row
         point = (
-            Declare("int64_t", ((wide_name(r), f"{P}r0 + {by_row[u][1]}"),), True),
+            Declare("int64_t", ((wide_name(r), f"{P}r0 + {row}"),), True),
             *emitter.aliases([rows]),
             Declare("int64_t", ((wide_name(c), f"{start} + {v * step}"),), True),
             *emitter.aliases([cols]),
@@ -131,9 +134,7 @@ def vector_kernel(
         if packed_columns and e is packed_columns[0]:
             return cat(f"(*(const {UNALIGNED} *)&", packed_columns[1](v), ")")
         if isinstance(e, E.Reference):
-            source = emitter.storage[e.func.name]
-            offset = offset_of(e, row_printer)
-            return cat(f"(*(const {UNALIGNED} *)&{source.buffer}[", offset, "])")
+            return _vector_read(emitter, e, row_printer)
         if isinstance(e, E.BinOp):
             a, b = lanes(e.a, row_printer, v), lanes(e.b, row_printer, v)
             return cat("(", a, f" {e.op} ", b, ")")
@@ -161,24 +162,15 @@ def vector_kernel(
     stored: Node = each(lambda u, v: assign(cell(u), name(u, v)))
     if epilogue is not None:
         stages, last, keep_cells = epilogue
-
-        def at_point(u: int, v: int, body) -> Block:
-            point = (
-                Declare("int64_t", ((wide_name(r), f"{P}r0 + {u}"),), True),
-                *emitter.aliases([rows]),
-                Declare("int64_t", ((wide_name(c), f"{start} + {v * step}"),), True),
-                *emitter.aliases([cols]),
-            )
-            return Block((*point, body()))
-
         finished = Seq(
             tuple(
-                at_point(
+                at(
                     u,
                     v,
                     lambda u=u, v=v, stage=stage: _finished(
                         emitter, printer, func, stage, name(u, v)
                     ),
+                    u,  # the printer reads the folded stage at its own row
                 )
                 for stage in stages
                 for u in range(height)
@@ -202,8 +194,6 @@ def _finished(emitter, printer, func, stage, accumulator: str) -> Block:
     of a vector's columns) computed on vectors from Reduction `func`'s `accumulator` and
     stored: each lane computes what the scalar code computes at its column, Min and Max as
     the scalar helpers do (the first operand where it is NaN or wins, else the second)."""
-    names = emitter.names
-    owned = [linear_form(a)[0] for a in func.cases[0].value.target.args]
     column = stage.variables[-1]
     temps: list = []
 
@@ -211,10 +201,7 @@ def _finished(emitter, printer, func, stage, accumulator: str) -> Block:
         if not any(n is column for n in E.walk(e)):
             return cat("(", printer(e), ")")
         if isinstance(e, E.Reference):
-            if e.func is func:
-                return CText(accumulator)
-            source = emitter.storage[e.func.name]
-            return cat(f"(*(const {UNALIGNED} *)&{source.buffer}[", offset_of(e, printer), "])")
+            return CText(accumulator) if e.func is func else _vector_read(emitter, e, printer)
         if isinstance(e, E.Neg):
             return cat("(-", vector(e.a), ")")
         if isinstance(e, E.Cast):
@@ -237,17 +224,31 @@ def _finished(emitter, printer, func, stage, accumulator: str) -> Block:
 
     value = vector(stage.cases[0].value)
     store = emitter.storage[stage.name]
-    indices = [wide_name(names[var]) for var in stage.variables]
+    indices = [wide_name(emitter.names[var]) for var in stage.variables]
     own = store.offset(indices, False, None)
     target = cat(f"*({UNALIGNED} *)&{store.buffer}[", own, "]", writing(store.buffer))
-    mine = [names[var] for var in owned]
+    return Block((*stage_point(emitter, func, stage), *temps, assign(target, value)))
+
+
+def stage_point(emitter, func, stage) -> list:
+    """The declarations of stage `stage`'s variables at the point of Reduction `func`'s
+    owned ones, dimension by dimension (a stage folded into its tasks:
+    schedule.blocking.folds_into_tasks), where their names differ."""
+    names = emitter.names
+    mine = [names[linear_form(a)[0]] for a in func.cases[0].value.target.args]
     points = [
         Declare("int64_t", ((wide_name(names[theirs]), wide_name(ours)),), True)
         for theirs, ours in zip(stage.variables, mine)
         if names[theirs] != ours
     ]
     aliased = [var for var, ours in zip(stage.variables, mine) if names[var] != ours]
-    return Block((*points, *emitter.aliases(aliased), *temps, assign(target, value)))
+    return [*points, *emitter.aliases(aliased)]
+
+
+def _vector_read(emitter, ref, printer) -> CText:
+    """The vector of `ref`'s elements from the one `printer` addresses on."""
+    source = emitter.storage[ref.func.name]
+    return cat(f"(*(const {UNALIGNED} *)&{source.buffer}[", offset_of(ref, printer), "])")
 
 
 def _spread(e, text: CText, column) -> CText:

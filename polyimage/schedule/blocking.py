@@ -366,13 +366,7 @@ def epilogue_on_vectors(graph, reduction: str, consumer: str) -> bool:
         if not any(n is column for n in E.walk(e)):
             return True
         if isinstance(e, E.Reference):
-            if e.func is func:
-                return True
-            return (
-                e.func.typ == typ
-                and unit_stride(e, column)
-                and all(is_affine(a) for a in e.args if any(n is column for n in E.walk(a)))
-            )
+            return e.func is func or _vector_read(e, column, typ)
         if isinstance(e, E.BinOp):
             return e.op in (*ARITHMETIC, "min", "max") and lanes(e.a) and lanes(e.b)
         if isinstance(e, (E.Neg, E.Cast)):
@@ -455,11 +449,7 @@ def vector_ready(func) -> bool:
         if e.typ != typ:
             return False
         if isinstance(e, E.Reference):
-            return (
-                e.func.typ == typ
-                and unit_stride(e, column)
-                and all(is_affine(a) for a in e.args if any(n is column for n in E.walk(a)))
-            )
+            return _vector_read(e, column, typ)
         if isinstance(e, E.BinOp):
             return e.op in ARITHMETIC and lanes(e.a) and lanes(e.b)
         if isinstance(e, E.Neg):
@@ -469,3 +459,13 @@ def vector_ready(func) -> bool:
         return False
 
     return lanes(update.value)
+
+
+def _vector_read(ref, column, typ) -> bool:
+    """Whether read `ref`, which moves with `column`, is a vector of `typ` along it: one
+    element per column, through affine indices."""
+    return (
+        ref.func.typ == typ
+        and unit_stride(ref, column)
+        and all(is_affine(a) for a in ref.args if any(n is column for n in E.walk(a)))
+    )
