@@ -418,6 +418,25 @@ def lines_of_a_row_scan() -> MemoryCase:
     return MemoryCase("lines of a row scan", [smooth], ("naive", "auto"), arguments)
 
 
+def staged_scatter() -> MemoryCase:
+    """A scatter staged 64 points at a time (codegen.reduction_loops.staged_scatter) into
+    cells of 4 x 4 pixels by value bins, whose indices leave the grid (clamped into it): 135
+    columns make two strips and a tail, untiled and per tile of its consumer, by residues."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    u, v, b, x, y = (Variable(Int, n) for n in ("u", "v", "b", "x", "y"))
+    img = Image(Float, "img", [R, C])
+    cells = [Interval(Int, 0, 15), Interval(Int, 0, (R - 1) / 4), Interval(Int, 0, (C - 1) / 4)]
+    pixels = [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]
+    h = Reduction(([b, x, y], cells), ([u, v], pixels), Float, "h")
+    at = img(u, v)
+    h.defn = [Reduce(h(Cast(Int, at * 15.0 + 0.5), u / 4, v / 4), at * 2.0 - 1.0, Op.Sum)]
+    out = Function(([b, x, y], cells), Float, "out")
+    out.defn = [h(b, x, y) * 0.5 - 1.0]
+    schedules = ("naive", Schedule.parse("group 0: h, out [4x2x3]"))
+    arguments = dict(img=np.random.default_rng(5).uniform(-0.5, 1.5, (9, 135)).astype(np.float32))
+    return MemoryCase("staged scatter", [out], schedules, arguments)
+
+
 CASES = (
     two_level_group,
     reduce_target_through_a_cast,
@@ -433,6 +452,7 @@ CASES = (
     register_blocks_with_their_relu,
     register_blocks_with_their_relu_in_a_buffer,
     lines_of_a_row_scan,
+    staged_scatter,
 )
 
 

@@ -21,6 +21,10 @@ VECTOR_TYPES = "vector types"
 # the note on the loops that copy a register block's rows into their packed buffer
 # (codegen.packing): strided copies, left out of the vectorization report as cells' moves are
 PACKED_ROWS = "packed rows"
+# the note on the loop that applies a scatter's staged updates in order (codegen.reduction_loops
+# ._staged_strips): cells at indices computed from data, which no vector stores; the loop
+# that computes them is the one the vectorization report reads
+STAGED_UPDATES = "staged updates"
 _C_RESERVED = frozenset(
     """auto break case char const continue default do double else enum extern
 float for goto if inline int long register restrict return short signed sizeof static struct

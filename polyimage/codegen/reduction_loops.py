@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import itertools
 
 from ..algebra.affine import is_affine
 from ..dsl import expr as E
 from ..dsl.constructs import Op
 from ..dsl.types import Half
+from ..grouping.facts import arithmetic_ops, scatters
 from ..schedule.reduction_order import loop_order
 from ..schedule.reductions import (
     MAX_CHUNKS,
@@ -29,10 +31,15 @@ from .blocked import blocked_updates, combine
 from .cexpr import c_literal, helper, wide_name
 from .ctext import CText, assign, cat, declare, if_chain, reading, writing
 from .ctree import Assign, Block, Declare, For, If, Line, Node, Seq
-from .names import PREFIX, UPDATES
+from .names import PREFIX, STAGED_UPDATES, UPDATES
 from .prelude import ONE_AT_A_TIME, shared_schedule
 
 P = PREFIX
+# a scatter's points staged at a time, the most updates per point staged, and the least
+# operations per point that pay for the staging buffers' stores and loads (_stages)
+STAGED_STRIP = 64
+MOST_STAGED = 8
+STAGED_MIN_OPS = 3
 # OpenMP's reduction operators of Op
 _CLAUSE_OPERATORS = {Op.Sum: "+", Op.Mul: "*", Op.Min: "min", Op.Max: "max"}
 
@@ -96,29 +103,87 @@ def _serial(emitter, func, names, bounds, target=None):
 
     inner = independent_inner(func, variables[-1])
     last, last_bounds = variables[-1], loop_bounds[-1]
-    if inner is None and _accumulates(func, last, unrolled):
-        nest = emitter._loops(
-            variables[:-1],
-            func.name,
-            parallel=False,
-            body=lambda printer: _accumulated(
-                emitter, printer, func, last, last_bounds, target, update
-            ),
-            bounds=loop_bounds[:-1],
-        )
-    elif inner is None:
+    staged = staged_scatter(func)
+
+    def strips(printer, iterator, lo, hi, prologue) -> Node:
+        return _staged_strips(emitter, printer, func, unrolled, target, iterator, lo, hi, prologue)
+
+    def innermost(printer) -> Node:
+        if inner is not None:
+            by_strips = functools.partial(strips, printer) if staged else None
+            body = None if staged else update(printer)
+            return _independent_loop(emitter, last, inner, last_bounds, body, by_strips)
+        if staged:
+            lo, hi = last_bounds
+            return strips(printer, wide_name(emitter.names[last]), lo, hi, emitter.aliases([last]))
+        return _accumulated(emitter, printer, func, last, last_bounds, target, update)
+
+    if inner is None and not staged and not _accumulates(func, last, unrolled):
         nest = emitter._loops(variables, func.name, False, update, bounds=loop_bounds)
     else:
         nest = emitter._loops(
-            variables[:-1],
-            func.name,
-            parallel=False,
-            body=lambda printer: _independent_loop(
-                emitter, variables[-1], inner, loop_bounds[-1], update(printer)
-            ),
-            bounds=loop_bounds[:-1],
+            variables[:-1], func.name, parallel=False, body=innermost, bounds=loop_bounds[:-1]
         )
     return Block((nest,), note=UPDATES)
+
+
+def staged_scatter(func) -> bool:
+    """Whether the updates of `func` go through staging buffers (_staged_strips): a scatter
+    (grouping.facts.scatters: no vector stores it, so gcc leaves the whole loop scalar) whose
+    offsets and values take at least STAGED_MIN_OPS operations a point, every Case
+    unconditional (each point's offsets and values are computed before its updates), nothing
+    computed reads the Reduction itself (an update may not change a later point's value), at
+    most MOST_STAGED updates a point."""
+    if any(case.cond is not None for case in func.cases):
+        return False
+    unrolled = unrolled_variables(func)
+    computed = [part for c in func.cases for part in (c.value.value, *c.value.target.args)]
+    return (
+        scatters(func) > 0
+        and arithmetic_ops(computed) >= STAGED_MIN_OPS
+        and _update_count(func, unrolled) <= MOST_STAGED
+        and not any(
+            isinstance(n, E.Reference) and n.func is func for part in computed for n in E.walk(part)
+        )
+    )
+
+
+def _update_count(func, unrolled) -> int:
+    """The updates at each point of the loops: one per Case and value of the `unrolled`
+    variables (indices)."""
+    count = len(func.cases)
+    for k in unrolled:
+        interval = func.reduction_intervals[k]
+        count *= interval.ub.value - interval.lb.value + 1
+    return count
+
+
+def _staged_strips(emitter, printer, func, unrolled, target, iterator, lo, hi, prologue):
+    """The loop of `iterator` from `lo` to `hi` by strips of STAGED_STRIP points: an `omp simd`
+    loop computes each point's offsets and values (`prologue`, then _unrolled_updates) into
+    small buffers, then a plain loop applies them in order. A scatter's arithmetic (data
+    read, index computed, converted, clamped) then runs in vectors; only its loads and
+    stores of cells stay scalar, and every cell still sees its updates in the serial order."""
+    tag = iterator.removeprefix(P)
+    start, end, slot = f"{P}s_{tag}", f"{P}se_{tag}", f"{P}i_{tag}"
+    staged = _unrolled_updates(
+        emitter, printer, func, unrolled, target, slot=f"{iterator} - {start}"
+    )
+    count = _update_count(func, unrolled)
+    store = target or emitter.storage[func.name]
+    buffers, applied = [], []
+    for u in range(count):
+        buffers.append(Declare("int64_t", ((f"{P}bo{u}[{STAGED_STRIP}]", None),)))
+        buffers.append(Declare(func.typ.c_name, ((f"{P}bv{u}[{STAGED_STRIP}]", None),)))
+        cell = cat(f"{store.buffer}[{P}bo{u}[{slot}]]", writing(store.buffer))
+        op = func.cases[u % len(func.cases)].value.op
+        applied.append(assign(cell, combine(op, func.typ, cell, f"{P}bv{u}[{slot}]")))
+    last = f"{start} + {STAGED_STRIP - 1}"
+    ends = Declare("int64_t", ((end, f"{last} < {hi} ? {last} : {hi}"),), True)
+    computing = For(iterator, start, end, Block((*prologue, staged)), simd=True)
+    applying = For(slot, "0", f"{end} - {start}", Block(tuple(applied)))
+    strip = Block((ends, *buffers, computing, Block((applying,), note=STAGED_UPDATES)))
+    return For(start, lo, hi, strip, step=str(STAGED_STRIP))
 
 
 def _accumulates(func, var, unrolled) -> bool:
@@ -153,7 +218,7 @@ def _accumulated(emitter, printer, func, var, bounds, target, update) -> Block:
     return Block((at, start, loop, assign(cell, acc)))
 
 
-def _unrolled_updates(emitter, printer, func, unrolled, target, accumulator=None) -> Seq:
+def _unrolled_updates(emitter, printer, func, unrolled, target, accumulator=None, slot=None) -> Seq:
     """The updates at every value of the `unrolled` variables (indices), in order, printed by
     `printer` with `target` (a StageStorage, or None: the buffer) for the Reduction's. Without
     Case conditions, every offset and value is computed before the first update (they never
@@ -161,7 +226,8 @@ def _unrolled_updates(emitter, printer, func, unrolled, target, accumulator=None
     (outlined OpenMP regions drop `restrict`), can then share their loads and arithmetic. A
     conditional update computes its offset and value only where its condition holds. With
     an `accumulator` (a C variable holding the one cell updated, _accumulated) the updates
-    combine into it."""
+    combine into it; with a `slot` (a C text, _staged_strips) the offsets and values are
+    stored there in the staging buffers instead."""
     variables = [func.reduction_variables[k] for k in unrolled]
     ranges = [
         range(func.reduction_intervals[k].lb.value, func.reduction_intervals[k].ub.value + 1)
@@ -200,17 +266,21 @@ def _unrolled_updates(emitter, printer, func, unrolled, target, accumulator=None
             update = Block((assign(cell, combine(red.op, func.typ, cell, value)),))
             block.append(update if test is None else if_chain([(test, update)]))
         nodes.append(Block(tuple(block)))
-    for u in range(count) if hoisted else ():
+    for u in range(count) if hoisted and slot is not None else ():
+        nodes.append(Assign(f"{P}bo{u}[{slot}]", f"{P}o{u}"))
+        nodes.append(Assign(f"{P}bv{u}[{slot}]", f"{P}v{u}"))
+    for u in range(count) if hoisted and slot is None else ():
         cell = accumulator or cat(f"{store.buffer}[{P}o{u}]", writing(store.buffer))
         op = func.cases[u % len(func.cases)].value.op
         nodes.append(assign(cell, combine(op, func.typ, cell, f"{P}v{u}")))
     return Seq(tuple(nodes))
 
 
-def _independent_loop(emitter, var, inner, bounds, body: Node) -> Block:
+def _independent_loop(emitter, var, inner, bounds, body, strips=None) -> Block:
     """Loop `var` by residues r of var + offset modulo size, each an `omp simd` loop (of
     `body`) over points that update distinct cells (schedule.reductions.independent_inner):
-    every cell still sees its updates in the serial order."""
+    every cell still sees its updates in the serial order. With `strips` (a function of
+    iterator, lo, hi, prologue: _staged_strips) each residue's points run by it instead."""
     size, offset = inner
     n = emitter.names[var]
     w, lo, hi = wide_name(n), f"{P}ilo_{n}", f"{P}ihi_{n}"
@@ -219,13 +289,11 @@ def _independent_loop(emitter, var, inner, bounds, body: Node) -> Block:
     end = _floordiv(f"{hi} + {offset} - {res}", size)
     ends = declare("int64_t", [(f"{P}qlo_{n}", start), (f"{P}qhi_{n}", end)])
     position = Declare("int64_t", ((w, f"{P}q_{n} * {size} - {offset} + {res}"),), True)
-    points = For(
-        f"{P}q_{n}",
-        f"{P}qlo_{n}",
-        f"{P}qhi_{n}",
-        Block((position, *emitter.aliases([var]), body)),
-        simd=True,
-    )
+    prologue = (position, *emitter.aliases([var]))
+    if strips is not None:
+        points = strips(f"{P}q_{n}", f"{P}qlo_{n}", f"{P}qhi_{n}", prologue)
+    else:
+        points = For(f"{P}q_{n}", f"{P}qlo_{n}", f"{P}qhi_{n}", Block((*prologue, body)), simd=True)
     by_residue = For(res, "0", str(size), Block((ends, points)), inclusive=False)
     limits = Declare("int64_t", ((lo, bounds[0]), (hi, bounds[1])), True)
     return Block((limits, by_residue))

@@ -94,13 +94,7 @@ class CostFacts:
         if name not in self._ops:
             func = self.graph.stage(name).func
             nodes = [n for e in definition_exprs(func) for n in priced_nodes(e)]
-            count = sum(
-                1 for n in nodes if isinstance(n, (E.BinOp, E.Call, E.Select, E.Cast, E.Condition))
-            ) + sum(
-                libm.OWN[n.fn].operations(n.typ.c_name) - 1
-                for n in nodes
-                if isinstance(n, E.Call) and n.fn in libm.OWN
-            )
+            count = arithmetic_ops(definition_exprs(func))
             gathers = sum(
                 1 for n in nodes if isinstance(n, E.Reference) and data_dependent(n)
             ) + scatters(func)
@@ -399,6 +393,20 @@ def scatters(func) -> int:
     if not isinstance(func, Reduction):
         return 0
     return int(any(data_dependent(c.value.target) for c in func.cases))
+
+
+def arithmetic_ops(exprs) -> int:
+    """The operations a point of `exprs` computes: their arithmetic nodes (operations, calls,
+    selects, casts, conditions) the model prices (priced_nodes), our exp as its operations
+    (dsl.exp_poly)."""
+    nodes = [n for e in exprs for n in priced_nodes(e)]
+    return sum(
+        1 for n in nodes if isinstance(n, (E.BinOp, E.Call, E.Select, E.Cast, E.Condition))
+    ) + sum(
+        libm.OWN[n.fn].operations(n.typ.c_name) - 1
+        for n in nodes
+        if isinstance(n, E.Call) and n.fn in libm.OWN
+    )
 
 
 def priced_nodes(e):

@@ -7,6 +7,7 @@ import os
 from typing import TYPE_CHECKING, Mapping, Sequence
 
 from ..calls import describe_waiting
+from ..codegen.reduction_loops import STAGED_STRIP, staged_scatter
 from ..dsl.reduction import Reduction
 from ..schedule.reduction_order import loop_order, reordered
 from ..schedule.tiling import TiledGroup, UntiledGroup
@@ -97,6 +98,11 @@ def pipeline_report(
         for name, strategy in compiled.reductions.items():
             lines.append(f"  {name}: {strategy.describe()}")
             func = compiled.stage_graph.stage(name).func
+            if isinstance(func, Reduction) and staged_scatter(func):
+                lines.append(
+                    f"  {name}: a scatter, staged: offsets and values computed in vectors, "
+                    f"{STAGED_STRIP} points at a time, then applied in order"
+                )
             if isinstance(func, Reduction) and reordered(func):
                 order = ", ".join(func.reduction_variables[k].name for k in loop_order(func))
                 lines.append(f"  {name}: loops reordered ({order})")

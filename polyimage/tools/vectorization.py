@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from ..algebra.affine import is_affine
 from ..codegen.ctree import For, names_used, walk
 from ..codegen.loops import WIDE_COPY
-from ..codegen.names import BLOCK_CELLS, PACKED_ROWS, UPDATES, VECTOR_TYPES
+from ..codegen.names import BLOCK_CELLS, PACKED_ROWS, STAGED_UPDATES, UPDATES, VECTOR_TYPES
 from ..codegen.units import SOURCE_NAME
 from ..dsl import expr as E
 from ..dsl.arithmetic import Call
@@ -168,9 +168,10 @@ def _reported(placed) -> bool:
     """Whether the report reads the loop: `omp simd`, or innermost among a Reduction's update
     loops (they run in order, no `omp simd`, and gcc vectorizes what it proves safe), except
     a register block's moves of its cells and its leftover cells (codegen.blocked), one
-    written in vector types (codegen.vector_blocks) and the copies of its packed rows
-    (codegen.packing)."""
-    if {BLOCK_CELLS, VECTOR_TYPES, PACKED_ROWS} & set(placed.notes):
+    written in vector types (codegen.vector_blocks), the copies of its packed rows
+    (codegen.packing) and a scatter's staged updates, applied in order (the loop computing
+    them is read: codegen.reduction_loops)."""
+    if {BLOCK_CELLS, VECTOR_TYPES, PACKED_ROWS, STAGED_UPDATES} & set(placed.notes):
         return False
     if placed.loop.simd:
         return True
