@@ -21,8 +21,10 @@ from polyimage import (
     Schedule,
     Variable,
 )
+from polyimage.apps import load_app
 from polyimage.graph.dag import build_graph
-from polyimage.grouping.cost import CostModel
+from polyimage.grouping.cost import SCAN_MIDDLE, SCAN_TASKS_PER_CORE, CostModel
+from polyimage.grouping.tile_search import SCAN_ROW_BYTES
 from polyimage.schedule.regions import NumericRegions
 from polyimage.schedule.tiling import WHOLE_TILE, TiledGroup, tiling_plan
 
@@ -102,18 +104,34 @@ def test_recursive_filter_fuses_each_direction_in_strips():
     assert_exact_on_threads(pipe, out, {"img": image}, THREADS)
 
 
-def test_recursive_filter_under_auto_runs_each_scan_alone_and_untiled():
-    """In strips, the scans measured slower than whole-image passes (cost.SCAN_ALONE), which
-    the model does not see: auto leaves them alone; given schedules fuse them (above)."""
+def test_auto_fuses_scans_along_a_first_or_last_dimension_in_strips():
+    """The recursive filter app (one channel): auto runs down and up as strips of whole
+    columns and right, left and out as strips of whole rows (grouping.cost._scan_strips):
+    rows of a strip span SCAN_ROW_BYTES at least, and each core gets strips to balance."""
+    app = load_app("recursive_filter")
+    outputs, _ = app.build()
+    pipe = polyimage.compile(outputs, estimates=app.PAPER_SIZE, options=pinned_options())
+    plans = {p.members: p for p in _tiled_plans(pipe)}
+    columns, rows = plans[("down", "up")], plans[("right", "left", "out")]
+    assert columns.whole == (0,) and rows.whole == (1,), pipe.schedule
+    (strip,) = pipe.schedule.groups[0].tile_sizes
+    assert strip[1] * 4 >= SCAN_ROW_BYTES, strip
+    tiles = -(-app.PAPER_SIZE["C"] // strip[1])
+    assert tiles >= SCAN_TASKS_PER_CORE * MACHINE.cores, strip
+    image = np.random.default_rng(2).random((37, 300), dtype=np.float32)
+    assert_exact_on_threads(pipe, outputs, {"img": image, **app.DEFAULTS}, THREADS)
+
+
+def test_auto_leaves_a_scan_along_a_middle_dimension_alone():
+    """With a channel innermost, the scans along the rows run along a middle dimension: auto
+    leaves them alone (cost.SCAN_MIDDLE), and the results stay exact."""
     out, (R, C, K) = _recursive_filter()
     options = pinned_options()
-    pipe = polyimage.compile(
-        out, schedule="auto", estimates={R: 2560, C: 1536, K: 3}, options=options
-    )
-    groups = {g.stages: g.tile_sizes for g in pipe.schedule.groups}
-    for scan in ("down", "up", "right", "left"):
-        assert groups[(scan,)] == (), pipe.schedule
-    assert "a scan runs alone and untiled under auto" in pipe.report()
+    pipe = polyimage.compile(out, estimates={R: 2560, C: 1536, K: 3}, options=options)
+    groups = [g.stages for g in pipe.schedule.groups]
+    assert ("right",) in groups and ("left",) in groups, pipe.schedule
+    model = CostModel(pipe.stage_graph, pipe.compiled.request.param_values, MACHINE)
+    assert model(("right", "left")).terms.untiled == SCAN_MIDDLE
     image = np.random.default_rng(2).random((*SHAPE, 3), dtype=np.float32)
     assert_exact_on_threads(pipe, out, {"img": image}, THREADS)
 
@@ -162,7 +180,8 @@ def test_cut_along_the_scan_is_widened_and_priced_as_a_strip():
     model = CostModel(pipe.stage_graph, pipe.compiled.request.param_values, MACHINE)
     stages = ("blur", "total", "out")
     assert model.at_tiles(stages, [(8, 16)]) == model.at_tiles(stages, [(8, 512)])
-    assert model(stages).cost == float("inf"), "auto leaves scans alone (cost.SCAN_ALONE)"
+    fused = model(stages)
+    assert fused.cost < float("inf") and fused.levels[0][1] == 512, "a strip of whole rows"
 
 
 def test_a_scan_region_starts_at_its_domain_and_ignores_its_self_reads():

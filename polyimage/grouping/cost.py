@@ -15,9 +15,9 @@ the innermost dimension gets min(extent, innermost), the others sizes in proport
 reuse (how far regions reach beyond the tile along them); full-width strips (every column, as
 many rows as fill the budget, one along the outer dimensions) compete with them, and every run
 of an innermost loop adds `row_start` bytes to the tile time, so short rows pay for restarting
-the prefetcher. Auto leaves scans alone (SCAN_ALONE); a given schedule's group with scans is
-priced as the strips whole along the dimensions they scan that code generation runs
-(schedule.tiling widens any size there).
+the prefetcher. A scan alone runs untiled (SCAN_ALONE); a group with scans is priced as strips
+whole along the dimensions they scan, the strips code generation runs (schedule.tiling widens
+any size there): auto's candidates are those of _scan_strips, a given schedule's are widened.
 Regions are those the code generator uses, composed numerically from each stage's reads
 (schedule.regions.NumericRegions: no symbolic regions are built for the groups the search
 prices), for one tile in the middle of the image at the estimates. They, the stages' operations
@@ -41,6 +41,7 @@ from .facts import L2_BYTE, CostFacts, known_scalar, narrow_gather, priced_nodes
 from .tile_search import (  # noqa: F401  (read from here too)
     SLIDE_FACTORS,
     WHOLE_EXTENT,
+    scan_strips,
     sliding_tiles,
     strip_sizes,
     tile_count,
@@ -49,10 +50,23 @@ from .tile_search import (  # noqa: F401  (read from here too)
 )
 
 DEFAULT_INNERMOST = 256
-# scans run alone and untiled under auto: in strips (schedule.tiling) their nests measured
-# slower than whole-image passes (a 4-pass recursive filter, 2560x1536x3 on 2 cores: 103-124
-# ms fused against 92 ms alone) and the model does not see why; a given schedule may fuse them
-SCAN_ALONE = "a scan runs alone and untiled under auto"
+# a scan alone runs untiled; fused with others, its group runs in strips (_scan_strips)
+SCAN_ALONE = "a scan runs alone and untiled"
+# auto fuses a scan along its first dimension (its lines in vector lanes) or its last (lines
+# side by side: codegen.scans); along another, the steps of a line run a few elements wide
+# (a 3-channel recursive filter's scan along the columns: 1.2x slower fused in strips of rows)
+SCAN_MIDDLE = "a scan along a middle dimension runs alone under auto"
+# lines of a scan along the last dimension that run side by side (codegen.scans.LINES)
+SCAN_LINES = 4
+# strips of scans a core takes at least: a strip is long (a scan's whole dimension), and fewer
+# left a core idle behind a slow one (integral_box, 2 cores, AMD EPYC Zen 4: strips of 512
+# columns 3.1 ms, of 1296 (two) 3.7)
+SCAN_TASKS_PER_CORE = 4
+# a strip of scans writes each member's region and reads it once, in order: this many times L2
+# of it stays in the caches (integral_box's strips of 1.6-3.3 MB ran faster than the scans
+# alone on a 1 MiB L2, a 3-channel recursive filter's of 5.9 MB 1.3x slower: AMD EPYC Zen 4,
+# 2 cores)
+STREAMED_L2 = 2
 # a live-out that other members read is computed into its scratchpad and copied out to its full
 # buffer in a pass of its own, not overlapped with the computation as a store straight into the
 # buffer is: each owned byte of a buffer that outgrows L2 costs this many bytes moved more (one
@@ -171,9 +185,13 @@ class CostModel(CostFacts):
         if isinstance(plan, UntiledGroup):
             cost = math.inf if len(stages) > 1 else self.untiled(stages[0])
             return GroupCost(cost, (), CostTerms(untiled=plan.reason))
-        if any(graph.scan(n) is not None for n in stages):
-            cost = math.inf if len(stages) > 1 else self.untiled(stages[0])
-            return GroupCost(cost, (), CostTerms(untiled=SCAN_ALONE))
+        scans = {n: graph.scan(n) for n in stages if graph.scan(n) is not None}
+        if scans and len(stages) == 1:
+            return GroupCost(self.untiled(stages[0]), (), CostTerms(untiled=SCAN_ALONE))
+        if scans and not all(d in (0, graph.stage(n).func.ndim - 1) for n, d in scans.items()):
+            return GroupCost(math.inf, (), CostTerms(untiled=SCAN_MIDDLE))
+        if scans:
+            return self._scan_strips(plan)
         bounds = self.anchor_bounds(plan)
         sizes = [max(ub - lb + 1, 1) for lb, ub in bounds]
         probe_tile = tuple(min(s, 32) for s in sizes)
@@ -238,6 +256,31 @@ class CostModel(CostFacts):
                 return GroupCost(alone, (), CostTerms(untiled="no tiling is cheaper"))
         return best
 
+    def _scan_strips(self, plan) -> GroupCost:
+        """A group with scans, as strips (tile_search.scan_strips): one level, whole along
+        the dimensions its members scan, its cheapest strip width priced as any tiles (the
+        scans' regions run from the start of their domains: schedule.regions)."""
+        machine = self.machine
+        bounds = self.anchor_bounds(plan)
+        itemsize = max(self.itemsize(n) for n in plan.members)
+        lanes = max(1, machine.vector_bytes // itemsize)
+        budgets = (machine.l2_bytes // 2, machine.l2_bytes)
+        footprint = len(plan.members) * itemsize
+        least = SCAN_TASKS_PER_CORE * machine.cores
+        lines = self.scan_lines(plan)
+        candidates = scan_strips(plan, bounds, budgets, footprint, lanes, lines, least, itemsize)
+        priced = [
+            self._combine(plan, measured, tiles, streamed=True)
+            for tiles, measured in zip(candidates, self.measure(plan, candidates))
+        ]
+        return min(priced, key=lambda g: g.cost)
+
+    def scan_lines(self, plan) -> int:
+        """Lines a strip takes at least along the dimension before the last where a member
+        scans the last (codegen.scans.LINES run side by side), else 1."""
+        last = len(self.anchor_bounds(plan)) - 1
+        return SCAN_LINES if last in plan.whole and last > 0 else 1
+
     def _two_levels(self, plan, l2_tiles, l2_measured, sizes, halo):
         """Algorithm 4: outer tiles sized for L2 walked by inner tiles that fit L1, cut along
         the first dimension with a halo (the code generator slides along it, so inner tiles
@@ -265,15 +308,16 @@ class CostModel(CostFacts):
             dataclasses.replace(result.terms, inner_tile=inner),
         )
 
-    def _combine(self, plan, measured, tiles, resident=None) -> GroupCost:
+    def _combine(self, plan, measured, tiles, resident=None, streamed=False) -> GroupCost:
         """The cost at `tiles`, with its terms (see _price)."""
-        cost, fields = self._price(plan, measured, tiles, resident)
+        cost, fields = self._price(plan, measured, tiles, resident, streamed)
         return GroupCost(cost, (tuple(int(t) for t in tiles),), CostTerms(*fields))
 
-    def _price(self, plan, measured, tiles, resident=None) -> tuple:
+    def _price(self, plan, measured, tiles, resident=None, streamed=False) -> tuple:
         """(the cost at `tiles`, the fields of its CostTerms up to the size spread);
         `resident`: the scratch bytes in cache at a time (default: all of the tile's), which
-        spill to memory beyond L2."""
+        spill to memory beyond L2, or with `streamed` (a strip of scans, each member's region
+        written and read once, in order) beyond STREAMED_L2 times L2."""
         machine, weights = self.machine, self.weights
         n_tiles = tile_count(self.anchor_bounds(plan), tiles)
         cores = machine.cores
@@ -285,7 +329,9 @@ class CostModel(CostFacts):
             + STREAM_START_BYTES * measured["streams"]
         )
         resident = measured["scratch_bytes"] if resident is None else resident
-        if resident > machine.l2_bytes:
+        if streamed and machine.l2_bytes < resident <= STREAMED_L2 * machine.l2_bytes:
+            traffic += L2_BYTE * 2 * measured["scratch_bytes"]
+        elif resident > machine.l2_bytes:
             traffic += 2 * measured["scratch_bytes"]
         elif self.multilevel and resident > machine.l1_bytes:
             traffic += L2_BYTE * 2 * measured["scratch_bytes"]
