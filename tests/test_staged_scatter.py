@@ -32,6 +32,7 @@ from polyimage import (
 )
 from polyimage.codegen.reduction_loops import STAGED_STRIP, staged_scatter
 from polyimage.config import Options
+from polyimage.tools.vectorization import describe, vectorization
 
 ESTIMATES = {"R": 256, "C": 512}
 # rows of one point, of fewer points than a strip, and of more than two strips with a tail
@@ -146,3 +147,16 @@ def test_a_staged_scatter_computed_per_tile_of_its_consumer(tiles, tmp_path):
     schedule = Schedule.parse(f"group 0: h, blurred [{tiles}]")
     pipe = _check([blurred], img, schedule, tmp_path, f"cells in tiles {tiles}")
     assert "computed per tile of group 0" in pipe.report()
+
+
+@pytest.mark.parametrize("march", [None, "x86-64-v3"], ids=["native", "avx2"])
+@pytest.mark.parametrize("form", STAGED)
+def test_a_staged_scatter_computes_in_vectors(form, march, tmp_path):
+    """gcc's report (tools.vectorization) finds every loop of a staged scatter vectorized:
+    the applying loop, scalar by nature, is left out of it, and no stage is left scalar."""
+    h, _ = _histogram(form)
+    options = Options(cache_dir=tmp_path)
+    pipe = polyimage.compile([h], estimates=ESTIMATES, march=march, options=options)
+    verdicts = [v for v in vectorization(pipe) if "h" in v.stages]
+    assert len(verdicts) >= 2 and all(v.vectorized for v in verdicts), describe(verdicts)
+    assert pipe.scalar_stages == ()
