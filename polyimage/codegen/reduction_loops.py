@@ -36,7 +36,7 @@ from .prelude import ONE_AT_A_TIME, shared_schedule
 
 P = PREFIX
 # a scatter's points staged at a time, the most updates per point staged, and the least
-# operations per point that pay for the staging buffers' stores and loads (_stages)
+# operations per point that pay for the staging buffers' stores and loads (staged_scatter)
 STAGED_STRIP = 64
 MOST_STAGED = 8
 STAGED_MIN_OPS = 3
@@ -175,9 +175,7 @@ def _staged_strips(emitter, printer, func, unrolled, target, iterator, lo, hi, p
     for u in range(count):
         buffers.append(Declare("int64_t", ((f"{P}bo{u}[{STAGED_STRIP}]", None),)))
         buffers.append(Declare(func.typ.c_name, ((f"{P}bv{u}[{STAGED_STRIP}]", None),)))
-        cell = cat(f"{store.buffer}[{P}bo{u}[{slot}]]", writing(store.buffer))
-        op = func.cases[u % len(func.cases)].value.op
-        applied.append(assign(cell, combine(op, func.typ, cell, f"{P}bv{u}[{slot}]")))
+        applied.append(_applied(func, store, u, f"{P}bo{u}[{slot}]", f"{P}bv{u}[{slot}]"))
     last = f"{start} + {STAGED_STRIP - 1}"
     ends = Declare("int64_t", ((end, f"{last} < {hi} ? {last} : {hi}"),), True)
     computing = For(iterator, start, end, Block((*prologue, staged)), simd=True)
@@ -266,14 +264,21 @@ def _unrolled_updates(emitter, printer, func, unrolled, target, accumulator=None
             update = Block((assign(cell, combine(red.op, func.typ, cell, value)),))
             block.append(update if test is None else if_chain([(test, update)]))
         nodes.append(Block(tuple(block)))
-    for u in range(count) if hoisted and slot is not None else ():
-        nodes.append(Assign(f"{P}bo{u}[{slot}]", f"{P}o{u}"))
-        nodes.append(Assign(f"{P}bv{u}[{slot}]", f"{P}v{u}"))
-    for u in range(count) if hoisted and slot is None else ():
-        cell = accumulator or cat(f"{store.buffer}[{P}o{u}]", writing(store.buffer))
-        op = func.cases[u % len(func.cases)].value.op
-        nodes.append(assign(cell, combine(op, func.typ, cell, f"{P}v{u}")))
+    for u in range(count) if hoisted else ():
+        if slot is not None:
+            nodes.append(Assign(f"{P}bo{u}[{slot}]", f"{P}o{u}"))
+            nodes.append(Assign(f"{P}bv{u}[{slot}]", f"{P}v{u}"))
+        else:
+            nodes.append(_applied(func, store, u, f"{P}o{u}", f"{P}v{u}", accumulator))
     return Seq(tuple(nodes))
+
+
+def _applied(func, store, u: int, offset: str, value: str, accumulator=None) -> Assign:
+    """Update `u` of a point (its Case: u modulo the Cases) applied: `value` combined into the
+    cell of `store` at `offset`, or into `accumulator` (a C variable holding that cell)."""
+    cell = accumulator or cat(f"{store.buffer}[{offset}]", writing(store.buffer))
+    op = func.cases[u % len(func.cases)].value.op
+    return assign(cell, combine(op, func.typ, cell, value))
 
 
 def _independent_loop(emitter, var, inner, bounds, body, strips=None) -> Block:

@@ -185,7 +185,7 @@ class CostModel(CostFacts):
         if isinstance(plan, UntiledGroup):
             cost = math.inf if len(stages) > 1 else self.untiled(stages[0])
             return GroupCost(cost, (), CostTerms(untiled=plan.reason))
-        scans = {n: graph.scan(n) for n in stages if graph.scan(n) is not None}
+        scans = {n: d for n in stages if (d := graph.scan(n)) is not None}
         if scans and len(stages) == 1:
             return GroupCost(self.untiled(stages[0]), (), CostTerms(untiled=SCAN_ALONE))
         if scans and not all(d in (0, graph.stage(n).func.ndim - 1) for n, d in scans.items()):

@@ -94,7 +94,7 @@ class CostFacts:
         if name not in self._ops:
             func = self.graph.stage(name).func
             nodes = [n for e in definition_exprs(func) for n in priced_nodes(e)]
-            count = arithmetic_ops(definition_exprs(func))
+            count = _operations(nodes)
             gathers = sum(
                 1 for n in nodes if isinstance(n, E.Reference) and data_dependent(n)
             ) + scatters(func)
@@ -399,7 +399,11 @@ def arithmetic_ops(exprs) -> int:
     """The operations a point of `exprs` computes: their arithmetic nodes (operations, calls,
     selects, casts, conditions) the model prices (priced_nodes), our exp as its operations
     (dsl.exp_poly)."""
-    nodes = [n for e in exprs for n in priced_nodes(e)]
+    return _operations([n for e in exprs for n in priced_nodes(e)])
+
+
+def _operations(nodes) -> int:
+    """arithmetic_ops of the priced nodes `nodes`."""
     return sum(
         1 for n in nodes if isinstance(n, (E.BinOp, E.Call, E.Select, E.Cast, E.Condition))
     ) + sum(
