@@ -249,7 +249,7 @@ def test_large_modules_build_with_o2_and_small_ones_with_o3(monkeypatch, tmp_pat
     limit = build_module.O2_MODULE_BYTES
     assert unit_flags(flags, limit - 1) == flags
     assert unit_flags(flags, limit) == flags + ("-O2",)
-    assert unit_flags(flags, limit, driver=True) == flags + ("-O1",)
+    assert unit_flags(flags, limit, driver=True) == flags + (build_module.DRIVER_LEVEL,)
     assert unit_flags(flags, limit - 1, driver=True) == flags
     assert unit_flags(("-O3", "-O1"), limit) == ("-O3", "-O1")
     monkeypatch.setattr(units_module, "UNIT_BYTES", 400)
@@ -274,7 +274,7 @@ def test_large_modules_build_with_o2_and_small_ones_with_o3(monkeypatch, tmp_pat
     large, size = commands(limit, "a")
     assert all(" -O2 " in c for c in large[1:]) == (size >= limit)
     found = commands(size, "b")[0]
-    assert " -O1 " in found[0] and all(" -O2 " in c for c in found[1:])
+    assert f" {build_module.DRIVER_LEVEL} " in found[0] and all(" -O2 " in c for c in found[1:])
     assert not any(" -O2 " in c for c in commands(size + 1, "c")[0])
 
 

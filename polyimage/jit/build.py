@@ -48,13 +48,17 @@ LOADER = "cffi ABI mode (ffi.dlopen)"
 # 40% less compile time; smaller modules keep -O3 (harris runs 7% faster with it, and builds
 # in 0.3 s). The module decides, not the unit, so that how the code is cut changes nothing.
 O2_MODULE_BYTES = 64 * 1024
+# the optimization level of such a module's driver unit (the entry's tile loops and the tiles'
+# regions, run once per tile): -O0 builds local_laplacian's in a third of -O1's time (0.29
+# against 0.87 s of CPU) and the large apps ran as fast (medians within their spread)
+DRIVER_LEVEL = "-O0"
 # gcc's flags for a unit of a long jammed nest (codegen.units.long_chains): built without TER,
 # its long loop body left gcc 12's combine pass retrying for seconds (3.4 s of nl_means' 3.6);
 # with combinations of two instructions the object came out the same in half the time
 LONG_CHAIN_FLAGS = ("--param", "max-combine-insns=2")
 UNIT_POLICY = (
-    f"-O2 for every unit of a module of {O2_MODULE_BYTES} bytes or more (-O1 for its driver "
-    "unit); "
+    f"-O2 for every unit of a module of {O2_MODULE_BYTES} bytes or more ({DRIVER_LEVEL} for its "
+    "driver unit); "
     f"{' '.join(LONG_CHAIN_FLAGS)} for gcc on units of long chains"
 )
 # compiled units kept by their text, so that a compile which changes other code relinks them
@@ -334,10 +338,10 @@ def unit_flags(cflags: tuple, module_bytes: int, driver: bool = False) -> tuple:
     -O2 where they ask for -O3 and the module holds O2_MODULE_BYTES or more: -O2 builds in
     half the time and ran as fast in the bench, except on small hot nests (harris 5%
     slower), which sit in small modules. Such a module's `driver` unit (codegen.units: tile
-    loops and regions, no stage's loops) gets -O1, in two thirds of the time again."""
+    loops and regions, no stage's loops) gets DRIVER_LEVEL: it computes no pixel."""
     levels = [f for f in cflags if f.startswith("-O")]
     if levels and levels[-1] == "-O3" and module_bytes >= O2_MODULE_BYTES:
-        return tuple(cflags) + (("-O1",) if driver else ("-O2",))
+        return tuple(cflags) + ((DRIVER_LEVEL,) if driver else ("-O2",))
     return tuple(cflags)
 
 
