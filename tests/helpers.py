@@ -470,6 +470,27 @@ def conv_nhwc(channels=None):
     return out
 
 
+def window_sum(taps=5, cols=None, scale=None):
+    """s(x, y) = sum over dx, dy of img(x + dx, y + dy) * wt(dx, dy), a `taps` x `taps` window
+    written as a Reduction (its rows' reads move with the columns too); `cols`: the output's
+    column count (default: a Parameter C, the image's rows a step apart known at run time);
+    with `scale`, also out = s * scale, a stage over its cells. Returns the output."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    cols = C if cols is None else cols
+    img = Image(Float, "img", [R + taps - 1, cols + taps - 1])
+    wt = Image(Float, "wt", [taps, taps])
+    x, y, dx, dy = (Variable(Int, v) for v in ("x", "y", "dx", "dy"))
+    domain = [Interval(Int, 0, R - 1), Interval(Int, 0, cols - 1)]
+    window = [Interval(Int, 0, taps - 1)] * 2
+    s = Reduction(([x, y], domain), ([dx, dy], window), Float, "s")
+    s.defn = [Reduce(s(x, y), img(x + dx, y + dy) * wt(dx, dy), Op.Sum)]
+    if scale is None:
+        return s
+    out = Function(([x, y], domain), Float, "out")
+    out.defn = [s(x, y) * scale]
+    return out
+
+
 def sanitizers_required() -> bool:
     """Whether the sanitizer run must run (POLYIMAGE_REQUIRE_SANITIZERS=1, as in CI): it then
     fails rather than skips without libasan."""

@@ -14,6 +14,7 @@ from helpers import (
     matmul,
     offset_weighted_sum,
     weighted_means,
+    window_sum,
 )
 
 import polyimage
@@ -437,6 +438,28 @@ def staged_scatter() -> MemoryCase:
     return MemoryCase("staged scatter", [out], schedules, arguments)
 
 
+def window_sums() -> MemoryCase:
+    """A 3x3 window summed as a Reduction by register blocks whose rows each read their own
+    vectors (schedule.blocking: rows_read_own), its scaling computed by the tasks from a
+    buffer of each thread's: 13 rows (blocks and a tail), 45 columns (full and narrower
+    blocks, cells in place), planned for 64-byte vectors whatever the host."""
+    rng = np.random.default_rng(9)
+    arguments = dict(img=rng.random((15, 47), np.float32), wt=rng.random((3, 3), np.float32) - 0.5)
+    outputs = [window_sum(3, scale=0.5)]
+    return MemoryCase("window sums", outputs, ("naive", "auto"), arguments, {"vector_bytes": 64})
+
+
+def window_sums_of_constant_rows() -> MemoryCase:
+    """The same with rows a step apart known at compile time (37 columns): blocks of more
+    rows, each row's reads at a constant offset from the first row's."""
+    rng = np.random.default_rng(10)
+    arguments = dict(img=rng.random((22, 41), np.float32), wt=rng.random((5, 5), np.float32))
+    outputs = [window_sum(5, cols=37, scale=0.25)]
+    return MemoryCase(
+        "window sums of constant rows", outputs, ("naive", "auto"), arguments, {"vector_bytes": 64}
+    )
+
+
 CASES = (
     two_level_group,
     reduce_target_through_a_cast,
@@ -453,6 +476,8 @@ CASES = (
     register_blocks_with_their_relu_in_a_buffer,
     lines_of_a_row_scan,
     staged_scatter,
+    window_sums,
+    window_sums_of_constant_rows,
 )
 
 

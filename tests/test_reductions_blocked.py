@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from helpers import conv_nchw, conv_nhwc, matmul
+from helpers import conv_nchw, conv_nhwc, matmul, window_sum
 from oracle import assert_same
 
 import polyimage
@@ -343,3 +343,50 @@ def test_a_matrix_product_packs_its_rows_for_wide_vectors(tmp_path):
     assert "pim_pk[" not in checked.c_source and "pim_pb[" not in checked.c_source
     for built, what in ((pipe, "packed"), (checked, "checked")):
         _equal_at_sizes(built, out, [(13, 70, 300), (25, 17, 5)], 11, what, threads=(1, 2))
+
+
+def _window_arguments(rng, rows, cols, taps):
+    return dict(
+        img=rng.standard_normal((rows + taps - 1, cols + taps - 1)).astype(np.float32),
+        wt=rng.standard_normal((taps, taps)).astype(np.float32),
+    )
+
+
+def test_a_window_sum_runs_by_register_blocks_each_row_reading_its_own(tmp_path):
+    """A window written as a Reduction: the image read along the columns moves with every
+    other owned variable, so the rows' variable is one that moves it, each row of a block
+    loads its own vectors (nothing to pack) and the taps accumulate in registers."""
+    pipe = _compiled(window_sum(), {"R": 1536, "C": 2560}, tmp_path)
+    strategy = pipe.compiled.reductions["s"]
+    block = strategy.block
+    assert block.rows_read_own and not block.packed and not block.packed_columns
+    assert re.search("register blocks of [0-9]+ x by", strategy.reason)
+    assert "(each row its own)" in strategy.reason
+    c = pipe.cmodule.source
+    assert c.count("pim_a0_0 = pim_a0_0 +") >= 1, "the accumulators live in vector variables"
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_window_sums_equal_the_interpreter_at_random_block_shapes(seed, tmp_path, monkeypatch):
+    """Block heights, vectors per row, tasks and window sizes drawn at random, rows a step
+    apart known at run time or at compile time: every size (tails along both dimensions) on
+    1 and 2 threads gives the interpreter's result bit for bit."""
+    draw = np.random.default_rng(300 + seed)
+    monkeypatch.setattr(blocking, "BLOCK_ROWS", int(draw.integers(1, 6)))
+    monkeypatch.setattr(blocking, "BLOCK_VECTORS", int(draw.integers(1, 3)))
+    monkeypatch.setattr(blocking, "WIDE_BLOCK_ROWS", int(draw.integers(1, 14)))
+    monkeypatch.setattr(blocking, "WIDE_BLOCK_VECTORS", int(draw.integers(1, 5)))
+    monkeypatch.setattr(blocking, "WIDE_RUNTIME_VECTORS", int(draw.integers(1, 5)))
+    monkeypatch.setattr(blocking, "CHUNK_BLOCKS", int(draw.integers(1, 4)))
+    taps = int(draw.integers(3, 6))
+    cols = 70 if seed % 2 else None
+    out = window_sum(taps, cols)
+    pipe = _compiled(out, {"R": 64, **({"C": 256} if cols is None else {})}, tmp_path)
+    assert pipe.compiled.reductions["s"].block.rows_read_own
+    sizes = [(1, 1), (5, 17), (13, 67), (30, 150)] if cols is None else [(1, 70), (23, 70)]
+    for rows, width in sizes:
+        arguments = _window_arguments(draw, rows, width, taps)
+        want = polyimage.interpret([out], **arguments)
+        for threads in (1, 2):
+            what = f"{taps}x{taps} window, {rows}x{width}"
+            assert_same(pipe(**arguments, threads=threads), want, what, exact=True)

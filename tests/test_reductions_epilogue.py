@@ -4,8 +4,11 @@ tasks of its register blocks, from each task's cells while they are in cache
 Reduction then needs no full buffer where nothing else reads it, and every result equals the
 interpreter's bit for bit, at odd sizes and on 1 and 2 threads."""
 
+import dataclasses
+
 import numpy as np
 import pytest
+from helpers import pinned_options, window_sum
 from oracle import assert_same
 
 import polyimage
@@ -222,3 +225,33 @@ def test_rows_a_page_apart_keep_the_pass_over_the_cells(tmp_path):
     want = polyimage.interpret([relu], **arrays)
     for threads in (1, 2):
         assert_same(pipe(**arrays, threads=threads), want, f"NCHW, {threads}", exact=True)
+
+
+@pytest.mark.parametrize("l2_kib", [256, 1024])
+def test_auto_folds_a_window_sums_scaling_into_tasks_that_keep_their_cells(l2_kib, tmp_path):
+    """A 5x5 window summed as a Reduction over a wide image, then scaled: `auto` prices the
+    pair computed by the window's tasks (not only after its search: tiled together was the
+    cheaper of what it knew), and a task takes the whole blocks of rows whose cells fit in
+    half the L2, kept in a buffer of its thread's: no full buffer of the sums."""
+    out = window_sum(scale=0.04)
+    options = dataclasses.replace(
+        pinned_options(l2_bytes=l2_kib * 1024, vector_bytes=64), cache_dir=tmp_path
+    )
+    pipe = polyimage.compile([out], estimates={"R": 1536, "C": 2560}, options=options)
+    assert [g.stages for g in pipe.schedule.groups] == [("s", "out")]
+    block = pipe.compiled.reductions["s"].block
+    assert block.epilogue == ("out",) and block.scratch and block.rows_read_own
+    assert block.chunk % block.height == 0
+    assert block.chunk == block.height or block.chunk * 2560 * 4 <= l2_kib * 1024 // 2
+    assert pipe.memory().all_full == 0
+    assert "out computed by the tasks of s's register blocks" in pipe.report()
+    rng = np.random.default_rng(11)
+    for rows, cols in [(1, 1), (7, 45), (40, 131)]:
+        arrays = {
+            "img": rng.standard_normal((rows + 4, cols + 4)).astype(np.float32),
+            "wt": rng.standard_normal((5, 5)).astype(np.float32),
+        }
+        want = polyimage.interpret([out], **arrays)
+        for threads in (1, 2):
+            got = pipe(**arrays, threads=threads)
+            assert_same(got, want, f"{rows}x{cols}, {threads} threads", exact=True)

@@ -107,7 +107,7 @@ def auto_schedule(
     schedule = Schedule(tuple(GroupSchedule(g, costs[g].levels) for g in chosen))
     plans = tuple(
         UntiledGroup(g, costs[g].terms.untiled)
-        if g in folded
+        if g in folded or (len(g) > 1 and not costs[g].levels)
         else with_tiles(tiling_plan(graph, g, params), costs[g].levels)
         for g in chosen
     )

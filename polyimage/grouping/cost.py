@@ -35,7 +35,9 @@ import math
 from dataclasses import dataclass
 
 from ..algebra.evaluate import extent
+from ..dsl.reduction import Reduction
 from ..graph.dag import definition_exprs
+from ..schedule.reductions import foldable, reduction_strategy
 from ..schedule.tiling import UntiledGroup
 from .facts import L2_BYTE, CostFacts, known_scalar, narrow_gather, priced_nodes, scatters
 from .tile_search import (  # noqa: F401  (read from here too)
@@ -180,7 +182,7 @@ class CostModel(CostFacts):
 
     def __call__(self, stages) -> GroupCost:
         """GroupCost of running `stages` as one group (math.inf when they cannot be tiled)."""
-        graph, machine = self.graph, self.machine
+        graph = self.graph
         plan = self.plan(stages)
         if isinstance(plan, UntiledGroup):
             cost = math.inf if len(stages) > 1 else self.untiled(stages[0])
@@ -192,6 +194,36 @@ class CostModel(CostFacts):
             return GroupCost(math.inf, (), CostTerms(untiled=SCAN_MIDDLE))
         if scans:
             return self._scan_strips(plan)
+        folded = self._folded(stages)
+        tiled = self._tiled(plan, stages)
+        return folded if folded is not None and folded.cost < tiled.cost else tiled
+
+    def _folded(self, stages) -> GroupCost | None:
+        """A Reduction run by register blocks with the other `stages` computed by its tasks
+        from their cells in cache (schedule.reductions.foldable: a window sum and its
+        scaling, a conv layer and its ReLU): the stages each priced alone and untiled, less
+        the Reduction's cells written to memory and read back. None for other groups."""
+        graph = self.graph
+        reductions = [n for n in stages if isinstance(graph.stage(n).func, Reduction)]
+        if len(stages) < 2 or len(reductions) != 1 or self.machine is None:
+            return None
+        name = reductions[0]
+        func = graph.stage(name).func
+        if reduction_strategy(func, self.evaluate, self.machine).kind != "blocked":
+            return None
+        others = tuple(n for n in stages if n != name)
+        ready = {s.name for s in graph.stages} - set(others)
+        if foldable(graph, name, others, ready) != others:
+            return None
+        cells = self.weights.live_data * self.points(name) * self.itemsize(name)
+        cost = sum(self.untiled(n) for n in stages) - cells * len(stages) / self.machine.cores
+        why = f"{', '.join(others)} computed by the tasks of {name}'s register blocks"
+        return GroupCost(cost, (), CostTerms(untiled=why))
+
+    def _tiled(self, plan, stages) -> GroupCost:
+        """The cheapest tiles of a tileable group (the best of the fitted tiles, strips,
+        sliding tiles and, with `multilevel`, two levels), or the stage alone untiled."""
+        graph, machine = self.graph, self.machine
         bounds = self.anchor_bounds(plan)
         sizes = [max(ub - lb + 1, 1) for lb, ub in bounds]
         probe_tile = tuple(min(s, 32) for s in sizes)

@@ -82,6 +82,9 @@ class RegisterBlock:
     scratch: bool = False  # the cells live in a buffer of each thread's, a task's at a time
     packed: bool = False  # the rows' read copied per panel, rows a constant step apart
     packed_columns: bool = False  # the columns' read copied per block of columns and panel
+    # a read along the columns moves with the rows too (a window's taps): each row loads its
+    # own vectors, no read is shared down the block
+    rows_read_own: bool = False
 
     def describe(self, func) -> str:
         """The blocks and why: what a step of the reduction loads for how many vector
@@ -95,8 +98,7 @@ class RegisterBlock:
         return (
             f"register blocks of {self.height} {names[self.rows]} by {self.width} "
             f"{names[self.columns]}, accumulated across {', '.join(names[k] for k in self.inner)}"
-            f" in {held}: a step loads {self.height} values (broadcast) and {vectors} "
-            f"vector{'s' if vectors > 1 else ''} "
+            f" in {held}: a step loads {self._step_loads(vectors)} "
             f"for {self.height * vectors} vector updates; tasks of {self.chunk} "
             f"{names[self.rows]}, panels of {self.panel_columns} {names[self.columns]} by "
             f"{names[self.inner[0]]}{depth}: a panel of {', '.join(along)} "
@@ -122,6 +124,12 @@ class RegisterBlock:
                 else ""
             )
         )
+
+    def _step_loads(self, vectors: int) -> str:
+        """What one step of the reduction loads for the block's updates."""
+        if self.rows_read_own:
+            return f"{self.height * vectors} vectors (each row its own)"
+        return f"{self.height} values (broadcast) and {vectors} vector{'s' if vectors > 1 else ''}"
 
 
 def _packed_name(func, block) -> str:
@@ -251,8 +259,14 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
     itemsize = func.typ.dtype.itemsize
     lanes = max(1, machine.vector_bytes // itemsize)
     wide = machine.vector_bytes >= 64
+    own = any(_moves(r, func.reduction_variables[rows]) for r in _along(func, columns))
     constant = wide and constant_row_steps(func, func.reduction_variables[rows])
-    packed = wide and not constant and packed_read(func, func.reduction_variables[rows]) is not None
+    packed = (
+        wide
+        and not constant
+        and not own
+        and packed_read(func, func.reduction_variables[rows]) is not None
+    )
     constant = constant or packed
     most = (WIDE_BLOCK_VECTORS if constant else WIDE_RUNTIME_VECTORS) if wide else BLOCK_VECTORS
     vectors = max(1, min(most, extents[columns] // lanes))
@@ -295,8 +309,10 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
         panel_points * width * itemsize,
         initialized_by_tasks(func, owned),
         packed=packed,
-        packed_columns=min(blocks, -(-extents[rows] // height)) >= PACKED_REUSE
+        packed_columns=not own
+        and min(blocks, -(-extents[rows] // height)) >= PACKED_REUSE
         and packed_column_read(func, columns, inner) is not None,
+        rows_read_own=own,
     )
 
 
@@ -393,8 +409,10 @@ def _blocked_form(func):
     """(rows, columns, {owned index: dim}, reduction-only indices) where one unconditional
     update writes the cell of the owned variables (`v + c` along its own dimension each, all
     dimensions owned), every bound depends on parameters alone, the value does not read the
-    target, the columns are the contiguous variable and some other owned variable moves no
-    read that moves with the columns (the rows: the one of the highest dimension). Else None."""
+    target, the columns are the contiguous variable and another owned variable is the rows:
+    the one of the highest dimension among those that move no read that moves with the
+    columns, else among all (a window's taps, `img(x + dx, y + dy)`: each row then reads its
+    own vectors, still accumulated in registers across the window). Else None."""
     if len(func.cases) != 1 or func.cases[0].cond is not None or func.typ is Half:
         return None
     update = func.cases[0].value
@@ -417,9 +435,9 @@ def _blocked_form(func):
     if not inner or columns is None or owned.get(columns) != func.ndim - 1:
         return None
     along = _along(func, columns)
-    candidates = [
-        k for k in owned if k != columns and not any(_moves(r, variables[k]) for r in along)
-    ]
+    others = [k for k in owned if k != columns]
+    apart = [k for k in others if not any(_moves(r, variables[k]) for r in along)]
+    candidates = apart or others
     if not candidates:
         return None
     return max(candidates, key=owned.get), columns, owned, inner
