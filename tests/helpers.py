@@ -470,6 +470,18 @@ def conv_nhwc(channels=None):
     return out
 
 
+def matmul_nt(typ=Float, op=Op.Sum):
+    """C(i, j) = sum over k of A(i, k) * B(j, k): a product with a transposed operand, both
+    read along k, `B` moving with the columns `j` a row of it at a time."""
+    M, N, K = Parameter(Int, "M"), Parameter(Int, "N"), Parameter(Int, "K")
+    A, B = Image(typ, "A", [M, K]), Image(typ, "B", [N, K])
+    i, j, k = Variable(Int, "i"), Variable(Int, "j"), Variable(Int, "k")
+    rows, cols = Interval(Int, 0, M - 1), Interval(Int, 0, N - 1)
+    C = Reduction(([i, j], [rows, cols]), ([k], [Interval(Int, 0, K - 1)]), typ, "C")
+    C.defn = [Reduce(C(i, j), A(i, k) * B(j, k), op)]
+    return C
+
+
 def window_sum(taps=5, cols=None, scale=None):
     """s(x, y) = sum over dx, dy of img(x + dx, y + dy) * wt(dx, dy), a `taps` x `taps` window
     written as a Reduction (its rows' reads move with the columns too); `cols`: the output's

@@ -12,6 +12,7 @@ from helpers import (
     conv_nchw,
     conv_nhwc,
     matmul,
+    matmul_nt,
     offset_weighted_sum,
     weighted_means,
     window_sum,
@@ -438,6 +439,17 @@ def staged_scatter() -> MemoryCase:
     return MemoryCase("staged scatter", [out], schedules, arguments)
 
 
+def transposed_product() -> MemoryCase:
+    """A product with a transposed operand (`A(i, k) * B(j, k)`), B copied per block of
+    columns and panel for the register blocks (schedule.blocking.transposed_read), planned
+    for 64-byte vectors: 70 columns (full blocks, the rest in place), a second panel of k."""
+    rng = np.random.default_rng(12)
+    arguments = dict(A=rng.random((13, 300), np.float32), B=rng.random((70, 300), np.float32))
+    return MemoryCase(
+        "transposed product", [matmul_nt()], ("naive", "auto"), arguments, {"vector_bytes": 64}
+    )
+
+
 def window_sums() -> MemoryCase:
     """A 3x3 window summed as a Reduction by register blocks whose rows each read their own
     vectors (schedule.blocking: rows_read_own), its scaling computed by the tasks from a
@@ -478,6 +490,7 @@ CASES = (
     staged_scatter,
     window_sums,
     window_sums_of_constant_rows,
+    transposed_product,
 )
 
 

@@ -7,7 +7,7 @@ import re
 
 import numpy as np
 import pytest
-from helpers import conv_nchw, conv_nhwc, matmul, window_sum
+from helpers import conv_nchw, conv_nhwc, matmul, matmul_nt, window_sum
 from oracle import assert_same
 
 import polyimage
@@ -390,3 +390,48 @@ def test_window_sums_equal_the_interpreter_at_random_block_shapes(seed, tmp_path
         for threads in (1, 2):
             what = f"{taps}x{taps} window, {rows}x{width}"
             assert_same(pipe(**arguments, threads=threads), want, what, exact=True)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_a_transposed_operand_is_copied_for_its_blocks(seed, tmp_path, monkeypatch):
+    """`A(i, k) * B(j, k)`: B moves with the columns a row apart, so the blocks read it from
+    a copy per block of columns and panel, its columns side by side (never read as a vector
+    where it lies: narrower blocks give way to the cells in place), in the checked build
+    too; random block shapes, every size with tails, 1 and 2 threads, bit for bit."""
+    draw = np.random.default_rng(400 + seed)
+    monkeypatch.setattr(blocking, "BLOCK_ROWS", int(draw.integers(1, 6)))
+    monkeypatch.setattr(blocking, "WIDE_BLOCK_ROWS", int(draw.integers(1, 14)))
+    monkeypatch.setattr(blocking, "WIDE_RUNTIME_VECTORS", int(draw.integers(1, 5)))
+    monkeypatch.setattr(blocking, "CHUNK_BLOCKS", int(draw.integers(1, 4)))
+    monkeypatch.setattr(blocking, "PANEL_DEPTH", int(draw.integers(1, 9)))
+    out = matmul_nt()
+    estimates = {"M": 64, "N": 256, "K": 64}
+    pipe = _compiled(out, estimates, tmp_path)
+    assert pipe.compiled.reductions["C"].block.packed_columns
+    assert "B copied per block of columns and panel" in pipe.compiled.reductions["C"].reason
+    checked = polyimage.compile(
+        [out], estimates=estimates, options=Options(cache_dir=tmp_path, check=True)
+    )
+    assert checked.compiled.reductions["C"].kind == "blocked"
+    for m, n, k in [(1, 1, 1), (5, 17, 3), (13, 67, 10), (6, 150, 13)]:
+        a = draw.standard_normal((m, k)).astype(np.float32)
+        b = draw.standard_normal((n, k)).astype(np.float32)
+        want = polyimage.interpret([out], A=a, B=b)
+        for built in (pipe, checked):
+            for threads in (1, 2):
+                what = f"{m}x{n}x{k}, {threads} threads"
+                assert_same(built(A=a, B=b, threads=threads), want, what, exact=True)
+
+
+def test_a_transposed_operand_off_vectors_keeps_another_strategy(tmp_path):
+    """A transposed product combined by Max runs on no vectors: not blocked (its read
+    would have to be copied to be a vector), and still the interpreter's result."""
+    out = matmul_nt(Float, Op.Max)
+    pipe = polyimage.compile(
+        [out], estimates={"M": 64, "N": 256, "K": 64}, options=Options(cache_dir=tmp_path)
+    )
+    assert pipe.compiled.reductions["C"].kind != "blocked"
+    rng = np.random.default_rng(3)
+    a, b = rng.standard_normal((9, 11)).astype(np.float32), rng.standard_normal((21, 11))
+    b = b.astype(np.float32)
+    assert_same(pipe(A=a, B=b), polyimage.interpret([out], A=a, B=b), "max", exact=True)

@@ -7,7 +7,13 @@ from __future__ import annotations
 from ..algebra.affine import linear_form
 from ..dsl import expr as E
 from ..dsl.constructs import Op
-from ..schedule.blocking import columns_shared, packed_column_read, packed_read, vector_ready
+from ..schedule.blocking import (
+    columns_shared,
+    packed_column_read,
+    packed_read,
+    transposed_read,
+    vector_ready,
+)
 from ..schedule.reductions import PARALLEL_MIN_POINTS
 from .addresses import offset_of
 from .cexpr import helper, wide_name
@@ -138,9 +144,11 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
     last_panel = f"{P}kc1 == {P}rhi_{names[first]}" if depth_bounds else None
     # the checked build reads the rows where they are, every index checked
     read = packed_read(func, rows) if block.packed and emitter.check_group is None else None
+    # a transposed read runs on vectors only from its copy, in the checked build too
+    transposed = transposed_read(func, block.columns) is not None
     column_read = (
         packed_column_read(func, block.columns, block.inner)
-        if block.packed_columns and emitter.check_group is None
+        if block.packed_columns and (emitter.check_group is None or transposed)
         else None
     )
     column_type = column_read.typ.c_name if column_read is not None else ""
@@ -232,7 +240,7 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
         """The `height` rows from {P}r0 by the columns from {P}c0: a full block, else
         blocks of half its width, a quarter, ... down to one vector, then the rest in place."""
         tail: list = [Declare("int64_t", ((f"{P}cs", f"{P}c0"),), False)]
-        w = width // 2
+        w = 0 if transposed else width // 2  # narrower blocks would read it uncopied
         while w >= block.lanes and w % block.lanes == 0:
             tail.append(
                 If(

@@ -15,13 +15,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from ..algebra.affine import is_affine, linear_form
+from ..algebra.affine import coefficient, is_affine, linear_form
 from ..algebra.evaluate import extent
 from ..dsl import expr as E
 from ..dsl.cases import Op
 from ..dsl.reduction import Reduction
 from ..dsl.types import Half
-from .reduction_order import contiguous_variable, unit_stride
+from .reduction_order import cell_fixed, contiguous_variable, owned_forms, unit_stride
 
 # rows of a register block, and vectors of the contiguous dimension per row: 8 accumulators
 # leave registers for the broadcasts and loads with AVX2's 16 vector registers (gcc reads the
@@ -193,6 +193,8 @@ def packed_column_read(func, columns: int, inner) -> E.Reference | None:
     if len(moving) != 1 or not vector_ready(func):
         return None
     read = moving[0]
+    if read is transposed_read(func, columns):
+        return read
     for k in inner:
         var = func.reduction_variables[k]
         for d, arg in enumerate(read.args):
@@ -260,6 +262,10 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
     lanes = max(1, machine.vector_bytes // itemsize)
     wide = machine.vector_bytes >= 64
     own = any(_moves(r, func.reduction_variables[rows]) for r in _along(func, columns))
+    # a transposed read runs on vectors only from its copy
+    must_pack = transposed_read(func, columns) is not None
+    if must_pack and not vector_ready(func):
+        return None
     constant = wide and constant_row_steps(func, func.reduction_variables[rows])
     packed = (
         wide
@@ -310,7 +316,7 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
         initialized_by_tasks(func, owned),
         packed=packed,
         packed_columns=not own
-        and min(blocks, -(-extents[rows] // height)) >= PACKED_REUSE
+        and (must_pack or min(blocks, -(-extents[rows] // height)) >= PACKED_REUSE)
         and packed_column_read(func, columns, inner) is not None,
         rows_read_own=own,
     )
@@ -431,7 +437,7 @@ def _blocked_form(func):
             return None
         owned[ids[id(form[0])]] = dim
     inner = [k for k in range(len(variables)) if k not in owned]
-    columns = contiguous_variable(func)
+    columns = blocked_columns(func)
     if not inner or columns is None or owned.get(columns) != func.ndim - 1:
         return None
     along = _along(func, columns)
@@ -453,10 +459,11 @@ def vector_ready(func) -> bool:
     columns, is + - * / and negation in the Reduction's own type over reads that step one
     element per column (affine in their last index)."""
     typ = func.typ
-    k = contiguous_variable(func)
+    k = blocked_columns(func)
     if k is None:
         return False
     column = func.reduction_variables[k]
+    copied = transposed_read(func, k)
     update = func.cases[0].value
     if not typ.is_float or typ.c_name not in ("float", "double") or update.op not in COMBINED:
         return False
@@ -467,7 +474,7 @@ def vector_ready(func) -> bool:
         if e.typ != typ:
             return False
         if isinstance(e, E.Reference):
-            return _vector_read(e, column, typ)
+            return e is copied and e.typ == typ or _vector_read(e, column, typ)
         if isinstance(e, E.BinOp):
             return e.op in ARITHMETIC and lanes(e.a) and lanes(e.b)
         if isinstance(e, E.Neg):
@@ -477,6 +484,49 @@ def vector_ready(func) -> bool:
         return False
 
     return lanes(update.value)
+
+
+def blocked_columns(func) -> int | None:
+    """The index of Reduction `func`'s columns: its contiguous variable (reduction_order),
+    else the variable of the target's last dimension where one read alone moves with it
+    off one element per column (a product with a transposed operand, `A(i, k) * B(j, k)`):
+    that read is copied per block of columns and panel, its columns side by side
+    (transposed_read). None otherwise."""
+    k = contiguous_variable(func)
+    last = func.ndim - 1
+    if k is not None or last < 0:
+        return k
+    fixed = cell_fixed(func)
+    for k, var in enumerate(func.reduction_variables):
+        form = owned_forms(func, var)[last]
+        if (
+            k in fixed
+            and form is not None
+            and form[0] == 1
+            and transposed_read(func, k) is not None
+        ):
+            return k
+    return None
+
+
+def transposed_read(func, columns: int) -> E.Reference | None:
+    """The read of Reduction `func`'s update that its columns (index `columns`) move along
+    an index before its last one, with coefficient 1 and through affine indices, where it is
+    the only reference that does not step one element per column (or none) and the columns
+    are not the contiguous variable. None otherwise."""
+    if contiguous_variable(func) is not None or len(func.cases) != 1:
+        return None
+    var = func.reduction_variables[columns]
+    update = func.cases[0].value
+    refs = [update.target, *(n for n in E.walk(update.value) if isinstance(n, E.Reference))]
+    off = [r for r in refs if not unit_stride(r, var)]
+    if len(off) != 1 or off[0] is update.target or off[0].func is func:
+        return None
+    read = off[0]
+    steps = [coefficient(a, var) for a in read.args]
+    if None in steps or steps[-1] != 0 or sorted(steps) != [0] * (len(steps) - 1) + [1]:
+        return None
+    return read if all(is_affine(a) for a in read.args) else None
 
 
 def _vector_read(ref, column, typ) -> bool:
