@@ -28,7 +28,7 @@ from polyimage import (
     Variable,
 )
 from polyimage.codegen.ctree import for_loops
-from polyimage.schedule.reductions import PARALLEL_MIN_POINTS
+from polyimage.schedule.reductions import CONTIGUOUS_RUN, PARALLEL_MIN_POINTS
 
 SHAPE = (131, 127)  # more reduction points than PARALLEL_MIN_POINTS: threads are used
 TYPES = {
@@ -291,3 +291,32 @@ def test_the_bilateral_grid_unrolls_its_channels():
         if s.name == "grid"
     )
     assert unrolled_variables(grid.func) == (0,)
+
+
+def _fir(taps: int):
+    """y(t) = sum over k of h(k) * x(t + k): a 1-D filter, `t` its only owned variable."""
+    N = Parameter(Int, "N")
+    x, h = Image(Float, "x", [N + taps - 1]), Image(Float, "h", [taps])
+    t, k = Variable(Int, "t"), Variable(Int, "k")
+    y = Reduction(([t], [Interval(Int, 0, N - 1)]), ([k], [Interval(Int, 0, taps - 1)]), Float, "y")
+    y.defn = [Reduce(y(t), x(t + k) * h(k), Op.Sum)]
+    return y
+
+
+def test_a_contiguous_owner_takes_long_blocks():
+    """A 1-D filter's cells are owned by `t` alone, the variable its loop vectorizes: blocks
+    of CONTIGUOUS_RUN values each run it under `omp simd` (one task per cell ran 100x
+    slower), and every size (a partial block, one value) gives the interpreter's result on
+    1, 2 and 3 threads, bit for bit (each cell sums its taps in order)."""
+    y = _fir(7)
+    pipe = polyimage.compile([y], estimates={"N": 1 << 20})
+    strategy = pipe.compiled.reductions["y"]
+    assert strategy.kind == "owner" and strategy.owned[0].size == CONTIGUOUS_RUN
+    assert f"t in blocks of {CONTIGUOUS_RUN}" in strategy.reason
+    rng = np.random.default_rng(2)
+    for n in (1, 1000, 3001):
+        x, h = rng.standard_normal(n + 6).astype(np.float32), rng.standard_normal(7)
+        arguments = dict(x=x, h=h.astype(np.float32))
+        want = polyimage.interpret([y], **arguments)
+        for threads in (1, 2, 3):
+            assert np.array_equal(pipe(**arguments, threads=threads), want), (n, threads)
