@@ -206,19 +206,26 @@ def _written_in_order(order: str):
     return C
 
 
-@pytest.mark.parametrize("seed", range(4))
-def test_random_block_shapes_and_loop_orders_equal_the_interpreter(seed, tmp_path, monkeypatch):
-    """Block heights, vectors per row, tasks and panels drawn at random, the reduction domain
-    written in a random order: every size (tails along every dimension) on 1 and 2 threads
-    gives the interpreter's result bit for bit."""
-    draw = np.random.default_rng(seed)
+def _random_blocks(monkeypatch, draw, panels=True):
+    """Block heights, vectors per row, tasks and (with `panels`) panel depths drawn from
+    `draw`, so that test sizes cross every edge of the blocks."""
     monkeypatch.setattr(blocking, "BLOCK_ROWS", int(draw.integers(1, 6)))
     monkeypatch.setattr(blocking, "BLOCK_VECTORS", int(draw.integers(1, 3)))
     monkeypatch.setattr(blocking, "WIDE_BLOCK_ROWS", int(draw.integers(1, 14)))
     monkeypatch.setattr(blocking, "WIDE_BLOCK_VECTORS", int(draw.integers(1, 5)))
     monkeypatch.setattr(blocking, "WIDE_RUNTIME_VECTORS", int(draw.integers(1, 5)))
     monkeypatch.setattr(blocking, "CHUNK_BLOCKS", int(draw.integers(1, 4)))
-    monkeypatch.setattr(blocking, "PANEL_DEPTH", int(draw.integers(1, 9)))
+    if panels:
+        monkeypatch.setattr(blocking, "PANEL_DEPTH", int(draw.integers(1, 9)))
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_random_block_shapes_and_loop_orders_equal_the_interpreter(seed, tmp_path, monkeypatch):
+    """Block heights, vectors per row, tasks and panels drawn at random, the reduction domain
+    written in a random order: every size (tails along every dimension) on 1 and 2 threads
+    gives the interpreter's result bit for bit."""
+    draw = np.random.default_rng(seed)
+    _random_blocks(monkeypatch, draw)
     order = "".join(draw.permutation(list("ijk")))
     out = _written_in_order(order)
     pipe = _compiled(out, {"M": 64, "N": 256, "K": 64}, tmp_path)
@@ -372,12 +379,7 @@ def test_window_sums_equal_the_interpreter_at_random_block_shapes(seed, tmp_path
     apart known at run time or at compile time: every size (tails along both dimensions) on
     1 and 2 threads gives the interpreter's result bit for bit."""
     draw = np.random.default_rng(300 + seed)
-    monkeypatch.setattr(blocking, "BLOCK_ROWS", int(draw.integers(1, 6)))
-    monkeypatch.setattr(blocking, "BLOCK_VECTORS", int(draw.integers(1, 3)))
-    monkeypatch.setattr(blocking, "WIDE_BLOCK_ROWS", int(draw.integers(1, 14)))
-    monkeypatch.setattr(blocking, "WIDE_BLOCK_VECTORS", int(draw.integers(1, 5)))
-    monkeypatch.setattr(blocking, "WIDE_RUNTIME_VECTORS", int(draw.integers(1, 5)))
-    monkeypatch.setattr(blocking, "CHUNK_BLOCKS", int(draw.integers(1, 4)))
+    _random_blocks(monkeypatch, draw, panels=False)
     taps = int(draw.integers(3, 6))
     cols = 70 if seed % 2 else None
     out = window_sum(taps, cols)
@@ -399,11 +401,7 @@ def test_a_transposed_operand_is_copied_for_its_blocks(seed, tmp_path, monkeypat
     where it lies: narrower blocks give way to the cells in place), in the checked build
     too; random block shapes, every size with tails, 1 and 2 threads, bit for bit."""
     draw = np.random.default_rng(400 + seed)
-    monkeypatch.setattr(blocking, "BLOCK_ROWS", int(draw.integers(1, 6)))
-    monkeypatch.setattr(blocking, "WIDE_BLOCK_ROWS", int(draw.integers(1, 14)))
-    monkeypatch.setattr(blocking, "WIDE_RUNTIME_VECTORS", int(draw.integers(1, 5)))
-    monkeypatch.setattr(blocking, "CHUNK_BLOCKS", int(draw.integers(1, 4)))
-    monkeypatch.setattr(blocking, "PANEL_DEPTH", int(draw.integers(1, 9)))
+    _random_blocks(monkeypatch, draw)
     out = matmul_nt()
     estimates = {"M": 64, "N": 256, "K": 64}
     pipe = _compiled(out, estimates, tmp_path)
