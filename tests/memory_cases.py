@@ -450,6 +450,20 @@ def transposed_product() -> MemoryCase:
     )
 
 
+def filter_in_lanes() -> MemoryCase:
+    """A 1-D filter whose cells only its contiguous variable owns (schedule.reductions
+    .vector_owner): blocks of 1024 samples, each under `omp simd` with its taps inside, 2500
+    samples (blocks of 1024 and a partial one)."""
+    N = 2500
+    x, h = Image(Float, "x", [N + 6]), Image(Float, "h", [7])
+    t, k = Variable(Int, "t"), Variable(Int, "k")
+    y = Reduction(([t], [Interval(Int, 0, N - 1)]), ([k], [Interval(Int, 0, 6)]), Float, "y")
+    y.defn = [Reduce(y(t), x(t + k) * h(k), Op.Sum)]
+    rng = np.random.default_rng(13)
+    arguments = dict(x=rng.random(2506, np.float32), h=rng.random(7, np.float32))
+    return MemoryCase("filter in lanes", [y], (Schedule.parse("group 0: y [untiled]"),), arguments)
+
+
 def window_sums() -> MemoryCase:
     """A 3x3 window summed as a Reduction by register blocks whose rows each read their own
     vectors (schedule.blocking: rows_read_own), its scaling computed by the tasks from a
@@ -491,6 +505,7 @@ CASES = (
     window_sums,
     window_sums_of_constant_rows,
     transposed_product,
+    filter_in_lanes,
 )
 
 

@@ -313,6 +313,7 @@ def test_a_contiguous_owner_takes_long_blocks():
     strategy = pipe.compiled.reductions["y"]
     assert strategy.kind == "owner" and strategy.owned[0].size == CONTIGUOUS_RUN
     assert f"t in blocks of {CONTIGUOUS_RUN}" in strategy.reason
+    assert strategy.vector_owner and "t runs under omp simd outside k" in strategy.reason
     rng = np.random.default_rng(2)
     for n in (1, 1000, 3001):
         x, h = rng.standard_normal(n + 6).astype(np.float32), rng.standard_normal(7)
@@ -320,3 +321,35 @@ def test_a_contiguous_owner_takes_long_blocks():
         want = polyimage.interpret([y], **arguments)
         for threads in (1, 2, 3):
             assert np.array_equal(pipe(**arguments, threads=threads), want), (n, threads)
+
+
+@pytest.mark.parametrize(
+    "typ, op", [(Float, Op.Sum), (Double, Op.Mul), (Int, Op.Max), (UChar, Op.Sum)]
+)
+def test_a_contiguous_owner_sums_each_cell_in_a_lane(typ, op):
+    """The 1-D filter's cells each summed in a variable, their variable under `omp simd`
+    outside two reduction-only loops (a 3x4 footprint of taps), for every operator and
+    integer and float types: the interpreter's result bit for bit, on 1, 2 and 3 threads at
+    sizes that end mid-block; gcc's report reads the outer loop as vectorized."""
+    N = Parameter(Int, "N")
+    x, h = Image(typ, "x", [N + 12]), Image(typ, "h", [3, 4])
+    t, a, b = Variable(Int, "t"), Variable(Int, "a"), Variable(Int, "b")
+    taps = [Interval(Int, 0, 2), Interval(Int, 0, 3)]
+    y = Reduction(([t], [Interval(Int, 0, N - 1)]), ([a, b], taps), typ, "y")
+    y.defn = [Reduce(y(t), x(t + a + 3 * b) * h(a, b), op)]
+    pipe = polyimage.compile([y], estimates={"N": 1 << 20})
+    assert pipe.compiled.reductions["y"].vector_owner
+    rng = np.random.default_rng(4)
+    dtype = typ.dtype
+    for n in (1, 1500, 5001):
+        if dtype.kind == "f":
+            values = rng.uniform(0.5, 1.5, n + 12).astype(dtype)
+            weights = rng.uniform(0.5, 1.5, (3, 4)).astype(dtype)
+        else:
+            values = rng.integers(0, 50, n + 12).astype(dtype)
+            weights = rng.integers(0, 5, (3, 4)).astype(dtype)
+        want = polyimage.interpret([y], x=values, h=weights)
+        for threads in (1, 2, 3):
+            got = pipe(x=values, h=weights, threads=threads)
+            assert np.array_equal(got, want), (n, threads)
+    assert pipe.scalar_stages in ((), None), pipe.report(vectorization=True)

@@ -25,6 +25,9 @@ PACKED_ROWS = "packed rows"
 # ._staged_strips): cells at indices computed from data, which no vector stores; the loop
 # that computes them is the one the vectorization report reads
 STAGED_UPDATES = "staged updates"
+# the reduction-only loops inside an owner's `omp simd` loop (codegen.reduction_loops
+# _vector_owner): each lane runs them; the vectorization report reads the loop outside
+LANE_LOOPS = "loops of each lane"
 _C_RESERVED = frozenset(
     """auto break case char const continue default do double else enum extern
 float for goto if inline int long register restrict return short signed sizeof static struct

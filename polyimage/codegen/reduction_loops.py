@@ -31,7 +31,7 @@ from .blocked import blocked_updates, combine
 from .cexpr import c_literal, helper, wide_name
 from .ctext import CText, assign, cat, declare, if_chain, reading, writing
 from .ctree import Assign, Block, Declare, For, If, Line, Node, Seq
-from .names import PREFIX, STAGED_UPDATES, UPDATES
+from .names import LANE_LOOPS, PREFIX, STAGED_UPDATES, UPDATES
 from .prelude import ONE_AT_A_TIME, shared_schedule
 
 P = PREFIX
@@ -314,7 +314,11 @@ def _owner(emitter, func, strategy, names) -> list:
         nodes.append(declare("int64_t", [(f"{P}klo_{n}", first), (f"{P}khi_{n}", last)]))
     blocks = {o.dim: (f"{P}k_{names[o.index]}",) * 2 for o in owned}
     ranges, bounds = _owned_ranges(emitter, owned, names, blocks)
-    node: Node = Block((*ranges, _serial(emitter, func, names, bounds)))
+    if strategy.vector_owner:
+        inner = _vector_owner(emitter, func, names, bounds, owned[0].index)
+    else:
+        inner = _serial(emitter, func, names, bounds)
+    node: Node = Block((*ranges, inner))
     for k, o in reversed(list(enumerate(owned))):
         n = names[o.index]
         clauses: dict = {}
@@ -328,6 +332,34 @@ def _owner(emitter, func, strategy, names) -> list:
             )
         node = For(f"{P}k_{n}", f"{P}klo_{n}", f"{P}khi_{n}", node, **clauses)
     return nodes + [node]
+
+
+def _vector_owner(emitter, func, names, bounds, index: int) -> Node:
+    """A block of an owner Reduction whose contiguous variable (at `index`) alone owns its
+    cells (schedule.reductions.vector_owner): that variable's loop under `omp simd`, the
+    reduction-only loops inside it in their order, each cell summed in a variable from
+    before them to after them."""
+    var = func.reduction_variables[index]
+    rest = [k for k in loop_order(func) if k != index]
+    inner = [func.reduction_variables[k] for k in rest]
+    inner_bounds = [bounds.get(k, (f"{P}rlo_{names[k]}", f"{P}rhi_{names[k]}")) for k in rest]
+    store = emitter.storage[func.name]
+    acc = f"{P}acc"
+
+    def cell_sum(printer) -> Block:
+        offset = offset_of(func.cases[0].value.target, storing(printer, func.name, store))
+        cell = cat(f"{store.buffer}[{P}acc_o]", writing(store.buffer))
+        at = declare("int64_t", [(f"{P}acc_o", offset)])
+        start = declare(func.typ.c_name, [(acc, cell)], const=False)
+
+        def update(inner_printer) -> Node:
+            return _unrolled_updates(emitter, inner_printer, func, (), None, acc)
+
+        loops = emitter._loops(inner, func.name, False, update, bounds=inner_bounds)
+        return Block((at, start, Block((loops,), note=LANE_LOOPS), assign(cell, acc)))
+
+    nest = emitter._loops([var], func.name, False, cell_sum, bounds=[bounds[index]], simd=True)
+    return Block((nest,), note=UPDATES)
 
 
 def _owned_ranges(emitter, owned, names, cells) -> tuple:

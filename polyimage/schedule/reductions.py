@@ -25,7 +25,9 @@ import math
 from dataclasses import dataclass
 
 from ..algebra.evaluate import Evaluator, extent
+from ..dsl import expr as E
 from ..dsl.reduction import Reduction
+from ..dsl.types import Half
 from .blocking import (
     RegisterBlock,
     epilogue_on_vectors,
@@ -74,6 +76,9 @@ class ReductionStrategy:
     owned: tuple = ()
     chunk_variable: int = 0
     block: RegisterBlock | None = None
+    # an owner whose only owned variable is its contiguous one, run under `omp simd` outside
+    # the reduction-only loops, each cell summed in a variable (vector_owner)
+    vector_owner: bool = False
 
     def describe(self) -> str:
         return f"{self.kind}: {self.reason}"
@@ -215,8 +220,19 @@ def reduction_strategy(func, evaluate, machine=None) -> ReductionStrategy:
         names = ", ".join(
             f"{func.reduction_variables[o.index].name} in blocks of {o.size}" for o in owned
         )
+        outside = vector_owner(func, owned, contiguous, unrolled)
+        inside = [v.name for k, v in enumerate(func.reduction_variables) if k != contiguous]
         return ReductionStrategy(
-            "owner", f"{names} own distinct cells ({blocks} blocks)", owned=tuple(owned)
+            "owner",
+            f"{names} own distinct cells ({blocks} blocks)"
+            + (
+                f"; {func.reduction_variables[contiguous].name} runs under omp simd outside "
+                f"{', '.join(inside)}, each cell summed in a variable"
+                if outside
+                else ""
+            ),
+            owned=tuple(owned),
+            vector_owner=outside,
         )
     ops = {case.value.op for case in func.cases}
     if len(ops) > 1:
@@ -237,6 +253,25 @@ def reduction_strategy(func, evaluate, machine=None) -> ReductionStrategy:
         f"{func.reduction_variables[chunk].name} combine into copies",
         chunk_variable=chunk,
     )
+
+
+def vector_owner(func, owned, contiguous, unrolled) -> bool:
+    """Whether an owner Reduction's blocks run its contiguous variable, its only owned one,
+    under `omp simd` outside the reduction-only loops, each cell summed in a variable: one
+    unconditional update whose target is that variable alone and whose value does not read
+    the Reduction, no unrolled variables. gcc vectorizes the outer loop, every lane taking
+    its cell's updates in order (a 1-D filter: 5.3 -> 3.8 ms, each tap's load and store of
+    the cells gone)."""
+    if contiguous is None or unrolled or [o.index for o in owned] != [contiguous]:
+        return False
+    if len(func.cases) != 1 or func.cases[0].cond is not None or func.typ is Half:
+        return False
+    update = func.cases[0].value
+    var = func.reduction_variables[contiguous]
+    if any(isinstance(n, E.Reference) and n.func is func for n in E.walk(update.value)):
+        return False
+    moving = [a for a in update.target.args if any(n is var for n in E.walk(a))]
+    return len(moving) == 1 and len(func.reduction_variables) > 1
 
 
 def _long_runs(owned: OwnedVariable, extent: int) -> OwnedVariable:

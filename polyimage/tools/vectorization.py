@@ -15,7 +15,14 @@ from dataclasses import dataclass
 from ..algebra.affine import is_affine
 from ..codegen.ctree import For, names_used, walk
 from ..codegen.loops import WIDE_COPY
-from ..codegen.names import BLOCK_CELLS, PACKED_ROWS, STAGED_UPDATES, UPDATES, VECTOR_TYPES
+from ..codegen.names import (
+    BLOCK_CELLS,
+    LANE_LOOPS,
+    PACKED_ROWS,
+    STAGED_UPDATES,
+    UPDATES,
+    VECTOR_TYPES,
+)
 from ..codegen.units import SOURCE_NAME
 from ..dsl import expr as E
 from ..dsl.arithmetic import Call
@@ -171,7 +178,7 @@ def _reported(placed) -> bool:
     written in vector types (codegen.vector_blocks), the copies of its packed rows
     (codegen.packing) and a scatter's staged updates, applied in order (the loop computing
     them is read: codegen.reduction_loops)."""
-    if {BLOCK_CELLS, VECTOR_TYPES, PACKED_ROWS, STAGED_UPDATES} & set(placed.notes):
+    if {BLOCK_CELLS, VECTOR_TYPES, PACKED_ROWS, STAGED_UPDATES, LANE_LOOPS} & set(placed.notes):
         return False
     if placed.loop.simd:
         return True
