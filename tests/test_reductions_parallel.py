@@ -353,3 +353,19 @@ def test_a_contiguous_owner_sums_each_cell_in_a_lane(typ, op):
             got = pipe(x=values, h=weights, threads=threads)
             assert np.array_equal(got, want), (n, threads)
     assert pipe.scalar_stages in ((), None), pipe.report(vectorization=True)
+
+
+def test_a_column_sum_keeps_its_rows_outside_its_lanes():
+    """A column sum's cells are owned by its contiguous variable too, but each lane would walk
+    down the rows, a page a step: it keeps the rows outside, each row's columns in a vector
+    loop, and the interpreter's result."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    img = Image(Float, "img", [R, C])
+    x, y = Variable(Int, "x"), Variable(Int, "y")
+    s = Reduction(([y], [Interval(Int, 0, C - 1)]), ([x], [Interval(Int, 0, R - 1)]), Float, "s")
+    s.defn = [Reduce(s(y), img(x, y), Op.Sum)]
+    pipe = polyimage.compile([s], estimates={"R": 4096, "C": 4096})
+    strategy = pipe.compiled.reductions["s"]
+    assert strategy.kind == "owner" and not strategy.vector_owner
+    values = np.random.default_rng(5).standard_normal((37, 2100)).astype(np.float32)
+    assert np.array_equal(pipe(img=values, threads=2), polyimage.interpret([s], img=values))

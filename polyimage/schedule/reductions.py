@@ -271,7 +271,23 @@ def vector_owner(func, owned, contiguous, unrolled) -> bool:
     if any(isinstance(n, E.Reference) and n.func is func for n in E.walk(update.value)):
         return False
     moving = [a for a in update.target.args if any(n is var for n in E.walk(a))]
-    return len(moving) == 1 and len(func.reduction_variables) > 1
+    if len(moving) != 1 or len(func.reduction_variables) < 2:
+        return False
+    # each lane walks the reduction-only loops: only along the last index of the reads that
+    # move with the lanes (a column sum's lanes walking down 4096 rows would touch a page a
+    # step); the others are one value for every lane
+    inner = [v for k, v in enumerate(func.reduction_variables) if k != contiguous]
+    reads = [
+        n
+        for n in E.walk(update.value)
+        if isinstance(n, E.Reference) and any(m is var for a in n.args for m in E.walk(a))
+    ]
+    return all(_last_only(ref, v) for ref in reads for v in inner)
+
+
+def _last_only(ref, var) -> bool:
+    """Whether `var` appears in no index of `ref` but its last."""
+    return not any(any(n is var for n in E.walk(a)) for a in ref.args[:-1])
 
 
 def _long_runs(owned: OwnedVariable, extent: int) -> OwnedVariable:
