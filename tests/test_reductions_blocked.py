@@ -421,6 +421,28 @@ def test_a_transposed_operand_is_copied_for_its_blocks(seed, tmp_path, monkeypat
                 assert_same(built(A=a, B=b, threads=threads), want, what, exact=True)
 
 
+def test_a_transposed_operand_moving_with_the_rows_is_not_blocked(tmp_path):
+    """`A(i, k) * B(j, k + i)`: the transposed operand moves with the rows too, so no copy per
+    block of columns could serve a block's rows: not blocked, and the interpreter's result
+    (blocked, its full blocks read B where it lies and summed the wrong elements)."""
+    M, N, K = (Parameter(Int, n) for n in "MNK")
+    A, B = Image(Float, "A", [M, K]), Image(Float, "B", [N, K + M])
+    i, j, k = (Variable(Int, n) for n in "ijk")
+    rows, cols = Interval(Int, 0, M - 1), Interval(Int, 0, N - 1)
+    C = Reduction(([i, j], [rows, cols]), ([k], [Interval(Int, 0, K - 1)]), Float, "C")
+    C.defn = [Reduce(C(i, j), A(i, k) * B(j, k + i), Op.Sum)]
+    pipe = polyimage.compile(
+        [C], estimates={"M": 512, "N": 512, "K": 512}, options=Options(cache_dir=tmp_path)
+    )
+    assert pipe.compiled.reductions["C"].kind != "blocked"
+    rng = np.random.default_rng(6)
+    a = rng.standard_normal((20, 30)).astype(np.float32)
+    b = rng.standard_normal((70, 50)).astype(np.float32)
+    for threads in (1, 2):
+        want = polyimage.interpret([C], A=a, B=b)
+        assert_same(pipe(A=a, B=b, threads=threads), want, "B(j, k + i)", exact=True)
+
+
 def test_a_transposed_operand_off_vectors_keeps_another_strategy(tmp_path):
     """A transposed product combined by Max runs on no vectors: not blocked (its read
     would have to be copied to be a vector), and still the interpreter's result."""

@@ -262,9 +262,10 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
     lanes = max(1, machine.vector_bytes // itemsize)
     wide = machine.vector_bytes >= 64
     own = any(_moves(r, func.reduction_variables[rows]) for r in _along(func, columns))
-    # a transposed read runs on vectors only from its copy
+    # a transposed read runs on vectors only from its copy, which serves every row: one that
+    # moves with the rows too, or off vectors, is left to the other strategies
     must_pack = transposed_read(func, columns) is not None
-    if must_pack and not vector_ready(func):
+    if must_pack and (own or not vector_ready(func)):
         return None
     constant = wide and constant_row_steps(func, func.reduction_variables[rows])
     packed = (
