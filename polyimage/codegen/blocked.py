@@ -404,19 +404,21 @@ def blocked_updates(emitter, printer, func, block, names) -> Node:
             emitter, printer, column_read, cols, block, names, depth_bounds, reduction_loops
         )
         column_start.append(If(f"{P}cn == {width}", copied))
-    blocks: Node = stepped(
-        f"{P}c0",
-        f"{P}jc",
-        f"{P}jc1",
-        width,
-        f"{P}c1",
-        Block((count, *column_start, by_row_blocks(row_block))),
-    )
+    blocks: Node
     if block.rows_read_own:  # no slice shared down the rows: each block of rows sweeps along
         blocks = by_row_blocks(
             lambda h: stepped(
                 f"{P}c0", f"{P}jc", f"{P}jc1", width, f"{P}c1", Block((count, row_block(h)))
             )
+        )
+    else:
+        blocks = stepped(
+            f"{P}c0",
+            f"{P}jc",
+            f"{P}jc1",
+            width,
+            f"{P}c1",
+            Block((count, *column_start, by_row_blocks(row_block))),
         )
     points = Declare("int64_t", ((POINTS, panel_points(block, names, depth_bounds)),), True)
     if read is not None:

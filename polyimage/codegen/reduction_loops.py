@@ -40,6 +40,8 @@ P = PREFIX
 STAGED_STRIP = 64
 MOST_STAGED = 8
 STAGED_MIN_OPS = 3
+# the C variable holding a cell from before the loops that update it to after them
+ACCUMULATOR = f"{P}acc"
 # OpenMP's reduction operators of Op
 _CLAUSE_OPERATORS = {Op.Sum: "+", Op.Mul: "*", Op.Min: "min", Op.Max: "max"}
 
@@ -204,16 +206,23 @@ def _accumulated(emitter, printer, func, var, bounds, target, update) -> Block:
     every point, and vectorizes none of it. Integers combine under `omp simd` with a reduction
     clause (their operators are associative, wrapping: the same result in any order; gcc's
     cost model at -O2 would leave the loop scalar); floats in order, as written."""
+    loop = emitter.innermost(var, bounds[0], bounds[1], update(printer, ACCUMULATOR), simd=False)
+    if func.typ.is_int:
+        clause = f"{_CLAUSE_OPERATORS[func.cases[0].value.op]}:{ACCUMULATOR}"
+        loop = dataclasses.replace(loop, simd=True, reduction=clause)
+    return _in_a_variable(emitter, printer, func, target, loop)
+
+
+def _in_a_variable(emitter, printer, func, target, loops: Node) -> Block:
+    """`loops`, which update the one cell of Reduction `func` at the point of `printer`
+    (of `target`, a StageStorage, or its buffer) through ACCUMULATOR: the cell loaded into
+    that variable before them and stored after them."""
     store = target or emitter.storage[func.name]
     offset = offset_of(func.cases[0].value.target, storing(printer, func.name, store))
-    cell, acc = cat(f"{store.buffer}[{P}acc_o]", writing(store.buffer)), f"{P}acc"
+    cell = cat(f"{store.buffer}[{P}acc_o]", writing(store.buffer))
     at = declare("int64_t", [(f"{P}acc_o", offset)])
-    start = declare(func.typ.c_name, [(acc, cell)], const=False)
-    loop = emitter.innermost(var, bounds[0], bounds[1], update(printer, acc), simd=False)
-    if func.typ.is_int:
-        clause = f"{_CLAUSE_OPERATORS[func.cases[0].value.op]}:{acc}"
-        loop = dataclasses.replace(loop, simd=True, reduction=clause)
-    return Block((at, start, loop, assign(cell, acc)))
+    start = declare(func.typ.c_name, [(ACCUMULATOR, cell)], const=False)
+    return Block((at, start, loops, assign(cell, ACCUMULATOR)))
 
 
 def _unrolled_updates(emitter, printer, func, unrolled, target, accumulator=None, slot=None) -> Seq:
@@ -343,20 +352,13 @@ def _vector_owner(emitter, func, names, bounds, index: int) -> Node:
     rest = [k for k in loop_order(func) if k != index]
     inner = [func.reduction_variables[k] for k in rest]
     inner_bounds = [bounds.get(k, (f"{P}rlo_{names[k]}", f"{P}rhi_{names[k]}")) for k in rest]
-    store = emitter.storage[func.name]
-    acc = f"{P}acc"
 
     def cell_sum(printer) -> Block:
-        offset = offset_of(func.cases[0].value.target, storing(printer, func.name, store))
-        cell = cat(f"{store.buffer}[{P}acc_o]", writing(store.buffer))
-        at = declare("int64_t", [(f"{P}acc_o", offset)])
-        start = declare(func.typ.c_name, [(acc, cell)], const=False)
-
         def update(inner_printer) -> Node:
-            return _unrolled_updates(emitter, inner_printer, func, (), None, acc)
+            return _unrolled_updates(emitter, inner_printer, func, (), None, ACCUMULATOR)
 
         loops = emitter._loops(inner, func.name, False, update, bounds=inner_bounds)
-        return Block((at, start, Block((loops,), note=LANE_LOOPS), assign(cell, acc)))
+        return _in_a_variable(emitter, printer, func, None, Block((loops,), note=LANE_LOOPS))
 
     nest = emitter._loops([var], func.name, False, cell_sum, bounds=[bounds[index]], simd=True)
     return Block((nest,), note=UPDATES)

@@ -475,7 +475,7 @@ def vector_ready(func) -> bool:
         if e.typ != typ:
             return False
         if isinstance(e, E.Reference):
-            return e is copied and e.typ == typ or _vector_read(e, column, typ)
+            return e is copied or _vector_read(e, column, typ)
         if isinstance(e, E.BinOp):
             return e.op in ARITHMETIC and lanes(e.a) and lanes(e.b)
         if isinstance(e, E.Neg):

@@ -176,8 +176,9 @@ def _reported(placed) -> bool:
     loops (they run in order, no `omp simd`, and gcc vectorizes what it proves safe), except
     a register block's moves of its cells and its leftover cells (codegen.blocked), one
     written in vector types (codegen.vector_blocks), the copies of its packed rows
-    (codegen.packing) and a scatter's staged updates, applied in order (the loop computing
-    them is read: codegen.reduction_loops)."""
+    (codegen.packing), a scatter's staged updates, applied in order (the loop computing
+    them is read: codegen.reduction_loops), and the loops each lane of an owner's `omp simd`
+    loop runs (that loop is read: reduction_loops._vector_owner)."""
     if {BLOCK_CELLS, VECTOR_TYPES, PACKED_ROWS, STAGED_UPDATES, LANE_LOOPS} & set(placed.notes):
         return False
     if placed.loop.simd:
