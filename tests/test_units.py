@@ -21,6 +21,7 @@ from polyimage.codegen.cprint import print_c
 from polyimage.codegen.units import SOURCE_NAME, layout
 from polyimage.config import Options
 from polyimage.jit import cache
+from polyimage.jit.toolchain import compiler_command, compiler_facts
 from polyimage.tools.vectorization import vectorization
 
 _LINE = re.compile(rf'^#line (\d+) "{re.escape(SOURCE_NAME)}"$')
@@ -252,6 +253,10 @@ def test_large_modules_build_with_o2_and_small_ones_with_o3(monkeypatch, tmp_pat
     assert unit_flags(flags, limit, driver=True) == flags + (build_module.DRIVER_LEVEL,)
     assert unit_flags(flags, limit - 1, driver=True) == flags
     assert unit_flags(("-O3", "-O1"), limit) == ("-O3", "-O1")
+    epilogues = build_module.LARGE_MODULE_GCC_FLAGS
+    assert unit_flags(flags, limit, gcc=True) == (*flags, "-O2", *epilogues)
+    assert unit_flags(flags, limit, driver=True, gcc=True) == (*flags, build_module.DRIVER_LEVEL)
+    assert unit_flags(flags, limit - 1, gcc=True) == flags
     monkeypatch.setattr(units_module, "UNIT_BYTES", 400)
     out, R, C = _chain()
 
@@ -275,6 +280,9 @@ def test_large_modules_build_with_o2_and_small_ones_with_o3(monkeypatch, tmp_pat
     assert all(" -O2 " in c for c in large[1:]) == (size >= limit)
     found = commands(size, "b")[0]
     assert f" {build_module.DRIVER_LEVEL} " in found[0] and all(" -O2 " in c for c in found[1:])
+    gcc = compiler_facts(compiler_command(), Options().flags).family == "gcc"
+    epilogues = " ".join(build_module.LARGE_MODULE_GCC_FLAGS)
+    assert [epilogues in c for c in found] == [False] + [gcc] * (len(found) - 1)
     assert not any(" -O2 " in c for c in commands(size + 1, "c")[0])
 
 
@@ -365,7 +373,6 @@ def test_gcc_builds_the_unit_of_a_long_jammed_nest_with_its_own_flags(monkeypatc
     from helpers import assert_exact_on_threads, weighted_means
 
     from polyimage.jit import build as build_module
-    from polyimage.jit.toolchain import compiler_command, compiler_facts
 
     options = Options(cache_dir=tmp_path / "cache")
     if compiler_facts(compiler_command(), options.flags).family != "gcc":

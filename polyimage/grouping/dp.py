@@ -187,14 +187,17 @@ def _ancestors(dag: FusionDag) -> tuple:
 
 def _candidates(dag, done, full, limit, ancestors, leading=False):
     """Connected, closed groups of at most `limit` not-done nodes, each once, in a fixed
-    order (by the bitmask's growth from its lowest ready node)."""
+    order (by the bitmask's growth from its lowest ready node). A node joins a group only if
+    fewer than `limit` of its ancestors remain (it could not be closed otherwise); that is
+    asked of the nodes a group reaches, not of every remaining node."""
     preds, near = dag.preds, dag.near
     remaining = full & ~done
-    allowed = [i for i in _bits(remaining) if (ancestors[i] & remaining).bit_count() < limit]
-    allowed_mask = sum(1 << i for i in allowed)
-    ready = [i for i in allowed if preds[i] & ~done == 0]
-    if leading:
-        ready = ready[:1] if ready and ready[0] == next(_bits(remaining)) else []
+    if leading:  # the first remaining node, where it is ready
+        first = (remaining & -remaining).bit_length() - 1
+        ready = [first] if remaining and preds[first] & ~done == 0 else []
+    else:  # a ready node's ancestors are all done: it is always allowed
+        ready = [i for i in _bits(remaining) if preds[i] & ~done == 0]
+    verdicts: dict = {}
     seen, order = set(), []
     for root in ready:
         stack = [(1 << root, preds[root], near[root])]  # a group, its members' preds, near
@@ -207,11 +210,15 @@ def _candidates(dag, done, full, limit, ancestors, leading=False):
                 order.append(group)
             if group.bit_count() >= limit:
                 continue
-            frontier = group_near & allowed_mask & ~group
+            frontier = group_near & remaining & ~group
             while frontier:  # the highest first, so that the lowest is popped first
                 j = frontier.bit_length() - 1
                 frontier ^= 1 << j
-                stack.append((group | 1 << j, group_preds | preds[j], group_near | near[j]))
+                allowed = verdicts.get(j)
+                if allowed is None:
+                    allowed = verdicts[j] = (ancestors[j] & remaining).bit_count() < limit
+                if allowed:
+                    stack.append((group | 1 << j, group_preds | preds[j], group_near | near[j]))
     return order
 
 
