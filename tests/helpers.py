@@ -503,6 +503,21 @@ def window_sum(taps=5, cols=None, scale=None):
     return out
 
 
+def pooling(rows: int, op=Op.Max, typ=Float, default=None):
+    """m(x, y) = op over a `rows` x 3 window of img(2 x + dx, 2 y + dy): a pooling layer of
+    stride 2, its lanes (y) reading every other element."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    img = Image(typ, "img", [2 * R + rows - 1, 2 * C + 2])
+    x, y, dx, dy = (Variable(Int, v) for v in ("x", "y", "dx", "dy"))
+    cells = [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]
+    taps = [Interval(Int, 0, rows - 1), Interval(Int, 0, 2)]
+    m = Reduction(([x, y], cells), ([dx, dy], taps), typ, "m")
+    if default is not None:
+        m.default = default
+    m.defn = [Reduce(m(x, y), img(2 * x + dx, 2 * y + dy), op)]
+    return m
+
+
 def sanitizers_required() -> bool:
     """Whether the sanitizer run must run (POLYIMAGE_REQUIRE_SANITIZERS=1, as in CI): it then
     fails rather than skips without libasan."""

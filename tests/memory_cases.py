@@ -14,6 +14,7 @@ from helpers import (
     matmul,
     matmul_nt,
     offset_weighted_sum,
+    pooling,
     weighted_means,
     window_sum,
 )
@@ -486,6 +487,15 @@ def window_sums_of_constant_rows() -> MemoryCase:
     )
 
 
+def pooling_in_lanes() -> MemoryCase:
+    """Max pooling of stride 2 whose columns run in lanes (schedule.reductions.vector_owner)
+    inside the rows' blocks, reading every other element: 9 rows by 37 columns, each cell
+    in a variable beside its NaN flag, planned for 64-byte vectors whatever the host."""
+    rng = np.random.default_rng(14)
+    arguments = dict(img=rng.random((2 * 9 + 2, 2 * 37 + 2), np.float32))
+    return MemoryCase("pooling in lanes", [pooling(3)], ("auto",), arguments, {"vector_bytes": 64})
+
+
 CASES = (
     two_level_group,
     reduce_target_through_a_cast,
@@ -506,6 +516,7 @@ CASES = (
     window_sums_of_constant_rows,
     transposed_product,
     filter_in_lanes,
+    pooling_in_lanes,
 )
 
 

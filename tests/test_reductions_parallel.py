@@ -6,7 +6,7 @@ Mul within reassociation rounding of the interpreter and bit-identical across th
 
 import numpy as np
 import pytest
-from helpers import assert_exact_on_threads, stage_trees
+from helpers import assert_exact_on_threads, pooling, stage_trees
 
 import polyimage
 from polyimage import (
@@ -28,7 +28,7 @@ from polyimage import (
     Variable,
 )
 from polyimage.codegen.ctree import for_loops
-from polyimage.schedule.reductions import CONTIGUOUS_RUN, PARALLEL_MIN_POINTS
+from polyimage.schedule.reductions import CONTIGUOUS_RUN, LANE_ROWS, PARALLEL_MIN_POINTS
 
 SHAPE = (131, 127)  # more reduction points than PARALLEL_MIN_POINTS: threads are used
 TYPES = {
@@ -369,3 +369,41 @@ def test_a_column_sum_keeps_its_rows_outside_its_lanes():
     assert strategy.kind == "owner" and not strategy.vector_owner
     values = np.random.default_rng(5).standard_normal((37, 2100)).astype(np.float32)
     assert np.array_equal(pipe(img=values, threads=2), polyimage.interpret([s], img=values))
+
+
+@pytest.mark.parametrize("op", [Op.Max, Op.Min])
+def test_a_pooling_runs_its_strided_columns_in_lanes(op):
+    """Max and Min pooling of stride 2: the rows own the cells, and the columns, whose reads
+    step two elements, run under `omp simd` outside the window's loops, each cell in a
+    variable (a NaN noted beside it). The interpreter's result (NaN where a window holds
+    one, ties of +0 and -0 as NumPy keeps them, a NaN default) at odd sizes on 1-3 threads;
+    gcc's report reads the lanes' loop as vectorized."""
+    m = pooling(3, op, default=float("nan") if op is Op.Min else None)
+    pipe = polyimage.compile([m], estimates={"R": 2048, "C": 2048})
+    strategy = pipe.compiled.reductions["m"]
+    assert strategy.kind == "owner" and strategy.vector_owner
+    assert [o.index for o in strategy.owned] == [0] and strategy.lanes == 1
+    assert "y runs under omp simd outside dx, dy" in strategy.reason
+    rng = np.random.default_rng(8)
+    for rows, columns in ((1, 1), (7, 33), (64, 101)):
+        values = rng.uniform(-1, 1, (2 * rows + 2, 2 * columns + 2)).astype(np.float32)
+        values.flat[rng.integers(0, values.size, 3)] = np.nan
+        values.flat[rng.integers(0, values.size, 5)] = -0.0
+        values.flat[rng.integers(0, values.size, 5)] = 0.0
+        want = polyimage.interpret([m], img=values)
+        for threads in (1, 2, 3):
+            got = pipe(img=values, threads=threads)
+            np.testing.assert_array_equal(got, want)
+            assert np.array_equal(np.signbit(got), np.signbit(want))
+    assert pipe.scalar_stages in ((), None), pipe.report(vectorization=True)
+
+
+def test_lanes_walk_only_a_few_rows():
+    """A window of more rows than LANE_ROWS would take each lane down that many rows: the
+    columns keep their written place, and the result is the interpreter's."""
+    m = pooling(LANE_ROWS + 1, Op.Sum)
+    pipe = polyimage.compile([m], estimates={"R": 2048, "C": 2048})
+    assert not pipe.compiled.reductions["m"].vector_owner
+    values = np.random.default_rng(9).uniform(0, 1, (2 * 20 + LANE_ROWS, 2 * 45 + 2))
+    values = values.astype(np.float32)
+    assert np.array_equal(pipe(img=values, threads=2), polyimage.interpret([m], img=values))

@@ -42,6 +42,7 @@ MOST_STAGED = 8
 STAGED_MIN_OPS = 3
 # the C variable holding a cell from before the loops that update it to after them
 ACCUMULATOR = f"{P}acc"
+ACCUMULATOR_NAN = f"{P}acc_nan"  # whether a NaN came into ACCUMULATOR (_nan_flagged)
 # OpenMP's reduction operators of Op
 _CLAUSE_OPERATORS = {Op.Sum: "+", Op.Mul: "*", Op.Min: "min", Op.Max: "max"}
 
@@ -216,13 +217,29 @@ def _accumulated(emitter, printer, func, var, bounds, target, update) -> Block:
 def _in_a_variable(emitter, printer, func, target, loops: Node) -> Block:
     """`loops`, which update the one cell of Reduction `func` at the point of `printer`
     (of `target`, a StageStorage, or its buffer) through ACCUMULATOR: the cell loaded into
-    that variable before them and stored after them."""
+    that variable before them and stored after them. A float Min or Max keeps whether a NaN
+    came in a flag of its own (_nan_flagged)."""
     store = target or emitter.storage[func.name]
     offset = offset_of(func.cases[0].value.target, storing(printer, func.name, store))
     cell = cat(f"{store.buffer}[{P}acc_o]", writing(store.buffer))
     at = declare("int64_t", [(f"{P}acc_o", offset)])
     start = declare(func.typ.c_name, [(ACCUMULATOR, cell)], const=False)
-    return Block((at, start, loops, assign(cell, ACCUMULATOR)))
+    if not _nan_flagged(func):
+        return Block((at, start, loops, assign(cell, ACCUMULATOR)))
+    flag = declare("int", [(ACCUMULATOR_NAN, f"{ACCUMULATOR} != {ACCUMULATOR}")], const=False)
+    nan = f"({func.typ.c_name})NAN"
+    result = f"{ACCUMULATOR_NAN} ? {nan} : {ACCUMULATOR}"
+    return Block((at, start, flag, loops, assign(cell, result)))
+
+
+def _nan_flagged(func) -> bool:
+    """Whether a float Reduction by Min or Max held in ACCUMULATOR combines by plain selects
+    (one `vmaxps` each), a NaN among its values noted in ACCUMULATOR_NAN and restored at the
+    end: the value of the NaN-propagating helper chain (NaN payloads aside), whose compares
+    and blends made each step's latency several times a select's (3x3 max pooling in lanes:
+    a chain of nine)."""
+    ops = {case.value.op for case in func.cases}
+    return func.typ.is_float and func.typ is not Half and ops <= {Op.Min, Op.Max}
 
 
 def _unrolled_updates(emitter, printer, func, unrolled, target, accumulator=None, slot=None) -> Seq:
@@ -282,11 +299,15 @@ def _unrolled_updates(emitter, printer, func, unrolled, target, accumulator=None
     return Seq(tuple(nodes))
 
 
-def _applied(func, store, u: int, offset: str, value: str, accumulator=None) -> Assign:
+def _applied(func, store, u: int, offset: str, value: str, accumulator=None) -> Node:
     """Update `u` of a point (its Case: u modulo the Cases) applied: `value` combined into the
     cell of `store` at `offset`, or into `accumulator` (a C variable holding that cell)."""
     cell = accumulator or cat(f"{store.buffer}[{offset}]", writing(store.buffer))
     op = func.cases[u % len(func.cases)].value.op
+    if accumulator == ACCUMULATOR and _nan_flagged(func):
+        plain = cat(helper("p" + op.value, func.typ.c_name), f"({cell}, {value})")
+        noted = assign(ACCUMULATOR_NAN, f"{ACCUMULATOR_NAN} | ({value} != {value})")
+        return Seq((assign(cell, plain), noted))
     return assign(cell, combine(op, func.typ, cell, value))
 
 
@@ -323,8 +344,9 @@ def _owner(emitter, func, strategy, names) -> list:
         nodes.append(declare("int64_t", [(f"{P}klo_{n}", first), (f"{P}khi_{n}", last)]))
     blocks = {o.dim: (f"{P}k_{names[o.index]}",) * 2 for o in owned}
     ranges, bounds = _owned_ranges(emitter, owned, names, blocks)
-    if strategy.vector_owner:
-        inner = _vector_owner(emitter, func, names, bounds, owned[0].index)
+    if strategy.vector_owner and strategy.lanes is not None:
+        held = tuple(o.index for o in owned if o.index != strategy.lanes)
+        inner = _vector_owner(emitter, func, names, bounds, strategy.lanes, held)
     else:
         inner = _serial(emitter, func, names, bounds)
     node: Node = Block((*ranges, inner))
@@ -343,24 +365,30 @@ def _owner(emitter, func, strategy, names) -> list:
     return nodes + [node]
 
 
-def _vector_owner(emitter, func, names, bounds, index: int) -> Node:
-    """A block of an owner Reduction whose contiguous variable (at `index`) alone owns its
-    cells (schedule.reductions.vector_owner): that variable's loop under `omp simd`, the
-    reduction-only loops inside it in their order, each cell summed in a variable from
-    before them to after them."""
-    var = func.reduction_variables[index]
-    rest = [k for k in loop_order(func) if k != index]
+def _vector_owner(emitter, func, names, bounds, index: int, held=()) -> Node:
+    """A block of an owner Reduction run in lanes of its variable at `index`
+    (schedule.reductions.vector_owner): the loops of the other owned variables (`held`, in
+    their order), then that variable's loop under `omp simd`, the reduction-only loops inside
+    it in their order, each cell summed in a variable from before them to after them."""
+    order = loop_order(func)
+    outside = [k for k in order if k in held] + [index]
+    rest = [k for k in order if k not in outside]
     inner = [func.reduction_variables[k] for k in rest]
-    inner_bounds = [bounds.get(k, (f"{P}rlo_{names[k]}", f"{P}rhi_{names[k]}")) for k in rest]
+
+    def limits(k) -> tuple:
+        return bounds.get(k, (f"{P}rlo_{names[k]}", f"{P}rhi_{names[k]}"))
 
     def cell_sum(printer) -> Block:
         def update(inner_printer) -> Node:
             return _unrolled_updates(emitter, inner_printer, func, (), None, ACCUMULATOR)
 
-        loops = emitter._loops(inner, func.name, False, update, bounds=inner_bounds)
+        loops = emitter._loops(inner, func.name, False, update, bounds=[limits(k) for k in rest])
         return _in_a_variable(emitter, printer, func, None, Block((loops,), note=LANE_LOOPS))
 
-    nest = emitter._loops([var], func.name, False, cell_sum, bounds=[bounds[index]], simd=True)
+    lanes = [func.reduction_variables[k] for k in outside]
+    nest = emitter._loops(
+        lanes, func.name, False, cell_sum, bounds=[limits(k) for k in outside], simd=True
+    )
     return Block((nest,), note=UPDATES)
 
 

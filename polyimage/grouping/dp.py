@@ -197,7 +197,7 @@ def _candidates(dag, done, full, limit, ancestors, leading=False):
         ready = [first] if remaining and preds[first] & ~done == 0 else []
     else:  # a ready node's ancestors are all done: it is always allowed
         ready = [i for i in _bits(remaining) if preds[i] & ~done == 0]
-    verdicts: dict = {}
+    verdicts = {}
     seen, order = set(), []
     for root in ready:
         stack = [(1 << root, preds[root], near[root])]  # a group, its members' preds, near

@@ -26,6 +26,9 @@ from ..dsl.types import Int
 # reduction variables of at most this many constant values that own target cells one each run
 # innermost, unrolled (unrolled_variables)
 UNROLL_POINTS = 4
+# the largest step along their last index that reads may take per lane of a lane_variable
+# (gcc loads strides of 2 to 4 as whole vectors and permutes them)
+MAX_LANE_STRIDE = 4
 
 
 def unrolled_variables(func) -> tuple:
@@ -106,6 +109,35 @@ def contiguous_variable(func, unrolled=()) -> int | None:
         if all(unit_stride(ref, var) for ref in _references(func)):
             return k
     return None
+
+
+def lane_variable(func, unrolled=()) -> int | None:
+    """contiguous_variable, else the cell-fixed variable, not among `unrolled`, that is
+    `v + c` along the target's last dimension and appears in the reads only in their last
+    index, stepping them by at most MAX_LANE_STRIDE elements (a pooling window's `2 y + dy`):
+    vector lanes along it write consecutive cells and load with a stride gcc vectorizes
+    (schedule.reductions.vector_owner). None if there is none."""
+    found = contiguous_variable(func, unrolled)
+    if found is not None:
+        return found
+    last = func.ndim - 1
+    for k, var in enumerate(func.reduction_variables):
+        if k in unrolled or k not in cell_fixed(func) or last < 0:
+            continue
+        form = owned_forms(func, var)[last]
+        if form is None or form[0] != 1:
+            continue
+        if all(_strided(ref, var) for ref in _references(func)):
+            return k
+    return None
+
+
+def _strided(ref, var) -> bool:
+    """Whether `var` appears in `ref` only in its last index, with a coefficient from 0 to
+    MAX_LANE_STRIDE."""
+    *outer, last = ref.args or (E.Const(0, Int),)
+    step = coefficient(last, var)
+    return all(coefficient(a, var) == 0 for a in outer) and step in range(MAX_LANE_STRIDE + 1)
 
 
 def _references(func):

@@ -38,6 +38,9 @@ from .blocking import (
 from .reduction_order import (  # noqa: F401  (UNROLL_POINTS read from here too)
     UNROLL_POINTS,
     contiguous_variable,
+    is_legal_order,
+    lane_variable,
+    loop_order,
     owned_forms,
     unrolled_variables,
 )
@@ -52,6 +55,9 @@ PRIVATE_BUDGET_BYTES = 4 << 20
 ENOUGH_BLOCKS = 256
 # an owner reduction's contiguous variable, where it owns, takes blocks of this many values
 CONTIGUOUS_RUN = 1024
+# the most rows (values of reduction-only variables in an earlier index than the last) the
+# reads of an owner's lanes may walk (vector_owner)
+LANE_ROWS = 8
 
 
 @dataclass(frozen=True)
@@ -76,9 +82,11 @@ class ReductionStrategy:
     owned: tuple = ()
     chunk_variable: int = 0
     block: RegisterBlock | None = None
-    # an owner whose only owned variable is its contiguous one, run under `omp simd` outside
-    # the reduction-only loops, each cell summed in a variable (vector_owner)
+    # an owner whose lane variable (`lanes`, an index: its only owned one, or one no block
+    # owns) runs under `omp simd` outside the reduction-only loops, each cell summed in a
+    # variable (vector_owner)
     vector_owner: bool = False
+    lanes: int | None = None
 
     def describe(self) -> str:
         return f"{self.kind}: {self.reason}"
@@ -216,23 +224,33 @@ def reduction_strategy(func, evaluate, machine=None) -> ReductionStrategy:
         owned, blocks = _owners(func, extents, unrolled)
         owned = [_long_runs(o, extents[o.index]) if o.index == contiguous else o for o in owned]
         blocks = math.prod(-(-extents[o.index] // o.size) for o in owned)
+    lanes = contiguous
+    strided = lane_variable(func, unrolled) if owned and contiguous is None else None
+    if strided is not None:  # lanes inside blocks of the other variables
+        beside, apart = _owners(func, extents, unrolled + (strided,))
+        if apart >= 2 and vector_owner(func, beside, strided, unrolled, extents):
+            owned, blocks, lanes = beside, apart, strided
     if owned and blocks >= 2:
         names = ", ".join(
             f"{func.reduction_variables[o.index].name} in blocks of {o.size}" for o in owned
         )
-        outside = vector_owner(func, owned, contiguous, unrolled)
-        inside = [v.name for k, v in enumerate(func.reduction_variables) if k != contiguous]
+        outside = vector_owner(func, owned, lanes, unrolled, extents)
+        held = {o.index for o in owned} - {lanes}
+        inside = [
+            v.name for k, v in enumerate(func.reduction_variables) if k != lanes and k not in held
+        ]
         return ReductionStrategy(
             "owner",
             f"{names} own distinct cells ({blocks} blocks)"
             + (
-                f"; {func.reduction_variables[contiguous].name} runs under omp simd outside "
+                f"; {func.reduction_variables[lanes].name} runs under omp simd outside "
                 f"{', '.join(inside)}, each cell summed in a variable"
-                if outside
+                if outside and lanes is not None
                 else ""
             ),
             owned=tuple(owned),
             vector_owner=outside,
+            lanes=lanes if outside else None,
         )
     ops = {case.value.op for case in func.cases}
     if len(ops) > 1:
@@ -255,34 +273,49 @@ def reduction_strategy(func, evaluate, machine=None) -> ReductionStrategy:
     )
 
 
-def vector_owner(func, owned, contiguous, unrolled) -> bool:
-    """Whether an owner Reduction's blocks run its contiguous variable, its only owned one,
-    under `omp simd` outside the reduction-only loops, each cell summed in a variable: one
-    unconditional update whose target is that variable alone and whose value does not read
-    the Reduction, no unrolled variables. gcc vectorizes the outer loop, every lane taking
-    its cell's updates in order (a 1-D filter: 5.3 -> 3.8 ms, each tap's load and store of
-    the cells gone)."""
-    if contiguous is None or unrolled or [o.index for o in owned] != [contiguous]:
+def vector_owner(func, owned, lanes, unrolled, extents) -> bool:
+    """Whether an owner Reduction's blocks run its lane variable (`lanes`: reduction_order.
+    lane_variable), its only owned one or one that no block owns, under `omp simd` outside
+    the reduction-only loops, each cell summed in a variable: one unconditional update whose
+    target is that variable alone and whose value does not read the Reduction, no unrolled
+    variables. gcc vectorizes the outer loop, every lane taking its cell's updates in order
+    (a 1-D filter: 5.3 -> 3.8 ms, each tap's load and store of the cells gone)."""
+    if lanes is None or unrolled:
+        return False
+    held = [o.index for o in owned if o.index != lanes]
+    if len(held) == len(owned):  # the lanes run inside the blocks of the others
+        inner = [k for k in loop_order(func) if k not in held]
+        if not is_legal_order(func, held + [lanes] + [k for k in inner if k != lanes]):
+            return False
+    elif held:
         return False
     if len(func.cases) != 1 or func.cases[0].cond is not None or func.typ is Half:
         return False
     update = func.cases[0].value
-    var = func.reduction_variables[contiguous]
+    var = func.reduction_variables[lanes]
     if any(isinstance(n, E.Reference) and n.func is func for n in E.walk(update.value)):
         return False
     moving = [a for a in update.target.args if any(n is var for n in E.walk(a))]
-    if len(moving) != 1 or len(func.reduction_variables) < 2:
+    inner = [k for k in range(len(func.reduction_variables)) if k != lanes and k not in held]
+    if len(moving) != 1 or not inner:
         return False
-    # each lane walks the reduction-only loops: only along the last index of the reads that
-    # move with the lanes (a column sum's lanes walking down 4096 rows would touch a page a
-    # step); the others are one value for every lane
-    inner = [v for k, v in enumerate(func.reduction_variables) if k != contiguous]
+    # each lane walks the reduction-only loops: along an earlier index than the last of the
+    # reads that move with the lanes, over a few constant values at most (a pooling window's
+    # rows; a column sum's lanes walking down 4096 rows would touch a page a step)
     reads = [
         n
         for n in E.walk(update.value)
         if isinstance(n, E.Reference) and any(m is var for a in n.args for m in E.walk(a))
     ]
-    return all(_last_only(ref, v) for ref in reads for v in inner)
+    across = [
+        k for k in inner if not all(_last_only(r, func.reduction_variables[k]) for r in reads)
+    ]
+    constant = all(_constant_interval(func.reduction_intervals[k]) for k in across)
+    return constant and math.prod(extents[k] for k in across) <= LANE_ROWS
+
+
+def _constant_interval(interval) -> bool:
+    return isinstance(interval.lb, E.Const) and isinstance(interval.ub, E.Const)
 
 
 def _last_only(ref, var) -> bool:
