@@ -28,7 +28,12 @@ from polyimage import (
     Variable,
 )
 from polyimage.codegen.ctree import for_loops
-from polyimage.schedule.reductions import CONTIGUOUS_RUN, LANE_ROWS, PARALLEL_MIN_POINTS
+from polyimage.schedule.reductions import (
+    CONTIGUOUS_RUN,
+    LANE_ROWS,
+    LANE_RUN,
+    PARALLEL_MIN_POINTS,
+)
 
 SHAPE = (131, 127)  # more reduction points than PARALLEL_MIN_POINTS: threads are used
 TYPES = {
@@ -407,3 +412,25 @@ def test_lanes_walk_only_a_few_rows():
     values = np.random.default_rng(9).uniform(0, 1, (2 * 20 + LANE_ROWS, 2 * 45 + 2))
     values = values.astype(np.float32)
     assert np.array_equal(pipe(img=values, threads=2), polyimage.interpret([m], img=values))
+
+
+def test_a_decimating_filter_runs_its_strided_samples_in_lanes():
+    """y(t) sums x(2 t + k) * h(k): `t` alone owns the cells and steps the reads two
+    elements, so it is no contiguous variable. Its blocks take LANE_RUN values or more (one
+    task per cell ran 75x slower), each under `omp simd` outside k: the interpreter's result
+    bit for bit at sizes that end mid-block, on 1, 2 and 3 threads."""
+    N = Parameter(Int, "N")
+    x, h = Image(Float, "x", [2 * N + 16]), Image(Float, "h", [16])
+    t, k = Variable(Int, "t"), Variable(Int, "k")
+    y = Reduction(([t], [Interval(Int, 0, N - 1)]), ([k], [Interval(Int, 0, 15)]), Float, "y")
+    y.defn = [Reduce(y(t), x(2 * t + k) * h(k), Op.Sum)]
+    pipe = polyimage.compile([y], estimates={"N": 1 << 21})
+    strategy = pipe.compiled.reductions["y"]
+    assert strategy.vector_owner and strategy.lanes == 0
+    assert strategy.owned[0].size >= LANE_RUN
+    rng = np.random.default_rng(10)
+    for n in (1, 77, 3001):
+        arguments = dict(x=rng.random(2 * n + 16, np.float32), h=rng.random(16, np.float32))
+        want = polyimage.interpret([y], **arguments)
+        for threads in (1, 2, 3):
+            assert np.array_equal(pipe(**arguments, threads=threads), want), (n, threads)

@@ -112,24 +112,36 @@ def contiguous_variable(func, unrolled=()) -> int | None:
 
 
 def lane_variable(func, unrolled=()) -> int | None:
-    """contiguous_variable, else the cell-fixed variable, not among `unrolled`, that is
-    `v + c` along the target's last dimension and appears in the reads only in their last
-    index, stepping them by at most MAX_LANE_STRIDE elements (a pooling window's `2 y + dy`):
-    vector lanes along it write consecutive cells and load with a stride gcc vectorizes
-    (schedule.reductions.vector_owner). None if there is none."""
+    """contiguous_variable, else the first of the lane_candidates whose reads it steps only
+    along their last index, by at most MAX_LANE_STRIDE elements (a pooling window's
+    `2 y + dy`): vector lanes along it write consecutive cells and load with a stride gcc
+    vectorizes (schedule.reductions.vector_owner). None if there is none."""
     found = contiguous_variable(func, unrolled)
     if found is not None:
         return found
+    variables = func.reduction_variables
+    return next(
+        (
+            k
+            for k in lane_candidates(func, unrolled)
+            if all(_strided(ref, variables[k]) for ref in _references(func))
+        ),
+        None,
+    )
+
+
+def lane_candidates(func, unrolled=()) -> list:
+    """The cell-fixed variables, not among `unrolled`, that are `v + c` along the target's
+    last dimension: lanes along one write consecutive cells."""
     last = func.ndim - 1
+    found = []
     for k, var in enumerate(func.reduction_variables):
         if k in unrolled or k not in cell_fixed(func) or last < 0:
             continue
         form = owned_forms(func, var)[last]
-        if form is None or form[0] != 1:
-            continue
-        if all(_strided(ref, var) for ref in _references(func)):
-            return k
-    return None
+        if form is not None and form[0] == 1:
+            found.append(k)
+    return found
 
 
 def _strided(ref, var) -> bool:

@@ -58,6 +58,9 @@ CONTIGUOUS_RUN = 1024
 # the most rows (values of reduction-only variables in an earlier index than the last) the
 # reads of an owner's lanes may walk (vector_owner)
 LANE_ROWS = 8
+# the fewest values of a lane variable each block of its own takes (_lane_runs): whole
+# vectors of every width
+LANE_RUN = 64
 
 
 @dataclass(frozen=True)
@@ -226,10 +229,15 @@ def reduction_strategy(func, evaluate, machine=None) -> ReductionStrategy:
         blocks = math.prod(-(-extents[o.index] // o.size) for o in owned)
     lanes = contiguous
     strided = lane_variable(func, unrolled) if owned and contiguous is None else None
-    if strided is not None:  # lanes inside blocks of the other variables
+    if strided is not None:  # lanes inside blocks of the other variables, or its own
         beside, apart = _owners(func, extents, unrolled + (strided,))
+        runs = [_lane_runs(owned[0], extents[strided])] if len(owned) == 1 else []
         if apart >= 2 and vector_owner(func, beside, strided, unrolled, extents):
             owned, blocks, lanes = beside, apart, strided
+        elif runs and runs[0].index == strided:
+            count = -(-extents[strided] // runs[0].size)
+            if count >= 2 and vector_owner(func, runs, strided, unrolled, extents):
+                owned, blocks, lanes = runs, count, strided
     if owned and blocks >= 2:
         names = ", ".join(
             f"{func.reduction_variables[o.index].name} in blocks of {o.size}" for o in owned
@@ -330,6 +338,14 @@ def _long_runs(owned: OwnedVariable, extent: int) -> OwnedVariable:
     filter's `y(t)`) ran one task per cell, scalar (4 million of them: 100x slower)."""
     runs = max(1, min(CONTIGUOUS_RUN, extent) // owned.size)
     return dataclasses.replace(owned, size=owned.size * runs)
+
+
+def _lane_runs(owned: OwnedVariable, extent: int) -> OwnedVariable:
+    """A lane variable that alone owns its cells in blocks of LANE_RUN values or more (up to
+    CONTIGUOUS_RUN, ENOUGH_BLOCKS blocks where there are enough values): whole vectors of
+    lanes in each block, where blocks of one value ran one cell per task."""
+    values = max(LANE_RUN, min(CONTIGUOUS_RUN, extent // ENOUGH_BLOCKS))
+    return dataclasses.replace(owned, size=owned.size * max(1, values // owned.size))
 
 
 def _owners(func, extents, skip) -> tuple:
