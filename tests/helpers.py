@@ -518,6 +518,16 @@ def pooling(rows: int, op=Op.Max, typ=Float, default=None):
     return m
 
 
+def row_reduction(op=Op.Sum, typ=Float):
+    """s(x) = op over y of img(x, y) * w(y), in order: each cell a chain along y."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    img, w = Image(typ, "img", [R, C]), Image(typ, "w", [C])
+    x, y = Variable(Int, "x"), Variable(Int, "y")
+    s = Reduction(([x], [Interval(Int, 0, R - 1)]), ([y], [Interval(Int, 0, C - 1)]), typ, "s")
+    s.defn = [Reduce(s(x), img(x, y) * w(y), op)]
+    return s
+
+
 def sanitizers_required() -> bool:
     """Whether the sanitizer run must run (POLYIMAGE_REQUIRE_SANITIZERS=1, as in CI): it then
     fails rather than skips without libasan."""

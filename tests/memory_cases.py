@@ -15,6 +15,7 @@ from helpers import (
     matmul_nt,
     offset_weighted_sum,
     pooling,
+    row_reduction,
     weighted_means,
     window_sum,
 )
@@ -496,6 +497,14 @@ def pooling_in_lanes() -> MemoryCase:
     return MemoryCase("pooling in lanes", [pooling(3)], ("auto",), arguments, {"vector_bytes": 64})
 
 
+def row_sums_side_by_side() -> MemoryCase:
+    """Float row sums in order, their rows' chains side by side (schedule.reductions
+    .jammed_chains): 21 rows (two sets of 8 and 5 alone), 37 columns."""
+    rng = np.random.default_rng(15)
+    arguments = dict(img=rng.random((21, 37), np.float32), w=rng.random(37, np.float32))
+    return MemoryCase("row sums side by side", [row_reduction()], ("auto",), arguments)
+
+
 CASES = (
     two_level_group,
     reduce_target_through_a_cast,
@@ -517,6 +526,7 @@ CASES = (
     transposed_product,
     filter_in_lanes,
     pooling_in_lanes,
+    row_sums_side_by_side,
 )
 
 

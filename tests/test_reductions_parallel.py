@@ -6,7 +6,7 @@ Mul within reassociation rounding of the interpreter and bit-identical across th
 
 import numpy as np
 import pytest
-from helpers import assert_exact_on_threads, pooling, stage_trees
+from helpers import assert_exact_on_threads, pooling, row_reduction, stage_trees
 
 import polyimage
 from polyimage import (
@@ -30,6 +30,7 @@ from polyimage import (
 from polyimage.codegen.ctree import for_loops
 from polyimage.schedule.reductions import (
     CONTIGUOUS_RUN,
+    JAM_LINES,
     LANE_ROWS,
     LANE_RUN,
     PARALLEL_MIN_POINTS,
@@ -434,3 +435,34 @@ def test_a_decimating_filter_runs_its_strided_samples_in_lanes():
         want = polyimage.interpret([y], **arguments)
         for threads in (1, 2, 3):
             assert np.array_equal(pipe(**arguments, threads=threads), want), (n, threads)
+
+
+@pytest.mark.parametrize("op, typ", [(Op.Sum, Float), (Op.Max, Float), (Op.Mul, Double)])
+def test_row_reductions_run_their_chains_side_by_side(op, typ):
+    """A float reduction along each row sums every cell in order, one add's latency a step:
+    JAM_LINES rows run side by side along the row, each cell in a variable, in blocks of
+    whole sets of rows. The interpreter's result bit for bit (NaN rows too) at row counts
+    that end mid-set and mid-block, on 1, 2 and 3 threads."""
+    s = row_reduction(op, typ)
+    pipe = polyimage.compile([s], estimates={"R": 4096, "C": 4096})
+    strategy = pipe.compiled.reductions["s"]
+    assert strategy.kind == "owner" and strategy.jam == JAM_LINES
+    assert f"{JAM_LINES} values of x run side by side along y" in strategy.reason
+    assert strategy.owned[0].size % JAM_LINES == 0
+    rng = np.random.default_rng(11)
+    for rows, columns in ((1, 1), (13, 40), (203, 77)):
+        img = rng.uniform(0.9, 1.1, (rows, columns)).astype(typ.dtype)
+        img.flat[rng.integers(0, img.size, 2)] = np.nan
+        w = rng.uniform(0.9, 1.1, columns).astype(typ.dtype)
+        want = polyimage.interpret([s], img=img, w=w)
+        for threads in (1, 2, 3):
+            got = pipe(img=img, w=w, threads=threads)
+            assert np.array_equal(got, want, equal_nan=True), (rows, threads)
+
+
+def test_integer_row_sums_are_not_jammed():
+    """Integer sums are the same in any order: their rows keep a vector loop with a
+    reduction clause along y, not chains side by side."""
+    s = row_reduction(Op.Sum, Int)
+    pipe = polyimage.compile([s], estimates={"R": 4096, "C": 4096})
+    assert pipe.compiled.reductions["s"].jam == 0

@@ -90,12 +90,14 @@ def _owned_cells(emitter, func, names, cells) -> list:
     return ranges + [If(nonempty, Block((_serial(emitter, func, names, bounds),)))]
 
 
-def _serial(emitter, func, names, bounds, target=None):
+def _serial(emitter, func, names, bounds, target=None, jam=0):
     """The reduction domain in the loop order (schedule.reduction_order.loop_order), with
     `bounds` ({variable index: (lo, hi)}) replacing some variables' bounds, updating `target`
     (a StageStorage) instead of the buffer. The unrolled variables
     (schedule.reductions.unrolled_variables) run innermost, a copy of the update per value;
-    an innermost variable owning cells runs by residues (_independent_loop)."""
+    an innermost variable owning cells runs by residues (_independent_loop). With `jam`
+    (schedule.reductions.jammed_chains), the loop outside the innermost runs `jam` of its
+    values side by side (_jammed)."""
     unrolled = unrolled_variables(func)
     looped = [k for k in loop_order(func) if k not in unrolled]
     variables = [func.reduction_variables[k] for k in looped]
@@ -121,7 +123,16 @@ def _serial(emitter, func, names, bounds, target=None):
             return strips(printer, wide_name(emitter.names[last]), lo, hi, emitter.aliases([last]))
         return _accumulated(emitter, printer, func, last, last_bounds, target, update)
 
-    if inner is None and not staged and not _accumulates(func, last, unrolled):
+    if jam and inner is None and not staged and _accumulates(func, last, unrolled):
+
+        def jammed(printer) -> Node:
+            lines = (variables[-2], loop_bounds[-2], jam)
+            return _jammed(emitter, printer, func, lines, last_bounds, target, update)
+
+        nest = emitter._loops(
+            variables[:-2], func.name, parallel=False, body=jammed, bounds=loop_bounds[:-2]
+        )
+    elif inner is None and not staged and not _accumulates(func, last, unrolled):
         nest = emitter._loops(variables, func.name, False, update, bounds=loop_bounds)
     else:
         nest = emitter._loops(
@@ -214,6 +225,65 @@ def _accumulated(emitter, printer, func, var, bounds, target, update) -> Block:
     return _in_a_variable(emitter, printer, func, target, loop)
 
 
+def _jammed(emitter, printer, func, lines, bounds, target, update) -> Block:
+    """The innermost two loops of a Reduction whose cells sum in order along the innermost
+    (schedule.reductions.jammed_chains): `lines` = (the outer loop's Variable, its (lo, hi),
+    how many of its values run side by side). Each set of lines loads its cells into
+    variables, runs one loop along the innermost (`bounds`) updating each in turn
+    (`update(printer, accumulator)`, each line under its own value of the variable) and
+    stores them: their chains overlap, every cell still summed in order. The values past the
+    last whole set run one at a time (_accumulated)."""
+    var, (lo, hi), count = lines
+    it = emitter.names[var]
+    w, start, rest = wide_name(it), f"{P}jl_{it}", f"{P}jr_{it}"
+    chain = func.reduction_variables[loop_order(func)[-1]]
+    store = target or emitter.storage[func.name]
+    typ = func.typ.c_name
+    flagged = _nan_flagged(func)
+
+    def at(k: int, node: Node) -> Block:
+        point = Declare("int64_t", ((w, f"{start} + {k}"),), True)
+        return Block((point, *emitter.aliases([var]), node))
+
+    def cell(k: int) -> CText:
+        return cat(f"{store.buffer}[{P}acc_o{k}]", writing(store.buffer))
+
+    def load(k: int) -> Node:
+        offset = offset_of(func.cases[0].value.target, storing(printer, func.name, store))
+        nodes = [assign(f"{P}acc_o{k}", offset), assign(f"{ACCUMULATOR}{k}", cell(k))]
+        if flagged:
+            acc = f"{ACCUMULATOR}{k}"
+            nodes.append(assign(f"{acc}_nan", f"{acc} != {acc}"))
+        return at(k, Seq(tuple(nodes)))
+
+    def stored(k: int) -> Node:
+        acc = f"{ACCUMULATOR}{k}"
+        return assign(cell(k), f"{acc}_nan ? ({typ})NAN : {acc}" if flagged else acc)
+
+    held = [Declare("int64_t", tuple((f"{P}acc_o{k}", None) for k in range(count)))]
+    held.append(Declare(typ, tuple((f"{ACCUMULATOR}{k}", None) for k in range(count))))
+    if flagged:
+        held.append(Declare("int", tuple((f"{ACCUMULATOR}{k}_nan", None) for k in range(count))))
+    steps = Block(
+        (
+            *emitter.aliases([chain]),
+            *(at(k, update(printer, f"{ACCUMULATOR}{k}")) for k in range(count)),
+        )
+    )
+    chains = For(wide_name(emitter.names[chain]), bounds[0], bounds[1], steps)
+    sets = For(
+        start,
+        lo,
+        f"{rest} - 1",
+        Block((*held, *map(load, range(count)), chains, *map(stored, range(count)))),
+        step=str(count),
+    )
+    alone = _accumulated(emitter, printer, func, chain, bounds, target, update)
+    after = For(w, rest, hi, Block((*emitter.aliases([var]), alone)))
+    limits = Declare("int64_t", ((rest, f"{lo} + ({hi} - {lo} + 1) / {count} * {count}"),), True)
+    return Block((limits, sets, after))
+
+
 def _in_a_variable(emitter, printer, func, target, loops: Node) -> Block:
     """`loops`, which update the one cell of Reduction `func` at the point of `printer`
     (of `target`, a StageStorage, or its buffer) through ACCUMULATOR: the cell loaded into
@@ -304,9 +374,10 @@ def _applied(func, store, u: int, offset: str, value: str, accumulator=None) -> 
     cell of `store` at `offset`, or into `accumulator` (a C variable holding that cell)."""
     cell = accumulator or cat(f"{store.buffer}[{offset}]", writing(store.buffer))
     op = func.cases[u % len(func.cases)].value.op
-    if accumulator == ACCUMULATOR and _nan_flagged(func):
+    if accumulator is not None and _nan_flagged(func):
+        flag = f"{accumulator}_nan"  # ACCUMULATOR_NAN, or a jammed line's (_jammed)
         plain = cat(helper("p" + op.value, func.typ.c_name), f"({cell}, {value})")
-        noted = assign(ACCUMULATOR_NAN, f"{ACCUMULATOR_NAN} | ({value} != {value})")
+        noted = assign(flag, f"{flag} | ({value} != {value})")
         return Seq((assign(cell, plain), noted))
     return assign(cell, combine(op, func.typ, cell, value))
 
@@ -348,7 +419,7 @@ def _owner(emitter, func, strategy, names) -> list:
         held = tuple(o.index for o in owned if o.index != strategy.lanes)
         inner = _vector_owner(emitter, func, names, bounds, strategy.lanes, held)
     else:
-        inner = _serial(emitter, func, names, bounds)
+        inner = _serial(emitter, func, names, bounds, jam=strategy.jam)
     node: Node = Block((*ranges, inner))
     for k, o in reversed(list(enumerate(owned))):
         n = names[o.index]

@@ -61,6 +61,9 @@ LANE_ROWS = 8
 # the fewest values of a lane variable each block of its own takes (_lane_runs): whole
 # vectors of every width
 LANE_RUN = 64
+# the cells whose in-order float chains run side by side (jammed_chains): enough adds in
+# flight for two pipes of three cycles' latency
+JAM_LINES = 8
 
 
 @dataclass(frozen=True)
@@ -90,6 +93,9 @@ class ReductionStrategy:
     # variable (vector_owner)
     vector_owner: bool = False
     lanes: int | None = None
+    # an owner whose float chains along its innermost loop run JAM_LINES cells of the loop
+    # outside it side by side (jammed_chains): that many lines, 0 for none
+    jam: int = 0
 
     def describe(self) -> str:
         return f"{self.kind}: {self.reason}"
@@ -239,10 +245,14 @@ def reduction_strategy(func, evaluate, machine=None) -> ReductionStrategy:
             if count >= 2 and vector_owner(func, runs, strided, unrolled, extents):
                 owned, blocks, lanes = runs, count, strided
     if owned and blocks >= 2:
+        outside = vector_owner(func, owned, lanes, unrolled, extents)
+        jam = 0
+        if not outside and jammed_chains(func):
+            owned, blocks = _jam_runs(owned, extents, loop_order(func)[-2])
+            jam = JAM_LINES
         names = ", ".join(
             f"{func.reduction_variables[o.index].name} in blocks of {o.size}" for o in owned
         )
-        outside = vector_owner(func, owned, lanes, unrolled, extents)
         held = {o.index for o in owned} - {lanes}
         inside = [
             v.name for k, v in enumerate(func.reduction_variables) if k != lanes and k not in held
@@ -255,10 +265,12 @@ def reduction_strategy(func, evaluate, machine=None) -> ReductionStrategy:
                 f"{', '.join(inside)}, each cell summed in a variable"
                 if outside and lanes is not None
                 else ""
-            ),
+            )
+            + (_jam_reason(func) if jam else ""),
             owned=tuple(owned),
             vector_owner=outside,
             lanes=lanes if outside else None,
+            jam=jam,
         )
     ops = {case.value.op for case in func.cases}
     if len(ops) > 1:
@@ -338,6 +350,58 @@ def _long_runs(owned: OwnedVariable, extent: int) -> OwnedVariable:
     filter's `y(t)`) ran one task per cell, scalar (4 million of them: 100x slower)."""
     runs = max(1, min(CONTIGUOUS_RUN, extent) // owned.size)
     return dataclasses.replace(owned, size=owned.size * runs)
+
+
+def jammed_chains(func) -> bool:
+    """Whether a float Reduction's cells each sum along its innermost loop in order (one
+    unconditional update whose target does not move with that loop: a scalar chain, one add's
+    latency a step) while the loop outside it moves to the next cell (`v + c` along a target
+    dimension: a row sum's rows): codegen then runs JAM_LINES of those cells side by side,
+    each in a variable, so that their chains overlap (the scans' lines, codegen.scans)."""
+    if not func.typ.is_float or func.typ is Half or unrolled_variables(func):
+        return False
+    order = loop_order(func)
+    if len(order) < 2 or len(func.cases) != 1 or func.cases[0].cond is not None:
+        return False
+    update = func.cases[0].value
+    chain, line = (func.reduction_variables[k] for k in order[-1:-3:-1])
+    if any(n is chain for a in update.target.args for n in E.walk(a)):
+        return False
+    if any(isinstance(n, E.Reference) and n.func is func for n in E.walk(update.value)):
+        return False
+    form = independent_inner(func, line)
+    return form is not None and form[0] == 1
+
+
+def _jam_runs(owned, extents, line: int) -> tuple:
+    """(owned, blocks) with the jammed lines' variable (index `line`), where it owns blocks
+    of one value, in blocks of _lane_runs instead (whole sets of lines in each block), or
+    of fewer sets where those would leave a single block."""
+
+    def blocks(variables) -> int:
+        return math.prod(-(-extents[o.index] // o.size) for o in variables)
+
+    if not any(o.index == line and o.size == 1 for o in owned):
+        return owned, blocks(owned)
+    for size in (None, max(JAM_LINES, extents[line] // 2 // JAM_LINES * JAM_LINES)):
+        runs = [
+            (_lane_runs(o, extents[o.index]) if size is None else dataclasses.replace(o, size=size))
+            if o.index == line
+            else o
+            for o in owned
+        ]
+        if blocks(runs) >= 2:
+            return runs, blocks(runs)
+    return owned, blocks(owned)
+
+
+def _jam_reason(func) -> str:
+    order = loop_order(func)
+    chain, line = (func.reduction_variables[k].name for k in order[-1:-3:-1])
+    return (
+        f"; {JAM_LINES} values of {line} run side by side along {chain}, each cell summed in "
+        "order in a variable"
+    )
 
 
 def _lane_runs(owned: OwnedVariable, extent: int) -> OwnedVariable:
