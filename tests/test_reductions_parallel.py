@@ -390,6 +390,9 @@ def test_a_pooling_runs_its_strided_columns_in_lanes(op):
     assert strategy.kind == "owner" and strategy.vector_owner
     assert [o.index for o in strategy.owned] == [0] and strategy.lanes == 1
     assert "y runs under omp simd outside dx, dy" in strategy.reason
+    # tasks of several rows, whose shared rows of the image stay in cache; every cell starts
+    # from the default in its variable, the buffer written once
+    assert strategy.owned[0].size > 1 and strategy.initializes
     rng = np.random.default_rng(8)
     for rows, columns in ((1, 1), (7, 33), (64, 101)):
         values = rng.uniform(-1, 1, (2 * rows + 2, 2 * columns + 2)).astype(np.float32)
@@ -448,7 +451,7 @@ def test_row_reductions_run_their_chains_side_by_side(op, typ):
     strategy = pipe.compiled.reductions["s"]
     assert strategy.kind == "owner" and strategy.jam == JAM_LINES
     assert f"{JAM_LINES} values of x run side by side along y" in strategy.reason
-    assert strategy.owned[0].size % JAM_LINES == 0
+    assert strategy.owned[0].size % JAM_LINES == 0 and strategy.initializes
     rng = np.random.default_rng(11)
     for rows, columns in ((1, 1), (13, 40), (203, 77)):
         img = rng.uniform(0.9, 1.1, (rows, columns)).astype(typ.dtype)
@@ -466,3 +469,46 @@ def test_integer_row_sums_are_not_jammed():
     s = row_reduction(Op.Sum, Int)
     pipe = polyimage.compile([s], estimates={"R": 4096, "C": 4096})
     assert pipe.compiled.reductions["s"].jam == 0
+
+
+def test_cells_no_lane_reaches_keep_the_default():
+    """Where the rows of the reduction domain miss the target's first row, the lanes cannot
+    start their cells from the default: a pass sets the whole buffer first, and the row no
+    lane reaches keeps the default, as in the interpreter."""
+    R, C = Parameter(Int, "R"), Parameter(Int, "C")
+    img = Image(Float, "img", [2 * R + 2, 2 * C + 2])
+    x, y, dx, dy = (Variable(Int, v) for v in ("x", "y", "dx", "dy"))
+    cells = [Interval(Int, 0, R - 1), Interval(Int, 0, C - 1)]
+    rows = [Interval(Int, 1, R - 1), Interval(Int, 0, C - 1)]
+    taps = [Interval(Int, 0, 2), Interval(Int, 0, 2)]
+    m = Reduction(([x, y], cells), ([x, y, dx, dy], [*rows, *taps]), Float, "m")
+    m.default = -5.0
+    m.defn = [Reduce(m(x, y), img(2 * x + dx, 2 * y + dy), Op.Max)]
+    pipe = polyimage.compile([m], estimates={"R": 2048, "C": 2048})
+    strategy = pipe.compiled.reductions["m"]
+    assert strategy.vector_owner and not strategy.initializes
+    values = np.random.default_rng(12).random((2 * 9 + 2, 2 * 21 + 2), np.float32)
+    got = pipe(img=values, threads=2)
+    assert np.array_equal(got, polyimage.interpret([m], img=values))
+    assert (got[0] == -5.0).all()
+
+
+def test_lines_visited_again_start_from_their_cells():
+    """Row sums of each channel over q planes, q between the channels (which own the cells)
+    and the rows: the lines run side by side along y once per plane, so each set starts
+    from the cells' values so far, not the default: the interpreter's result bit for bit."""
+    N, R, C = Parameter(Int, "N"), Parameter(Int, "R"), Parameter(Int, "C")
+    img = Image(Float, "img", [N, 3, R, C])
+    c, q, x, y = (Variable(Int, v) for v in ("c", "q", "x", "y"))
+    cells = [Interval(Int, 0, N - 1), Interval(Int, 0, R - 1)]
+    domain = [cells[0], Interval(Int, 0, 2), cells[1], Interval(Int, 0, C - 1)]
+    s = Reduction(([c, x], cells), ([c, q, x, y], domain), Float, "s")
+    s.default = 0.5
+    s.defn = [Reduce(s(c, x), img(c, q, x, y), Op.Sum)]
+    pipe = polyimage.compile([s], schedule="naive", estimates={"N": 16, "R": 4096, "C": 4096})
+    strategy = pipe.compiled.reductions["s"]
+    assert strategy.jam == JAM_LINES and not strategy.initializes
+    values = np.random.default_rng(13).random((2, 3, 21, 30), np.float32)
+    for threads in (1, 2):
+        got = pipe(img=values, threads=threads)
+        assert np.array_equal(got, polyimage.interpret([s], img=values))

@@ -100,9 +100,13 @@ class LoopEmitter:
         """Reduction `func`: its default, then its updates. Over its whole buffer, in parallel
         and by its strategy; or, given `cells` ((lo, hi) C texts: a tile's box), serially over
         the box from the reduction points that own its cells; register blocks whose tasks
-        set their own cells (schedule.blocking.initialized_by_tasks) need no default first."""
+        set their own cells (schedule.blocking.initialized_by_tasks), and owners whose lanes
+        or lines start from the default (ReductionStrategy.initializes), need no default
+        first."""
         strategy = self.reductions.get(func.name) if cells is None else None
-        if strategy is not None and strategy.block is not None and strategy.block.initializes:
+        if strategy is not None and (
+            strategy.initializes or (strategy.block is not None and strategy.block.initializes)
+        ):
             return Seq((reduction_update(self, func, strategy),))
         default = self._loops(
             func.variables,

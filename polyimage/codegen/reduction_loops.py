@@ -90,14 +90,15 @@ def _owned_cells(emitter, func, names, cells) -> list:
     return ranges + [If(nonempty, Block((_serial(emitter, func, names, bounds),)))]
 
 
-def _serial(emitter, func, names, bounds, target=None, jam=0):
+def _serial(emitter, func, names, bounds, target=None, jam=0, first=None):
     """The reduction domain in the loop order (schedule.reduction_order.loop_order), with
     `bounds` ({variable index: (lo, hi)}) replacing some variables' bounds, updating `target`
     (a StageStorage) instead of the buffer. The unrolled variables
     (schedule.reductions.unrolled_variables) run innermost, a copy of the update per value;
     an innermost variable owning cells runs by residues (_independent_loop). With `jam`
     (schedule.reductions.jammed_chains), the loop outside the innermost runs `jam` of its
-    values side by side (_jammed)."""
+    values side by side (_jammed), each cell starting from `first` (C text) where given,
+    else from its buffer."""
     unrolled = unrolled_variables(func)
     looped = [k for k in loop_order(func) if k not in unrolled]
     variables = [func.reduction_variables[k] for k in looped]
@@ -127,7 +128,7 @@ def _serial(emitter, func, names, bounds, target=None, jam=0):
 
         def jammed(printer) -> Node:
             lines = (variables[-2], loop_bounds[-2], jam)
-            return _jammed(emitter, printer, func, lines, last_bounds, target, update)
+            return _jammed(emitter, printer, func, lines, last_bounds, target, update, first)
 
         nest = emitter._loops(
             variables[:-2], func.name, parallel=False, body=jammed, bounds=loop_bounds[:-2]
@@ -211,7 +212,7 @@ def _accumulates(func, var, unrolled) -> bool:
     ) and not any(isinstance(n, E.Reference) and n.func is func for n in E.walk(red.value))
 
 
-def _accumulated(emitter, printer, func, var, bounds, target, update) -> Block:
+def _accumulated(emitter, printer, func, var, bounds, target, update, first=None) -> Block:
     """The innermost loop over `var` (printed by `printer`, `update(printer, accumulator)`)
     updating one cell (_accumulates) kept in a variable from before the loop to after it: the
     compiler, which cannot tell the cell from the buffers read, would store and load it at
@@ -222,10 +223,10 @@ def _accumulated(emitter, printer, func, var, bounds, target, update) -> Block:
     if func.typ.is_int:
         clause = f"{_CLAUSE_OPERATORS[func.cases[0].value.op]}:{ACCUMULATOR}"
         loop = dataclasses.replace(loop, simd=True, reduction=clause)
-    return _in_a_variable(emitter, printer, func, target, loop)
+    return _in_a_variable(emitter, printer, func, target, loop, first)
 
 
-def _jammed(emitter, printer, func, lines, bounds, target, update) -> Block:
+def _jammed(emitter, printer, func, lines, bounds, target, update, first=None) -> Block:
     """The innermost two loops of a Reduction whose cells sum in order along the innermost
     (schedule.reductions.jammed_chains): `lines` = (the outer loop's Variable, its (lo, hi),
     how many of its values run side by side). Each set of lines loads its cells into
@@ -250,7 +251,8 @@ def _jammed(emitter, printer, func, lines, bounds, target, update) -> Block:
 
     def load(k: int) -> Node:
         offset = offset_of(func.cases[0].value.target, storing(printer, func.name, store))
-        nodes = [assign(f"{P}acc_o{k}", offset), assign(f"{ACCUMULATOR}{k}", cell(k))]
+        start = cell(k) if first is None else first
+        nodes = [assign(f"{P}acc_o{k}", offset), assign(f"{ACCUMULATOR}{k}", start)]
         if flagged:
             acc = f"{ACCUMULATOR}{k}"
             nodes.append(assign(f"{acc}_nan", f"{acc} != {acc}"))
@@ -278,28 +280,34 @@ def _jammed(emitter, printer, func, lines, bounds, target, update) -> Block:
         Block((*held, *map(load, range(count)), chains, *map(stored, range(count)))),
         step=str(count),
     )
-    alone = _accumulated(emitter, printer, func, chain, bounds, target, update)
+    alone = _accumulated(emitter, printer, func, chain, bounds, target, update, first)
     after = For(w, rest, hi, Block((*emitter.aliases([var]), alone)))
     limits = Declare("int64_t", ((rest, f"{lo} + ({hi} - {lo} + 1) / {count} * {count}"),), True)
     return Block((limits, sets, after))
 
 
-def _in_a_variable(emitter, printer, func, target, loops: Node) -> Block:
+def _in_a_variable(emitter, printer, func, target, loops: Node, first=None) -> Block:
     """`loops`, which update the one cell of Reduction `func` at the point of `printer`
     (of `target`, a StageStorage, or its buffer) through ACCUMULATOR: the cell loaded into
-    that variable before them and stored after them. A float Min or Max keeps whether a NaN
-    came in a flag of its own (_nan_flagged)."""
+    that variable before them (or `first`, C text: _first_value) and stored after them. A
+    float Min or Max keeps whether a NaN came in a flag of its own (_nan_flagged)."""
     store = target or emitter.storage[func.name]
     offset = offset_of(func.cases[0].value.target, storing(printer, func.name, store))
     cell = cat(f"{store.buffer}[{P}acc_o]", writing(store.buffer))
     at = declare("int64_t", [(f"{P}acc_o", offset)])
-    start = declare(func.typ.c_name, [(ACCUMULATOR, cell)], const=False)
+    start = declare(func.typ.c_name, [(ACCUMULATOR, cell if first is None else first)], const=False)
     if not _nan_flagged(func):
         return Block((at, start, loops, assign(cell, ACCUMULATOR)))
     flag = declare("int", [(ACCUMULATOR_NAN, f"{ACCUMULATOR} != {ACCUMULATOR}")], const=False)
     nan = f"({func.typ.c_name})NAN"
     result = f"{ACCUMULATOR_NAN} ? {nan} : {ACCUMULATOR}"
     return Block((at, start, flag, loops, assign(cell, result)))
+
+
+def _first_value(emitter, func) -> CText:
+    """C text of the constant default a cell starts from in its variable where no pass sets
+    the buffer first (schedule.reductions: ReductionStrategy.initializes)."""
+    return cat(f"({func.typ.c_name})(", emitter.printer(func.default), ")")
 
 
 def _nan_flagged(func) -> bool:
@@ -415,11 +423,12 @@ def _owner(emitter, func, strategy, names) -> list:
         nodes.append(declare("int64_t", [(f"{P}klo_{n}", first), (f"{P}khi_{n}", last)]))
     blocks = {o.dim: (f"{P}k_{names[o.index]}",) * 2 for o in owned}
     ranges, bounds = _owned_ranges(emitter, owned, names, blocks)
+    start = _first_value(emitter, func) if strategy.initializes else None
     if strategy.vector_owner and strategy.lanes is not None:
         held = tuple(o.index for o in owned if o.index != strategy.lanes)
-        inner = _vector_owner(emitter, func, names, bounds, strategy.lanes, held)
+        inner = _vector_owner(emitter, func, names, bounds, strategy.lanes, held, start)
     else:
-        inner = _serial(emitter, func, names, bounds, jam=strategy.jam)
+        inner = _serial(emitter, func, names, bounds, jam=strategy.jam, first=start)
     node: Node = Block((*ranges, inner))
     for k, o in reversed(list(enumerate(owned))):
         n = names[o.index]
@@ -436,7 +445,7 @@ def _owner(emitter, func, strategy, names) -> list:
     return nodes + [node]
 
 
-def _vector_owner(emitter, func, names, bounds, index: int, held=()) -> Node:
+def _vector_owner(emitter, func, names, bounds, index: int, held=(), first=None) -> Node:
     """A block of an owner Reduction run in lanes of its variable at `index`
     (schedule.reductions.vector_owner): the loops of the other owned variables (`held`, in
     their order), then that variable's loop under `omp simd`, the reduction-only loops inside
@@ -454,7 +463,8 @@ def _vector_owner(emitter, func, names, bounds, index: int, held=()) -> Node:
             return _unrolled_updates(emitter, inner_printer, func, (), None, ACCUMULATOR)
 
         loops = emitter._loops(inner, func.name, False, update, bounds=[limits(k) for k in rest])
-        return _in_a_variable(emitter, printer, func, None, Block((loops,), note=LANE_LOOPS))
+        lanes = Block((loops,), note=LANE_LOOPS)
+        return _in_a_variable(emitter, printer, func, None, lanes, first)
 
     lanes = [func.reduction_variables[k] for k in outside]
     nest = emitter._loops(
