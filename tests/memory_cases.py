@@ -499,10 +499,12 @@ def pooling_in_lanes() -> MemoryCase:
 
 def row_sums_side_by_side() -> MemoryCase:
     """Float row sums in order, their rows' chains side by side (schedule.reductions
-    .jammed_chains): 21 rows (two sets of 8 and 5 alone), 37 columns."""
+    .jammed_chains): 21 rows (two sets of 8 and 5 alone), 37 columns; by owner blocks, and
+    per tile of 13 rows (a set of 8 and 5 alone in each)."""
     rng = np.random.default_rng(15)
     arguments = dict(img=rng.random((21, 37), np.float32), w=rng.random(37, np.float32))
-    return MemoryCase("row sums side by side", [row_reduction()], ("auto",), arguments)
+    tiled = Schedule.parse("group 0: s [13]")
+    return MemoryCase("row sums side by side", [row_reduction()], ("auto", tiled), arguments)
 
 
 CASES = (

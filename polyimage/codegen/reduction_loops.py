@@ -19,10 +19,12 @@ from ..dsl.types import Half
 from ..grouping.facts import arithmetic_ops, scatters
 from ..schedule.reduction_order import loop_order
 from ..schedule.reductions import (
+    JAM_LINES,
     MAX_CHUNKS,
     PARALLEL_MIN_POINTS,
     PRIVATE_BUDGET_BYTES,
     independent_inner,
+    jammed_chains,
     tile_owned,
     unrolled_variables,
 )
@@ -77,8 +79,14 @@ def reduction_update(emitter, func, strategy, cells=None) -> Block:
     elif strategy is not None and strategy.kind == "privatized":
         nodes += _privatized(emitter, func, strategy, names)
     else:
-        nodes.append(_serial(emitter, func, names, {}))
+        nodes.append(_serial(emitter, func, names, {}, jam=_lines(func)))
     return Block(tuple(nodes))
+
+
+def _lines(func) -> int:
+    """The lines a Reduction run serially or per tile runs side by side: JAM_LINES where its
+    float chains allow (schedule.reductions.jammed_chains), else none."""
+    return JAM_LINES if jammed_chains(func) else 0
 
 
 def _owned_cells(emitter, func, names, cells) -> list:
@@ -87,7 +95,8 @@ def _owned_cells(emitter, func, names, cells) -> list:
     nothing runs when the box is empty (a later inner tile found it computed)."""
     ranges, bounds = _owned_ranges(emitter, tile_owned(func), names, cells)
     nonempty = " && ".join(f"({lo}) <= ({hi})" for lo, hi in cells) or "1"
-    return ranges + [If(nonempty, Block((_serial(emitter, func, names, bounds),)))]
+    updates = _serial(emitter, func, names, bounds, jam=_lines(func))
+    return ranges + [If(nonempty, Block((updates,)))]
 
 
 def _serial(emitter, func, names, bounds, target=None, jam=0, first=None):

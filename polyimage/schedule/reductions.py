@@ -205,6 +205,13 @@ def foldable(graph, name: str, candidates, ready) -> tuple:
     return tuple(folded)
 
 
+def _serial_strategy(func, why: str) -> ReductionStrategy:
+    """A serial ReductionStrategy for `why`, saying where its chains run side by side
+    (jammed_chains: codegen runs them so on one thread too)."""
+    lines = JAM_LINES if jammed_chains(func) else 0
+    return ReductionStrategy("serial", why + (_jam_reason(func) if lines else ""), jam=lines)
+
+
 def _tiled_strategy(func, group: int) -> ReductionStrategy:
     owned = tile_owned(func)
     owners = ", ".join(
@@ -215,7 +222,8 @@ def _tiled_strategy(func, group: int) -> ReductionStrategy:
     return ReductionStrategy(
         "tiled",
         f"computed per tile of group {group}, over the cells its consumers read ({owners}); "
-        "tiles run in parallel, each in the reduction domain's order",
+        "tiles run in parallel, each in the reduction domain's order"
+        + (_jam_reason(func) if jammed_chains(func) else ""),
         owned=owned,
     )
 
@@ -226,7 +234,7 @@ def reduction_strategy(func, evaluate, machine=None) -> ReductionStrategy:
     extents = [extent(evaluate, iv) for iv in func.reduction_intervals]
     points = math.prod(extents)
     if points < PARALLEL_MIN_POINTS:
-        return ReductionStrategy("serial", f"{points} reduction points, too few for threads")
+        return _serial_strategy(func, f"{points} reduction points, too few for threads")
     block = register_block(func, evaluate, machine) if machine is not None else None
     if block is not None:
         return ReductionStrategy("blocked", block.describe(func), block=block)
@@ -286,8 +294,8 @@ def reduction_strategy(func, evaluate, machine=None) -> ReductionStrategy:
     cells = math.prod(extent(evaluate, iv) for iv in func.intervals)
     copy_bytes = cells * func.typ.dtype.itemsize
     if copy_bytes * 2 > PRIVATE_BUDGET_BYTES:
-        return ReductionStrategy(
-            "serial",
+        return _serial_strategy(
+            func,
             f"no variable owns the target's cells and copies of its {copy_bytes} bytes "
             "are too large to privatize",
         )
