@@ -37,6 +37,17 @@ def _values(rng, shape, typ, nans: bool):
     return values
 
 
+def _in_order(name: str, typ, cells: str, order, named: dict, bounds: dict) -> Reduction:
+    """A Reduction `name` over the cells of the variables named in `cells`, its reduction
+    variables in `order` (names of `named`, each within its `bounds`)."""
+    return Reduction(
+        ([named[n] for n in cells], [bounds[n] for n in cells]),
+        ([named[n] for n in order], [bounds[n] for n in order]),
+        typ,
+        name,
+    )
+
+
 def _window(seed: int):
     """m(x, y) = op over a ta x tb window of img(sx x + ca a + ox, sy y + cb b + oy), its
     reduction variables in a random order (the cells' first three times in four)."""
@@ -59,13 +70,7 @@ def _window(seed: int):
     order = rng.choice([["x", "y"], ["y", "x"]]) + rng.choice([["a", "b"], ["b", "a"]])
     if rng.random() < 0.25:
         rng.shuffle(order)
-    named = {"x": x, "y": y, "a": a, "b": b}
-    m = Reduction(
-        ([x, y], [bounds["x"], bounds["y"]]),
-        ([named[n] for n in order], [bounds[n] for n in order]),
-        typ,
-        "m",
-    )
+    m = _in_order("m", typ, "xy", order, {"x": x, "y": y, "a": a, "b": b}, bounds)
     m.defn = [Reduce(m(x, y), img(sx * x + ca * a + ox, sy * y + cb * b + oy), op)]
     if rng.random() < 0.3:
         m.default = 1
@@ -97,13 +102,7 @@ def _chain(seed: int):
     order = rng.choice(
         [["c", "x", "r"], ["c", "x", "r"], ["c", "q", "x", "r"], ["c", "x", "q", "r"]]
     )
-    named = {"c": c, "q": q, "x": x, "r": r}
-    t = Reduction(
-        ([c, x], [bounds["c"], bounds["x"]]),
-        ([named[n] for n in order], [bounds[n] for n in order]),
-        typ,
-        "t",
-    )
+    t = _in_order("t", typ, "cx", order, {"c": c, "q": q, "x": x, "r": r}, bounds)
     weighted = rng.random() < 0.5
     plane = q if "q" in order else 0
     value = A(c, plane, x, r) * w(r) if weighted else A(c, plane, x, r)
