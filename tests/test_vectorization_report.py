@@ -289,3 +289,27 @@ def test_replayed_messages_move_with_the_units_line_directives(tmp_path):
     assert "kernel.c:91:9: optimized: loop vectorized" in replayed
     assert "gcc -c unit1.c -fopt-info-vec-missed" in replayed
     assert replayed_log(tmp_path / "other.o", after.lines) is None
+
+
+def test_a_loop_is_judged_by_its_own_messages_not_its_nested_loops():
+    """An owner's lane loop holds its cells' loops: gcc's verdict on an inner loop (a
+    fold-left it vectorized) says nothing of the lane loop around it, which it could not
+    vectorize: the lane loop reads as scalar."""
+    from polyimage.codegen.cprint import LoopLines
+    from polyimage.codegen.names import LANE_LOOPS
+
+    inner_loop = For("j", "0", "9", Block(()))
+    outer_loop = For("i", "0", "9", Block((inner_loop,)), simd=True)
+    outer = LoopLines(outer_loop, 10, 30, ("s",), ())
+    inner = LoopLines(inner_loop, 15, 25, ("s",), (LANE_LOOPS,))
+    log = (
+        "kernel.c:12:5: missed: couldn't vectorize loop\n"
+        "kernel.c:15:9: optimized: loop vectorized using 64 byte vectors\n"
+    )
+    compiled = type("C", (), {})()
+    compiled.cmodule = type("M", (), {"loops": (outer, inner)})()
+    compiled.stage_graph = type("G", (), {"stages": ()})()
+    compiled.plain_stages = frozenset()
+    compiled.options = polyimage.config.Options()
+    verdicts = list(_verdicts(compiled, log))
+    assert [(v.line, v.vectorized) for v in verdicts] == [(10, False)]

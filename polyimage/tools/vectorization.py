@@ -157,10 +157,11 @@ def _verdicts(compiled, log):
     nothing about was removed (identical code folding, which would leave a copy silent, is
     off in every build: -fno-ipa-icf)."""
     messages = _messages(log)
-    for placed in compiled.cmodule.loops:
+    loops = compiled.cmodule.loops
+    for placed in loops:
         if not _reported(placed):
             continue
-        found = [m for k in range(placed.line, placed.end + 1) for m in messages.get(k, [])]
+        found = [m for k in _own_lines(placed, loops) for m in messages.get(k, [])]
         if not found and WIDE_COPY not in placed.notes:
             yield LoopVerdict(placed.stages, placed.line, True, REMOVED)
             continue
@@ -169,6 +170,22 @@ def _verdicts(compiled, log):
             causes = _known_causes(compiled, placed)
             verdict = dataclasses.replace(verdict, detail=(causes or [verdict.detail])[0])
         yield verdict
+
+
+def _own_lines(placed, loops) -> list:
+    """The kernel.c lines of loop `placed` outside the loops nested in it (an owner's lanes
+    hold their cells' loops): gcc's messages about a nested loop speak of that loop, not of
+    this one (a lane loop it could not vectorize read as vectorized from its inner loop's
+    message)."""
+    nested = [
+        (other.line, other.end)
+        for other in loops
+        if placed.line <= other.line <= other.end <= placed.end
+        and (other.line, other.end) != (placed.line, placed.end)
+    ]
+    return [
+        k for k in range(placed.line, placed.end + 1) if not any(lo <= k <= hi for lo, hi in nested)
+    ]
 
 
 def _reported(placed) -> bool:
