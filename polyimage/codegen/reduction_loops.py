@@ -17,7 +17,7 @@ from ..dsl import expr as E
 from ..dsl.constructs import Op
 from ..dsl.types import Half
 from ..grouping.facts import arithmetic_ops, scatters
-from ..schedule.reduction_order import loop_order
+from ..schedule.reduction_order import loop_order, single_update
 from ..schedule.reductions import (
     JAM_LINES,
     MAX_CHUNKS,
@@ -44,7 +44,7 @@ MOST_STAGED = 8
 STAGED_MIN_OPS = 3
 # the C variable holding a cell from before the loops that update it to after them
 ACCUMULATOR = f"{P}acc"
-ACCUMULATOR_NAN = f"{P}acc_nan"  # whether a NaN came into ACCUMULATOR (_nan_flagged)
+ACCUMULATOR_NAN = f"{ACCUMULATOR}_nan"  # whether a NaN came into ACCUMULATOR (_nan_flagged)
 # OpenMP's reduction operators of Op
 _CLAUSE_OPERATORS = {Op.Sum: "+", Op.Mul: "*", Op.Min: "min", Op.Max: "max"}
 
@@ -212,13 +212,11 @@ def _accumulates(func, var, unrolled) -> bool:
     """Whether every point of the innermost loop over `var` updates one cell: a single
     unconditional update whose target moves with neither `var` nor the unrolled variables,
     and whose value does not read the Reduction (so the cell may stay in a variable)."""
-    if len(func.cases) != 1 or func.cases[0].cond is not None or func.typ is Half:
+    red = single_update(func)
+    if red is None:
         return False
-    red = func.cases[0].value
     fixed = {id(var)} | {id(func.reduction_variables[k]) for k in unrolled}
-    return all(
-        is_affine(a) and not any(id(n) in fixed for n in E.walk(a)) for a in red.target.args
-    ) and not any(isinstance(n, E.Reference) and n.func is func for n in E.walk(red.value))
+    return all(is_affine(a) and not any(id(n) in fixed for n in E.walk(a)) for a in red.target.args)
 
 
 def _accumulated(emitter, printer, func, var, bounds, target, update, first=None) -> Block:
@@ -260,16 +258,14 @@ def _jammed(emitter, printer, func, lines, bounds, target, update, first=None) -
 
     def load(k: int) -> Node:
         offset = offset_of(func.cases[0].value.target, storing(printer, func.name, store))
-        start = cell(k) if first is None else first
-        nodes = [assign(f"{P}acc_o{k}", offset), assign(f"{ACCUMULATOR}{k}", start)]
+        initial = cell(k) if first is None else first
+        nodes = [assign(f"{P}acc_o{k}", offset), assign(f"{ACCUMULATOR}{k}", initial)]
         if flagged:
-            acc = f"{ACCUMULATOR}{k}"
-            nodes.append(assign(f"{acc}_nan", f"{acc} != {acc}"))
+            nodes.append(assign(f"{ACCUMULATOR}{k}_nan", _is_nan(f"{ACCUMULATOR}{k}")))
         return at(k, Seq(tuple(nodes)))
 
     def stored(k: int) -> Node:
-        acc = f"{ACCUMULATOR}{k}"
-        return assign(cell(k), f"{acc}_nan ? ({typ})NAN : {acc}" if flagged else acc)
+        return assign(cell(k), _held_value(func, f"{ACCUMULATOR}{k}"))
 
     held = [Declare("int64_t", tuple((f"{P}acc_o{k}", None) for k in range(count)))]
     held.append(Declare(typ, tuple((f"{ACCUMULATOR}{k}", None) for k in range(count))))
@@ -305,12 +301,24 @@ def _in_a_variable(emitter, printer, func, target, loops: Node, first=None) -> B
     cell = cat(f"{store.buffer}[{P}acc_o]", writing(store.buffer))
     at = declare("int64_t", [(f"{P}acc_o", offset)])
     start = declare(func.typ.c_name, [(ACCUMULATOR, cell if first is None else first)], const=False)
+    stored = assign(cell, _held_value(func, ACCUMULATOR))
     if not _nan_flagged(func):
-        return Block((at, start, loops, assign(cell, ACCUMULATOR)))
-    flag = declare("int", [(ACCUMULATOR_NAN, f"{ACCUMULATOR} != {ACCUMULATOR}")], const=False)
-    nan = f"({func.typ.c_name})NAN"
-    result = f"{ACCUMULATOR_NAN} ? {nan} : {ACCUMULATOR}"
-    return Block((at, start, flag, loops, assign(cell, result)))
+        return Block((at, start, loops, stored))
+    flag = declare("int", [(ACCUMULATOR_NAN, _is_nan(ACCUMULATOR))], const=False)
+    return Block((at, start, flag, loops, stored))
+
+
+def _is_nan(accumulator: str) -> str:
+    """C text of whether the value in `accumulator` is a NaN (its flag's first value)."""
+    return f"{accumulator} != {accumulator}"
+
+
+def _held_value(func, accumulator: str) -> str:
+    """C text of the value stored from `accumulator`: NaN where its flag noted one
+    (_nan_flagged)."""
+    if not _nan_flagged(func):
+        return accumulator
+    return f"{accumulator}_nan ? ({func.typ.c_name})NAN : {accumulator}"
 
 
 def _first_value(emitter, func) -> CText:

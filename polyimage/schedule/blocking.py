@@ -20,8 +20,13 @@ from ..algebra.evaluate import extent
 from ..dsl import expr as E
 from ..dsl.cases import Op
 from ..dsl.reduction import Reduction
-from ..dsl.types import Half
-from .reduction_order import cell_fixed, contiguous_variable, owned_forms, unit_stride
+from .reduction_order import (
+    cell_fixed,
+    contiguous_variable,
+    owned_forms,
+    single_update,
+    unit_stride,
+)
 
 # rows of a register block, and vectors of the contiguous dimension per row: 8 accumulators
 # leave registers for the broadcasts and loads with AVX2's 16 vector registers (gcc reads the
@@ -94,7 +99,7 @@ class RegisterBlock:
         depth = f" in panels of {self.panel_depth}" if self.panel_depth else ""
         vectors = max(1, self.width // max(1, self.lanes))
         held = "vector variables" if vector_ready(func) else "an array under omp simd"
-        along = sorted({ref.func.name for ref in _along(func, self.columns)})
+        along = sorted({ref.func.name for ref in reads_along(func, self.columns)})
         return (
             f"register blocks of {self.height} {names[self.rows]} by {self.width} "
             f"{names[self.columns]}, accumulated across {', '.join(names[k] for k in self.inner)}"
@@ -189,7 +194,7 @@ def packed_column_read(func, columns: int, inner) -> E.Reference | None:
     columns and panel of the reduction, its slice then lies in consecutive lines. None
     otherwise."""
     column = func.reduction_variables[columns]
-    moving = _along(func, columns)
+    moving = reads_along(func, columns)
     if len(moving) != 1 or not vector_ready(func):
         return None
     read = moving[0]
@@ -243,8 +248,8 @@ def _moves_arg(arg, var) -> bool:
     return any(n is var for n in E.walk(arg))
 
 
-def _along(func, columns) -> list:
-    """The reads of the update that move with the columns."""
+def reads_along(func, columns) -> list:
+    """The reads of the update that move with the variable at index `columns`."""
     column = func.reduction_variables[columns]
     update = func.cases[0].value
     return [n for n in E.walk(update.value) if isinstance(n, E.Reference) and _moves(n, column)]
@@ -261,7 +266,7 @@ def register_block(func, evaluate, machine) -> RegisterBlock | None:
     itemsize = func.typ.dtype.itemsize
     lanes = max(1, machine.vector_bytes // itemsize)
     wide = machine.vector_bytes >= 64
-    own = any(_moves(r, func.reduction_variables[rows]) for r in _along(func, columns))
+    own = any(_moves(r, func.reduction_variables[rows]) for r in reads_along(func, columns))
     # a transposed read runs on vectors only from its copy, which serves every row: one that
     # moves with the rows too, or off vectors, is left to the other strategies
     must_pack = transposed_read(func, columns) is not None
@@ -420,14 +425,11 @@ def _blocked_form(func):
     the one of the highest dimension among those that move no read that moves with the
     columns, else among all (a window's taps, `img(x + dx, y + dy)`: each row then reads its
     own vectors, still accumulated in registers across the window). Else None."""
-    if len(func.cases) != 1 or func.cases[0].cond is not None or func.typ is Half:
+    update = single_update(func)
+    if update is None:
         return None
-    update = func.cases[0].value
     variables = func.reduction_variables
     ids = {id(v): k for k, v in enumerate(variables)}
-    reads = [n for n in E.walk(update.value) if isinstance(n, E.Reference)]
-    if any(ref.func is func for ref in reads):
-        return None
     bounds = [e for iv in func.reduction_intervals for e in (iv.lb, iv.ub)]
     if any(id(n) in ids for e in bounds for n in E.walk(e)):
         return None
@@ -441,7 +443,7 @@ def _blocked_form(func):
     columns = blocked_columns(func)
     if not inner or columns is None or owned.get(columns) != func.ndim - 1:
         return None
-    along = _along(func, columns)
+    along = reads_along(func, columns)
     others = [k for k in owned if k != columns]
     apart = [k for k in others if not any(_moves(r, variables[k]) for r in along)]
     candidates = apart or others

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ..algebra.affine import coefficient, linear_form
 from ..dsl import expr as E
-from ..dsl.types import Int
+from ..dsl.types import Half, Int
 
 # reduction variables of at most this many constant values that own target cells one each run
 # innermost, unrolled (unrolled_variables)
@@ -29,6 +29,17 @@ UNROLL_POINTS = 4
 # the largest step along their last index that reads may take per lane of a lane_variable
 # (gcc loads strides of 2 to 4 as whole vectors and permutes them)
 MAX_LANE_STRIDE = 4
+
+
+def single_update(func):
+    """The update of Reduction `func` where it has one unconditional Case, not of Half, whose
+    value does not read the Reduction (its cells may then be held in variables); else None."""
+    if len(func.cases) != 1 or func.cases[0].cond is not None or func.typ is Half:
+        return None
+    update = func.cases[0].value
+    if any(isinstance(n, E.Reference) and n.func is func for n in E.walk(update.value)):
+        return None
+    return update
 
 
 def unrolled_variables(func) -> tuple:

@@ -27,11 +27,11 @@ from dataclasses import dataclass
 from ..algebra.evaluate import Evaluator, extent
 from ..dsl import expr as E
 from ..dsl.reduction import Reduction
-from ..dsl.types import Half
 from .blocking import (
     RegisterBlock,
     epilogue_on_vectors,
     folds_into_tasks,
+    reads_along,
     register_block,
     rows_adjacent,
     tasks_cover_cells,
@@ -43,6 +43,7 @@ from .reduction_order import (  # noqa: F401  (UNROLL_POINTS read from here too)
     lane_variable,
     loop_order,
     owned_forms,
+    single_update,
     unrolled_variables,
 )
 
@@ -244,7 +245,7 @@ def reduction_strategy(func, evaluate, machine=None) -> ReductionStrategy:
     if blocks < 2:
         owned, blocks = _owners(func, extents, unrolled)
         owned = [_long_runs(o, extents[o.index]) if o.index == contiguous else o for o in owned]
-        blocks = math.prod(-(-extents[o.index] // o.size) for o in owned)
+        blocks = _block_count(owned, extents)
     lanes = contiguous
     strided = lane_variable(func, unrolled) if owned and contiguous is None else None
     if strided is not None:  # lanes inside blocks of the other variables, or its own
@@ -253,7 +254,7 @@ def reduction_strategy(func, evaluate, machine=None) -> ReductionStrategy:
         if apart >= 2 and vector_owner(func, beside, strided, unrolled, extents):
             owned, blocks, lanes = beside, apart, strided
         elif runs and runs[0].index == strided:
-            count = -(-extents[strided] // runs[0].size)
+            count = _block_count(runs, extents)
             if count >= 2 and vector_owner(func, runs, strided, unrolled, extents):
                 owned, blocks, lanes = runs, count, strided
     if owned and blocks >= 2:
@@ -325,12 +326,10 @@ def vector_owner(func, owned, lanes, unrolled, extents) -> bool:
             return False
     elif held:
         return False
-    if len(func.cases) != 1 or func.cases[0].cond is not None or func.typ is Half:
+    update = single_update(func)
+    if update is None:
         return False
-    update = func.cases[0].value
     var = func.reduction_variables[lanes]
-    if any(isinstance(n, E.Reference) and n.func is func for n in E.walk(update.value)):
-        return False
     moving = [a for a in update.target.args if any(n is var for n in E.walk(a))]
     inner = [k for k in range(len(func.reduction_variables)) if k != lanes and k not in held]
     if len(moving) != 1 or not inner:
@@ -338,11 +337,7 @@ def vector_owner(func, owned, lanes, unrolled, extents) -> bool:
     # each lane walks the reduction-only loops: along an earlier index than the last of the
     # reads that move with the lanes, over a few constant values at most (a pooling window's
     # rows; a column sum's lanes walking down 4096 rows would touch a page a step)
-    reads = [
-        n
-        for n in E.walk(update.value)
-        if isinstance(n, E.Reference) and any(m is var for a in n.args for m in E.walk(a))
-    ]
+    reads = reads_along(func, lanes)
     across = [
         k for k in inner if not all(_last_only(r, func.reduction_variables[k]) for r in reads)
     ]
@@ -374,16 +369,12 @@ def jammed_chains(func) -> bool:
     latency a step) while the loop outside it moves to the next cell (`v + c` along a target
     dimension: a row sum's rows): codegen then runs JAM_LINES of those cells side by side,
     each in a variable, so that their chains overlap (the scans' lines, codegen.scans)."""
-    if not func.typ.is_float or func.typ is Half or unrolled_variables(func):
-        return False
+    update = single_update(func)
     order = loop_order(func)
-    if len(order) < 2 or len(func.cases) != 1 or func.cases[0].cond is not None:
+    if update is None or not func.typ.is_float or unrolled_variables(func) or len(order) < 2:
         return False
-    update = func.cases[0].value
     chain, line = (func.reduction_variables[k] for k in order[-1:-3:-1])
     if any(n is chain for a in update.target.args for n in E.walk(a)):
-        return False
-    if any(isinstance(n, E.Reference) and n.func is func for n in E.walk(update.value)):
         return False
     form = independent_inner(func, line)
     return form is not None and form[0] == 1
@@ -393,22 +384,14 @@ def _jam_runs(owned, extents, line: int) -> tuple:
     """(owned, blocks) with the jammed lines' variable (index `line`), where it owns blocks
     of one value, in blocks of _lane_runs instead (whole sets of lines in each block), or
     of fewer sets where those would leave a single block."""
-
-    def blocks(variables) -> int:
-        return math.prod(-(-extents[o.index] // o.size) for o in variables)
-
-    if not any(o.index == line and o.size == 1 for o in owned):
-        return owned, blocks(owned)
-    for size in (None, max(JAM_LINES, extents[line] // 2 // JAM_LINES * JAM_LINES)):
-        runs = [
-            (_lane_runs(o, extents[o.index]) if size is None else dataclasses.replace(o, size=size))
-            if o.index == line
-            else o
-            for o in owned
-        ]
-        if blocks(runs) >= 2:
-            return runs, blocks(runs)
-    return owned, blocks(owned)
+    single = [o for o in owned if o.index == line and o.size == 1]
+    if single:
+        fewer = max(JAM_LINES, extents[line] // 2 // JAM_LINES * JAM_LINES)
+        for size in (_lane_runs(single[0], extents[line]).size, fewer):
+            runs = [dataclasses.replace(o, size=size) if o.index == line else o for o in owned]
+            if _block_count(runs, extents) >= 2:
+                return runs, _block_count(runs, extents)
+    return owned, _block_count(owned, extents)
 
 
 def _jam_reason(func) -> str:
@@ -454,7 +437,7 @@ def _neighbour_rows(owned, extents) -> tuple:
     if first.size == 1 and extents[first.index] // ENOUGH_BLOCKS > 1:
         first = dataclasses.replace(first, size=extents[first.index] // ENOUGH_BLOCKS)
     owned = [first, *owned[1:]]
-    return owned, math.prod(-(-extents[o.index] // o.size) for o in owned)
+    return owned, _block_count(owned, extents)
 
 
 def _lane_runs(owned: OwnedVariable, extent: int) -> OwnedVariable:
@@ -463,6 +446,11 @@ def _lane_runs(owned: OwnedVariable, extent: int) -> OwnedVariable:
     lanes in each block, where blocks of one value ran one cell per task."""
     values = max(LANE_RUN, min(CONTIGUOUS_RUN, extent // ENOUGH_BLOCKS))
     return dataclasses.replace(owned, size=owned.size * max(1, values // owned.size))
+
+
+def _block_count(owned, extents) -> int:
+    """How many blocks the OwnedVariables `owned` cut the reduction domain into."""
+    return math.prod(-(-extents[o.index] // o.size) for o in owned)
 
 
 def _owners(func, extents, skip) -> tuple:
